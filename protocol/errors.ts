@@ -1,0 +1,73 @@
+/**
+ * The one table of error codes. Every error on the wire — container server, Worker API and the
+ * client's rebuilt error classes — names one of these codes; the HTTP status comes from here.
+ */
+export const ERROR_CODES = {
+  INVALID_JSON: 400,
+  INVALID_REQUEST: 400,
+  INVALID_SIGNAL: 400,
+  INVALID_SANDBOX_ID: 400,
+  UNAUTHORIZED: 401,
+  PATH_OUTSIDE_WORKSPACE: 403,
+  NOT_FOUND: 404,
+  PROCESS_NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  FILE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PROCESS_EXISTS: 409,
+  SESSION_EXISTS: 409,
+  FILE_EXISTS: 409,
+  PROCESS_NOT_RUNNING: 409,
+  STDIN_CLOSED: 409,
+  IS_A_DIRECTORY: 409,
+  NOT_A_DIRECTORY: 409,
+  STALE_PROCESS_HANDLE: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  SPAWN_FAILED: 422,
+  TOO_MANY_PROCESSES: 429,
+  EXECUTION_TIMEOUT: 408,
+  INTERNAL_ERROR: 500,
+  ISOLATION_UNAVAILABLE: 501,
+  CONTAINER_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The body of every error response. */
+export interface ErrorResponse {
+  success: false;
+  code: ErrorCode;
+  message: string;
+  httpStatus: number;
+  timestamp: string;
+  context?: Record<string, unknown>;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_CODES, value);
+}
+
+export function httpStatusOf(code: ErrorCode): number {
+  return ERROR_CODES[code];
+}
+
+export function errorBody(code: ErrorCode, message: string, context?: Record<string, unknown>): ErrorResponse {
+  return {
+    success: false,
+    code,
+    message,
+    httpStatus: ERROR_CODES[code],
+    timestamp: new Date().toISOString(),
+    ...(context === undefined ? {} : { context }),
+  };
+}
+
+export function isErrorResponse(value: unknown): value is ErrorResponse {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { success?: unknown }).success === false &&
+    isErrorCode((value as { code?: unknown }).code)
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * Stream events. Every SSE stream frames one of these per event; the SSE `id:` is the event's `seq`
+ * in its process log, so `Last-Event-ID` resumes exactly after it.
+ */
+import type { ExecResult, OutputEncoding, ProcessStatus } from "./process.ts";
+
+interface EventBase {
+  timestamp: string;
+  /** Position in the process log (from 1). Absent on events that are not in the log. */
+  seq?: number;
+}
+
+export interface OutputEventFields {
+  data: string;
+  /** Byte offset of this chunk's first byte within its own stream. */
+  offset: number;
+  encoding?: OutputEncoding;
+}
+
+/** `POST /api/execute/stream` (seed ExecEvent, plus pid/processId/offset/seq). */
+export type ExecEvent =
+  | (EventBase & { type: "start"; command: string; processId: string; pid?: number; sessionId?: string })
+  | (EventBase & { type: "stdout" | "stderr" } & OutputEventFields)
+  | (EventBase & { type: "complete"; exitCode: number; result: ExecResult })
+  | (EventBase & { type: "error"; error: string; code?: string })
+  | (EventBase & { type: "truncated"; droppedEvents: number; droppedBytes: number });
+
+/** `GET /api/process/{id}/stream` (seed LogEvent, with status changes instead of a bare exit). */
+export type LogEvent =
+  | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
+  | (EventBase & {
+      type: "status";
+      processId: string;
+      status: ProcessStatus;
+      exitCode?: number;
+      signal?: string;
+      timedOut?: boolean;
+      pid?: number;
+      error?: string;
+    })
+  | (EventBase & {
+      type: "truncated";
+      processId: string;
+      /** Events and bytes the reader asked for that are no longer retained. */
+      droppedEvents: number;
+      droppedBytes: number;
+    })
+  | (EventBase & { type: "error"; processId: string; error: string; code?: string });
+
+export type ExecEventType = ExecEvent["type"];
+export type LogEventType = LogEvent["type"];

@@ -1,0 +1,5 @@
+export * from "./errors.ts";
+export * from "./limits.ts";
+export * from "./process.ts";
+export * from "./events.ts";
+export * from "./sse.ts";

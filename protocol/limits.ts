@@ -1,0 +1,30 @@
+/** Defaults and hard limits shared by both sides. Sizes in bytes, times in milliseconds. */
+export const LIMITS = {
+  /** Largest JSON request body the container server or the Worker accepts. */
+  maxRequestBodyBytes: 16 * 1024 * 1024,
+  /** Largest stdin accepted by exec or one stdin write (decoded bytes). */
+  maxStdinBytes: 8 * 1024 * 1024,
+  /** Live (starting or running) processes per container. */
+  maxLiveProcesses: 256,
+  /** Output retained per process log unless the caller sets `logRetentionBytes`. */
+  defaultLogRetentionBytes: 8 * 1024 * 1024,
+  /** Largest `logRetentionBytes` a caller may ask for. */
+  maxLogRetentionBytes: 256 * 1024 * 1024,
+  /** Per-stream cap on a buffered exec result unless the caller sets `maxOutputBytes`. */
+  defaultExecOutputBytes: 8 * 1024 * 1024,
+  maxExecOutputBytes: 128 * 1024 * 1024,
+  /** Largest timeout a caller may set: one day. */
+  maxTimeoutMs: 24 * 60 * 60 * 1000,
+  /** SIGTERM (or the asked-for signal) → SIGKILL grace period. */
+  killGraceMs: 2000,
+  /** How long finished process records are kept when `autoCleanup` is on. */
+  finishedRetentionMs: 10 * 60 * 1000,
+  /** Output is coalesced into chunks of up to this many bytes… */
+  chunkMaxBytes: 64 * 1024,
+  /** …or flushed after this long, whichever comes first. */
+  chunkMaxDelayMs: 4,
+  /** SSE comment sent on idle streams so proxies keep them open. */
+  keepaliveMs: 15_000,
+  maxProcessIdLength: 128,
+  maxCommandLength: 256 * 1024,
+} as const;

@@ -1,0 +1,193 @@
+/**
+ * Processes on the wire: statuses, records, exec results and the request bodies that create them.
+ * Field names follow the seed ISandbox contract; additions are optional so older clients still parse.
+ */
+import { z } from "zod";
+import { LIMITS } from "./limits.ts";
+
+export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
+export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly ProcessStatus[] = ["completed", "failed", "killed", "error"];
+
+export function isProcessStatus(value: unknown): value is ProcessStatus {
+  return typeof value === "string" && (PROCESS_STATUSES as readonly string[]).includes(value);
+}
+export function isTerminalStatus(status: ProcessStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+export type OutputEncoding = "utf8" | "base64";
+export type OutputStream = "stdout" | "stderr";
+
+/** A process record as every route reports it. Times are ISO strings. */
+export interface ProcessInfo {
+  id: string;
+  pid?: number;
+  command: string;
+  args?: string[];
+  status: ProcessStatus;
+  startTime: string;
+  endTime?: string;
+  exitCode?: number;
+  /** Name of the signal that ended the process, when one did. */
+  signal?: string;
+  timedOut?: boolean;
+  killed?: boolean;
+  sessionId?: string;
+  cwd?: string;
+  /** Why a process is in status `error` (could not start, or lost). */
+  error?: string;
+  /** Total bytes written so far / dropped from retention, per stream. */
+  stdoutBytes?: number;
+  stderrBytes?: number;
+  /** Sequence number of the newest log event. */
+  lastSeq?: number;
+}
+
+export interface ExecResult {
+  success: boolean;
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  command: string;
+  /** Milliseconds from spawn to exit. */
+  duration: number;
+  /** ISO time the command started. */
+  timestamp: string;
+  sessionId?: string;
+  processId?: string;
+  pid?: number;
+  signal?: string;
+  timedOut?: boolean;
+  killed?: boolean;
+  encoding?: OutputEncoding;
+  /** True when the buffered stream hit `maxOutputBytes` and its tail was dropped. */
+  stdoutTruncated?: boolean;
+  stderrTruncated?: boolean;
+}
+
+// ── request schemas ─────────────────────────────────────────────────────────
+
+const envSchema = z.record(z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL"), z.string());
+const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
+const processIdSchema = z
+  .string()
+  .min(1)
+  .max(LIMITS.maxProcessIdLength)
+  .regex(/^[A-Za-z0-9._:@-]+$/, "process ids use letters, digits and . _ : @ -");
+const sessionIdSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/);
+
+/** What every way of running a command shares. */
+export const commandOptionsSchema = z.object({
+  args: z.array(z.string()).max(4096).optional(),
+  env: envSchema.optional(),
+  cwd: z.string().min(1).max(4096).optional(),
+  sessionId: sessionIdSchema.optional(),
+  encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
+  /** Time limit in milliseconds (seed name). */
+  timeout: timeoutSchema.optional(),
+  /** Time limit in milliseconds (Cloudflare container API name). */
+  timeoutMs: timeoutSchema.optional(),
+});
+
+export const execRequestSchema = commandOptionsSchema.extend({
+  command: z.string().min(1).max(LIMITS.maxCommandLength),
+  processId: processIdSchema.optional(),
+  /** Bytes fed to stdin, then EOF. Without it stdin is /dev/null. */
+  stdin: z.string().optional(),
+  stdinEncoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
+  /** Per-stream cap on the buffered result. */
+  maxOutputBytes: z.number().int().positive().max(LIMITS.maxExecOutputBytes).optional(),
+  /** For /execute/stream: kill the process when the reader goes away (default false). */
+  killOnDisconnect: z.boolean().optional(),
+});
+export type ExecRequest = z.infer<typeof execRequestSchema>;
+
+const startOptionsSchema = commandOptionsSchema.extend({
+  processId: processIdSchema.optional(),
+  autoCleanup: z.boolean().optional(),
+  /** Bytes of output retained for late readers (ring buffer). */
+  logRetentionBytes: z.number().int().positive().max(LIMITS.maxLogRetentionBytes).optional(),
+});
+
+/**
+ * Start body: the seed nests options (`{command, options:{…}}`); Cloudflare's container API sends
+ * them flat (`{command, processId, timeoutMs, …}`). Both are accepted; flat fields lose to nested ones.
+ */
+export const startProcessRequestSchema = startOptionsSchema
+  .extend({
+    command: z.string().min(1).max(LIMITS.maxCommandLength),
+    options: startOptionsSchema.optional(),
+  })
+  .transform(({ options, ...flat }) => ({ ...flat, ...options }));
+export type StartProcessRequest = z.output<typeof startProcessRequestSchema>;
+
+export const stdinRequestSchema = z.union([
+  z.object({ close: z.literal(true) }).strict(),
+  z.object({
+    data: z.string(),
+    encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
+    /** Close stdin after writing this data. */
+    close: z.boolean().optional(),
+  }).strict(),
+]);
+export type StdinRequest = z.infer<typeof stdinRequestSchema>;
+
+/** Signals by name ("SIGTERM", "TERM") or number. */
+export const SIGNALS: Record<string, number> = {
+  SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGBUS: 7, SIGFPE: 8,
+  SIGKILL: 9, SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15,
+  SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21, SIGTTOU: 22, SIGWINCH: 28,
+};
+
+/** Normalises a signal name or number to its canonical name, or undefined when it is not one. */
+export function parseSignal(input: string | number | undefined | null): string | undefined {
+  if (input === undefined || input === null || input === "") return "SIGTERM";
+  const text = String(input).trim().toUpperCase();
+  if (/^\d+$/.test(text)) {
+    const n = Number(text);
+    return Object.entries(SIGNALS).find(([, num]) => num === n)?.[0];
+  }
+  const name = text.startsWith("SIG") ? text : `SIG${text}`;
+  return Object.hasOwn(SIGNALS, name) ? name : undefined;
+}
+
+export function normaliseEncoding(encoding: string | undefined): OutputEncoding {
+  return encoding === "base64" ? "base64" : "utf8";
+}
+
+/** The effective time limit of a request: `timeout` (seed) wins over `timeoutMs`. */
+export function effectiveTimeout(req: { timeout?: number; timeoutMs?: number }): number | undefined {
+  return req.timeout ?? req.timeoutMs;
+}
+
+// ── response bodies ─────────────────────────────────────────────────────────
+
+export interface SuccessEnvelope {
+  success: true;
+  timestamp: string;
+}
+export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo };
+export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
+export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo | null };
+export type GetProcessLogsResponse = SuccessEnvelope & {
+  processId: string;
+  stdout: string;
+  stderr: string;
+  encoding?: OutputEncoding;
+  /** Bytes of each stream no longer retained (dropped from the front). */
+  stdoutDropped?: number;
+  stderrDropped?: number;
+};
+export type ExecResponse = SuccessEnvelope & ExecResult;
+export type KillResponse = SuccessEnvelope & { processId: string; signal: string; status: ProcessStatus };
+export type KillAllResponse = SuccessEnvelope & { killed: number };
+export type CleanupResponse = SuccessEnvelope & { cleaned: number };
+export type PingResponse = SuccessEnvelope & {
+  status: "ok";
+  /** Random id minted when the server booted: a new value means a restarted container. */
+  instanceId: string;
+  uptimeMs: number;
+  version: string;
+};
+export type StdinResponse = SuccessEnvelope & { processId: string; bytesWritten: number; closed: boolean };

@@ -1,0 +1,116 @@
+/**
+ * Server-Sent Events framing, both directions, with no runtime-specific imports.
+ * Frame: `id: <seq>\nevent: <type>\ndata: <json>\n\n`. `: keepalive` comments keep idle streams open.
+ */
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+} as const;
+
+export const KEEPALIVE_FRAME = ": keepalive\n\n";
+
+/** One frame. `data` is JSON-encoded on one line (JSON.stringify never emits raw newlines). */
+export function formatSseEvent(event: { type: string; seq?: number }): string {
+  const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
+  return `${id}event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export interface SseMessage {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/**
+ * Incremental SSE parser (WHATWG rules: CRLF/CR/LF line ends, `:` comments, multi-line data).
+ * Feed it decoded text; it returns the messages completed by that text.
+ */
+export class SseParser {
+  #buffer = "";
+  #id: string | undefined;
+  #event = "";
+  #data: string[] = [];
+  #hasData = false;
+  /** The id of the last dispatched message: what a reconnect sends as Last-Event-ID. */
+  lastEventId: string | undefined;
+
+  push(text: string): SseMessage[] {
+    this.#buffer += text;
+    const out: SseMessage[] = [];
+    let start = 0;
+    for (;;) {
+      const lf = this.#buffer.indexOf("\n", start);
+      const cr = this.#buffer.indexOf("\r", start);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        // A CR at the very end may be the first half of CRLF: wait for more.
+        if (cr === this.#buffer.length - 1) break;
+        end = cr;
+        next = this.#buffer[cr + 1] === "\n" ? cr + 2 : cr + 1;
+      } else if (lf !== -1) {
+        end = lf;
+        next = lf + 1;
+      } else break;
+      const message = this.#line(this.#buffer.slice(start, end));
+      if (message) out.push(message);
+      start = next;
+    }
+    this.#buffer = this.#buffer.slice(start);
+    return out;
+  }
+
+  #line(line: string): SseMessage | undefined {
+    if (line === "") return this.#dispatch();
+    if (line.startsWith(":")) return undefined;
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") {
+      this.#data.push(value);
+      this.#hasData = true;
+    } else if (field === "event") this.#event = value;
+    else if (field === "id" && !value.includes("\0")) this.#id = value;
+    return undefined;
+  }
+
+  #dispatch(): SseMessage | undefined {
+    const id = this.#id;
+    if (id !== undefined) this.lastEventId = id;
+    const message = this.#hasData ? { id, event: this.#event || "message", data: this.#data.join("\n") } : undefined;
+    this.#id = undefined;
+    this.#event = "";
+    this.#data = [];
+    this.#hasData = false;
+    return message;
+  }
+}
+
+/** Parses an SSE byte stream into messages. Cancelling the iteration cancels the stream. */
+export async function* readSseStream(stream: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      yield* parser.push(decoder.decode(value, { stream: true }));
+    }
+    // A message cut off by the end of the stream is incomplete and is dropped, as EventSource does.
+    yield* parser.push(decoder.decode());
+  } finally {
+    await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/** Parses an SSE stream whose data fields are JSON event objects. */
+export async function* readEventStream<T>(stream: ReadableStream<Uint8Array>): AsyncGenerator<T> {
+  for await (const message of readSseStream(stream)) {
+    yield JSON.parse(message.data) as T;
+  }
+}
