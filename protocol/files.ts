@@ -1,0 +1,170 @@
+/**
+ * Files on the wire. Every route lives under `/api/files/`: JSON bodies for the small operations,
+ * raw bytes for the streamed pair (`GET|PUT /api/files/stream?path=…`), so a large file never sits
+ * whole in memory on either side.
+ *
+ * Paths are relative to the sandbox's workspace; absolute paths are accepted when they point inside
+ * the workspace or a configured read-write path (reads may also name a read-only path). Anything else,
+ * including `..` and symlinks that lead out, is refused with `PATH_OUTSIDE_WORKSPACE`.
+ */
+import { z } from "zod";
+import type { SuccessEnvelope } from "./process.ts";
+
+export const FILE_LIMITS = {
+  /** Largest file a JSON write (`content` decoded) or a JSON read returns; larger ones use the stream routes. */
+  maxJsonFileBytes: 16 * 1024 * 1024,
+  /** Default cap on one streamed upload (the server may be configured higher or lower). */
+  maxStreamedFileBytes: 4 * 1024 * 1024 * 1024,
+  /** Entries returned by one listing before it is cut off with `truncated: true`. */
+  maxListEntries: 10_000,
+  maxPathLength: 4096,
+  /** Bytes inspected to decide whether a file is binary. */
+  binarySniffBytes: 8192,
+} as const;
+
+export const FILE_ROUTES = {
+  write: "/api/files/write",
+  read: "/api/files/read",
+  /** GET: raw download; PUT or POST: raw upload. Both take `?path=`. */
+  stream: "/api/files/stream",
+  mkdir: "/api/files/mkdir",
+  delete: "/api/files/delete",
+  rename: "/api/files/rename",
+  move: "/api/files/move",
+  list: "/api/files/list",
+  exists: "/api/files/exists",
+} as const;
+
+export type FileEncoding = "utf8" | "base64";
+export type FileType = "file" | "directory" | "symlink" | "other";
+
+const pathSchema = z
+  .string()
+  .min(1)
+  .max(FILE_LIMITS.maxPathLength)
+  .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
+const encodingSchema = z.enum(["utf8", "utf-8", "base64"]).transform((e): FileEncoding => (e === "base64" ? "base64" : "utf8"));
+/** Unix permission bits, as a number (0o644) or an octal string ("644", "0755"). */
+const modeSchema = z.union([
+  z.number().int().min(0).max(0o7777),
+  z.string().regex(/^0?[0-7]{3,4}$/).transform((s) => Number.parseInt(s, 8)),
+]);
+
+// ── requests ────────────────────────────────────────────────────────────────
+
+export const writeFileRequestSchema = z.object({
+  path: pathSchema,
+  content: z.string(),
+  /** How `content` is encoded (default utf8). */
+  encoding: encodingSchema.optional(),
+  /** Create missing parent directories (default true). */
+  createParents: z.boolean().optional(),
+  mode: modeSchema.optional(),
+});
+export type WriteFileRequest = z.output<typeof writeFileRequestSchema>;
+
+/** Query of a streamed upload: `PUT /api/files/stream?path=…&createParents=false&mode=755`. */
+export const streamWriteQuerySchema = z.object({
+  path: pathSchema,
+  createParents: z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1").optional(),
+  mode: z.string().regex(/^0?[0-7]{3,4}$/).transform((s) => Number.parseInt(s, 8)).optional(),
+});
+export type StreamWriteQuery = z.output<typeof streamWriteQuerySchema>;
+
+export const readFileRequestSchema = z.object({
+  path: pathSchema,
+  /** Without it: utf8 for text, base64 for binary files. */
+  encoding: encodingSchema.optional(),
+});
+export type ReadFileRequest = z.output<typeof readFileRequestSchema>;
+
+export const mkdirRequestSchema = z.object({
+  path: pathSchema,
+  /** Create parents and accept an existing directory (default false). */
+  recursive: z.boolean().optional(),
+  mode: modeSchema.optional(),
+});
+export type MkdirRequest = z.output<typeof mkdirRequestSchema>;
+
+export const deleteFileRequestSchema = z.object({
+  path: pathSchema,
+  /** Needed to delete a directory (with everything in it). */
+  recursive: z.boolean().optional(),
+});
+export type DeleteFileRequest = z.output<typeof deleteFileRequestSchema>;
+
+/** Renames an entry to exactly `newPath`; an existing target is an error unless `overwrite`. */
+export const renameFileRequestSchema = z.object({
+  oldPath: pathSchema,
+  newPath: pathSchema,
+  overwrite: z.boolean().optional(),
+});
+export type RenameFileRequest = z.output<typeof renameFileRequestSchema>;
+
+/** `mv` semantics: into `destinationPath` when it is an existing directory, else to it; works across filesystems. */
+export const moveFileRequestSchema = z.object({
+  sourcePath: pathSchema,
+  destinationPath: pathSchema,
+  overwrite: z.boolean().optional(),
+});
+export type MoveFileRequest = z.output<typeof moveFileRequestSchema>;
+
+export const listFilesRequestSchema = z.object({
+  /** Directory to list (default: the workspace). */
+  path: pathSchema.optional(),
+  recursive: z.boolean().optional(),
+  /** Include names starting with "." (default false). */
+  includeHidden: z.boolean().optional(),
+  maxEntries: z.number().int().positive().max(FILE_LIMITS.maxListEntries).optional(),
+});
+export type ListFilesRequest = z.output<typeof listFilesRequestSchema>;
+
+export const existsRequestSchema = z.object({ path: pathSchema });
+export type ExistsRequest = z.output<typeof existsRequestSchema>;
+
+// ── responses ───────────────────────────────────────────────────────────────
+
+export interface FileInfo {
+  name: string;
+  /** Relative to the listed directory, "/"-separated. */
+  relativePath: string;
+  absolutePath: string;
+  type: FileType;
+  /** Bytes (of the link itself for symlinks). */
+  size: number;
+  /** Permission bits as an octal string, e.g. "0644". */
+  mode: string;
+  /** ISO time of the last modification. */
+  modifiedAt: string;
+  /** Where a symlink points (as written in the link). */
+  target?: string;
+}
+
+export type WriteFileResponse = SuccessEnvelope & { path: string; bytesWritten: number };
+export type ReadFileResponse = SuccessEnvelope & {
+  path: string;
+  content: string;
+  encoding: FileEncoding;
+  size: number;
+  mimeType: string;
+  isBinary: boolean;
+};
+export type MkdirResponse = SuccessEnvelope & { path: string; created: boolean };
+export type DeleteFileResponse = SuccessEnvelope & { path: string };
+export type RenameFileResponse = SuccessEnvelope & { oldPath: string; newPath: string };
+export type MoveFileResponse = SuccessEnvelope & { sourcePath: string; destinationPath: string };
+export type ListFilesResponse = SuccessEnvelope & {
+  path: string;
+  files: FileInfo[];
+  count: number;
+  /** True when `maxEntries` cut the listing short. */
+  truncated: boolean;
+};
+export type ExistsResponse = SuccessEnvelope & { path: string; exists: boolean; type?: FileType };
+
+/** Headers of `GET /api/files/stream` besides content-type and content-length. */
+export const FILE_STREAM_HEADERS = {
+  size: "x-file-size",
+  isBinary: "x-file-binary",
+  path: "x-file-path",
+} as const;
