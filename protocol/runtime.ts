@@ -1,0 +1,50 @@
+/**
+ * The local container runtime's wire contract (runtime/ serves it, the Durable Object's stand-in
+ * `ctx.container` calls it). Only used on a developer machine: in production workerd provides
+ * `ctx.container` and none of this is involved.
+ *
+ *   POST   /containers/{key}/start    RuntimeStartRequest → RuntimeContainerInfo (once listening)
+ *   GET    /containers/{key}          → RuntimeContainerInfo
+ *   GET    /containers/{key}/exit?runId=&waitMs=  long poll → RuntimeContainerInfo of that run (early on exit)
+ *   POST   /containers/{key}/signal   {signal: number} → RuntimeContainerInfo
+ *   DELETE /containers/{key}          kill (SIGKILL, whole process tree) → RuntimeContainerInfo
+ *   GET    /health                    → RuntimeHealth
+ * Errors: protocol `errorBody` JSON.
+ */
+
+/** The port the container server listens on inside a container (the Durable Object's defaultPort). */
+export const CONTAINER_SERVER_PORT = 3000;
+
+export interface RuntimeStartRequest {
+  /** Environment of the container (Container `envVars`). */
+  env?: Record<string, string>;
+  /** Container entrypoint override; the local runtime only runs the container server and ignores it. */
+  entrypoint?: string[];
+  enableInternet?: boolean;
+}
+
+export interface RuntimeContainerInfo {
+  key: string;
+  running: boolean;
+  /** Identifies one start of the container: a later start of the same key gets a new one. */
+  runId?: string;
+  pid?: number;
+  /** Container port → loopback port on this machine where it is reachable. */
+  ports?: Record<string, number>;
+  startedAt?: string;
+  /** Set once the container stopped. */
+  exitCode?: number;
+  signal?: string;
+  /** Last lines of the container's own output when it failed to start. */
+  logTail?: string;
+}
+
+export interface RuntimeHealth {
+  status: "ok";
+  containers: number;
+  isolation: string;
+  dataDir: string;
+}
+
+/** Longest a `/exit` long poll is held before the runtime answers "still running". */
+export const RUNTIME_EXIT_POLL_MAX_MS = 60_000;

@@ -1,0 +1,191 @@
+/**
+ * One local container: a container server process with its own port, workspace and home folder.
+ * Starting resolves once the server listens; stopping takes every process the container started.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
+import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
+import type { Isolation } from "./launch.ts";
+import { freePort, waitForListening } from "./ports.ts";
+import { descendantsOf, isAlive, signalAll } from "./process-tree.ts";
+import { processesTagged, RUN_TAG_VAR } from "./tagged-processes.ts";
+
+export interface ExitInfo {
+  exitCode: number;
+  signal?: string;
+}
+
+export interface ContainerOptions {
+  key: string;
+  dataDir: string;
+  isolation: Isolation;
+  request: RuntimeStartRequest;
+  startTimeoutMs: number;
+  /** After a stop signal, how long the server gets to shut down before everything is SIGKILLed. */
+  stopGraceMs: number;
+}
+
+const SIGNAL_NAMES: Record<number, NodeJS.Signals> = { 1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM" };
+
+export class ContainerProcess {
+  readonly key: string;
+  readonly port: number;
+  readonly startedAt = new Date().toISOString();
+  readonly exited: Promise<ExitInfo>;
+  readonly #child: ChildProcess;
+  /** Per-run tag: names this start in the runtime API and marks every process it starts. */
+  readonly runId = randomUUID();
+  readonly #logPath: string;
+  readonly #pidPath: string;
+  readonly #stopGraceMs: number;
+  #exit: ExitInfo | undefined;
+
+  private constructor(options: ContainerOptions, port: number) {
+    this.key = options.key;
+    this.port = port;
+    this.#stopGraceMs = options.stopGraceMs;
+    const sandboxDir = join(options.dataDir, options.key);
+    const workspace = join(sandboxDir, "workspace");
+    const home = join(sandboxDir, "home");
+    mkdirSync(workspace, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    this.#logPath = join(sandboxDir, "container.log");
+    this.#pidPath = join(sandboxDir, "container.pid");
+    const launch = options.isolation.launch({
+      key: options.key,
+      port,
+      sandboxDir,
+      workspace,
+      home,
+      env: options.request.env ?? {},
+      enableInternet: options.request.enableInternet ?? true,
+    });
+    const log = openSync(this.#logPath, "w");
+    try {
+      this.#child = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
+        env: { ...launch.env, [RUN_TAG_VAR]: this.runId },
+        stdio: ["ignore", log, log],
+        detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
+      });
+    } finally {
+      closeSync(log);
+    }
+    this.exited = new Promise((resolve) => {
+      this.#child.once("exit", (code, signal) => {
+        this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
+        rmSync(this.#pidPath, { force: true });
+        // Whatever the server left behind goes with it, as it would with a container.
+        signalAll(processesTagged(this.runId), "SIGKILL");
+        resolve(this.#exit);
+      });
+      this.#child.once("error", (error) => {
+        this.#exit = { exitCode: 127 };
+        writeFileSync(this.#logPath, `spawn failed: ${error.message}\n`, { flag: "a" });
+        resolve(this.#exit);
+      });
+    });
+    if (this.#child.pid !== undefined) writeFileSync(this.#pidPath, `${this.#child.pid}\n${this.runId}\n`);
+  }
+
+  /** Spawns the container server and resolves once it listens (one retry if its port was taken). */
+  static async start(options: ContainerOptions): Promise<ContainerProcess> {
+    for (let attempt = 1; ; attempt++) {
+      const container = new ContainerProcess(options, await freePort());
+      try {
+        await waitForListening(container.port, { timeoutMs: options.startTimeoutMs, abandon: container.exited });
+        return container;
+      } catch (error) {
+        await container.kill();
+        const tail = container.logTail();
+        if (attempt < 2 && tail.includes("EADDRINUSE")) continue;
+        throw Object.assign(new Error(`container server for "${options.key}" ${(error as Error).message}`), {
+          logTail: tail,
+        });
+      }
+    }
+  }
+
+  get running(): boolean {
+    return this.#exit === undefined;
+  }
+
+  info(): RuntimeContainerInfo {
+    return {
+      key: this.key,
+      running: this.running,
+      runId: this.runId,
+      pid: this.#child.pid,
+      ports: { [String(CONTAINER_SERVER_PORT)]: this.port },
+      startedAt: this.startedAt,
+      ...(this.#exit ?? {}),
+    };
+  }
+
+  logTail(maxChars = 2000): string {
+    try {
+      return readFileSync(this.#logPath, "utf8").slice(-maxChars);
+    } catch {
+      return "";
+    }
+  }
+
+  /**
+   * Sends a signal to the container server (what a container runtime sends to PID 1). For anything
+   * but SIGKILL the server gets a grace period to stop its processes; then everything is killed.
+   */
+  signal(signo: number): void {
+    if (!this.running || this.#child.pid === undefined) return;
+    const name = SIGNAL_NAMES[signo] ?? signo;
+    if (signo === 9) {
+      void this.kill();
+      return;
+    }
+    try {
+      process.kill(this.#child.pid, name);
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => void this.kill(), this.#stopGraceMs);
+    timer.unref();
+    void this.exited.then(() => clearTimeout(timer));
+  }
+
+  /** SIGKILLs the server and every process of this container; resolves once the server is gone. */
+  async kill(): Promise<ExitInfo> {
+    const pid = this.#child.pid;
+    if (this.running && pid !== undefined) {
+      const tree = [pid, ...descendantsOf(pid), ...processesTagged(this.runId)];
+      signalAll(tree, "SIGKILL");
+    }
+    return this.exited;
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals): number | undefined {
+  const entry = Object.entries(SIGNAL_NAMES).find(([, name]) => name === signal);
+  return entry ? Number(entry[0]) : { SIGQUIT: 3, SIGABRT: 6, SIGSEGV: 11, SIGUSR1: 10, SIGUSR2: 12 }[signal as string];
+}
+
+/** Kills container servers a previous runtime left running (it was killed without a chance to stop them). */
+export function reapLeftovers(pidFiles: string[]): number {
+  let reaped = 0;
+  for (const file of pidFiles) {
+    try {
+      const [pidText, tag] = readFileSync(file, "utf8").split("\n");
+      const pid = Number(pidText);
+      const stale = tag ? processesTagged(tag) : [];
+      if (pid > 0 && isAlive(pid) && stale.includes(pid)) {
+        signalAll(stale, "SIGKILL");
+        reaped++;
+      }
+      rmSync(file, { force: true });
+    } catch {
+      // unreadable: leave it
+    }
+  }
+  return reaped;
+}

@@ -1,0 +1,84 @@
+/**
+ * The runtime's containers, one per sandbox key: started on demand (concurrent starts of one key
+ * join), stopped by signal or destroy, and remembered after exit so a monitor can learn how a run ended.
+ */
+import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
+import { ContainerProcess } from "./container-process.ts";
+import type { Isolation } from "./launch.ts";
+
+export interface PoolOptions {
+  dataDir: string;
+  isolation: Isolation;
+  startTimeoutMs?: number;
+  stopGraceMs?: number;
+}
+
+export class ContainerPool {
+  readonly #options: Required<PoolOptions>;
+  readonly #running = new Map<string, ContainerProcess>();
+  readonly #starting = new Map<string, Promise<ContainerProcess>>();
+  /** The last run of each key, kept after it exited. */
+  readonly #lastRun = new Map<string, ContainerProcess>();
+
+  constructor(options: PoolOptions) {
+    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, ...options };
+  }
+
+  get size(): number {
+    return this.#running.size;
+  }
+
+  /** Starts the key's container unless it runs already (then the running one is returned as is). */
+  async start(key: string, request: RuntimeStartRequest): Promise<ContainerProcess> {
+    const current = this.#running.get(key);
+    if (current?.running) return current;
+    const pending = this.#starting.get(key);
+    if (pending) return pending;
+    const starting = ContainerProcess.start({ ...this.#options, key, request });
+    this.#starting.set(key, starting);
+    try {
+      const container = await starting;
+      this.#running.set(key, container);
+      this.#lastRun.set(key, container);
+      void container.exited.then(() => {
+        if (this.#running.get(key) === container) this.#running.delete(key);
+      });
+      return container;
+    } finally {
+      this.#starting.delete(key);
+    }
+  }
+
+  info(key: string): RuntimeContainerInfo {
+    return this.#lastRun.get(key)?.info() ?? { key, running: false };
+  }
+
+  /** Waits up to `waitMs` for the given run to exit; answers with its state either way. */
+  async waitForExit(key: string, runId: string | undefined, waitMs: number): Promise<RuntimeContainerInfo> {
+    const run = this.#lastRun.get(key);
+    if (!run || (runId !== undefined && run.runId !== runId)) return { key, runId, running: false };
+    if (run.running && waitMs > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([run.exited, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    }
+    return run.info();
+  }
+
+  signal(key: string, signo: number): RuntimeContainerInfo {
+    this.#running.get(key)?.signal(signo);
+    return this.info(key);
+  }
+
+  async destroy(key: string): Promise<RuntimeContainerInfo> {
+    const starting = this.#starting.get(key);
+    if (starting) await starting.catch(() => undefined);
+    await this.#running.get(key)?.kill();
+    return this.info(key);
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.#starting.values()]);
+    await Promise.all([...this.#running.values()].map((container) => container.kill()));
+  }
+}
