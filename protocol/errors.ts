@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   CONTAINER_UNAVAILABLE: 503,
   /** The Worker has no SANDBOX_API_TOKEN secret: it refuses every request rather than run open. */
   AUTH_NOT_CONFIGURED: 503,
+  /** A client could not reach the service (or lost a stream) and gave up after its retries. */
+  CONNECTION_FAILED: 502,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
