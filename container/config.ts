@@ -1,0 +1,44 @@
+/**
+ * Server configuration: where it listens, the workspace, and the limits it enforces. Every limit
+ * defaults to the shared protocol value; tests and the local runtime may tighten them.
+ */
+import { LIMITS } from "../protocol/limits.ts";
+
+export interface ServerLimits {
+  maxRequestBodyBytes: number;
+  maxStdinBytes: number;
+  maxLiveProcesses: number;
+  defaultLogRetentionBytes: number;
+  defaultExecOutputBytes: number;
+  killGraceMs: number;
+  finishedRetentionMs: number;
+  /** Finished records kept at most (oldest auto-cleaned ones go first); autoCleanup:false ones are exempt. */
+  maxFinishedRecords: number;
+  chunkMaxBytes: number;
+  chunkMaxDelayMs: number;
+  keepaliveMs: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxRequestBodyBytes: LIMITS.maxRequestBodyBytes,
+  maxStdinBytes: LIMITS.maxStdinBytes,
+  maxLiveProcesses: LIMITS.maxLiveProcesses,
+  defaultLogRetentionBytes: LIMITS.defaultLogRetentionBytes,
+  defaultExecOutputBytes: LIMITS.defaultExecOutputBytes,
+  killGraceMs: LIMITS.killGraceMs,
+  finishedRetentionMs: LIMITS.finishedRetentionMs,
+  maxFinishedRecords: 1024,
+  chunkMaxBytes: LIMITS.chunkMaxBytes,
+  chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,
+  keepaliveMs: LIMITS.keepaliveMs,
+};
+
+export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
+  const limits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(overrides) as [keyof ServerLimits, number | undefined][]) {
+    if (value === undefined) continue;
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`limit ${key} must be a non-negative number`);
+    limits[key] = value;
+  }
+  return limits;
+}

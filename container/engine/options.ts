@@ -1,0 +1,97 @@
+/**
+ * Request bodies → one normalised description of a command (CommandSpec), decided once: shell or
+ * direct exec, time limit, encodings, stdin bytes, retention and capture sizes.
+ */
+import { effectiveTimeout, normaliseEncoding } from "../../protocol/process.ts";
+import type { ExecRequest, OutputEncoding, StartProcessRequest } from "../../protocol/process.ts";
+import type { ServerLimits } from "../config.ts";
+import { ServiceError } from "../errors.ts";
+
+export interface CommandSpec {
+  kind: "exec" | "background";
+  command: string;
+  /** Direct exec of `command` with these arguments; undefined → `bash -c command`. */
+  args: string[] | undefined;
+  env: Record<string, string> | undefined;
+  cwd: string | undefined;
+  sessionId: string | undefined;
+  processId: string | undefined;
+  encoding: OutputEncoding;
+  timeoutMs: number | undefined;
+  /** exec: bytes fed to stdin then EOF (undefined → /dev/null). */
+  stdin: Buffer | undefined;
+  /** background processes keep a stdin pipe open for later writes. */
+  keepStdinOpen: boolean;
+  autoCleanup: boolean;
+  logRetentionBytes: number;
+  /** Buffered exec: per-stream cap of the captured result (undefined: nothing captured). */
+  captureBytes: number | undefined;
+  killOnDisconnect: boolean;
+}
+
+/** A buffered exec keeps its full (capped) output in the result; its log only serves live readers. */
+const BUFFERED_EXEC_LOG_RETENTION = 1024 * 1024;
+
+export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered" | "stream"): CommandSpec {
+  return {
+    kind: "exec",
+    command: req.command,
+    args: req.args,
+    env: req.env,
+    cwd: req.cwd,
+    sessionId: req.sessionId,
+    processId: req.processId,
+    encoding: normaliseEncoding(req.encoding),
+    timeoutMs: effectiveTimeout(req),
+    stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
+    keepStdinOpen: false,
+    autoCleanup: true,
+    logRetentionBytes: mode === "buffered" ? Math.min(BUFFERED_EXEC_LOG_RETENTION, limits.defaultLogRetentionBytes) : limits.defaultLogRetentionBytes,
+    captureBytes: mode === "buffered" ? (req.maxOutputBytes ?? limits.defaultExecOutputBytes) : undefined,
+    killOnDisconnect: req.killOnDisconnect ?? false,
+  };
+}
+
+export function startSpec(req: StartProcessRequest, limits: ServerLimits): CommandSpec {
+  return {
+    kind: "background",
+    command: req.command,
+    args: req.args,
+    env: req.env,
+    cwd: req.cwd,
+    sessionId: req.sessionId,
+    processId: req.processId,
+    encoding: normaliseEncoding(req.encoding),
+    timeoutMs: effectiveTimeout(req),
+    stdin: undefined,
+    keepStdinOpen: true,
+    autoCleanup: req.autoCleanup ?? true,
+    logRetentionBytes: req.logRetentionBytes ?? limits.defaultLogRetentionBytes,
+    captureBytes: undefined,
+    killOnDisconnect: false,
+  };
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decodes stdin text (utf8 or base64), enforcing the stdin size limit on the decoded bytes. */
+export function decodeInput(data: string, encoding: string | undefined, maxBytes: number): Buffer {
+  let bytes: Buffer;
+  if (encoding === "base64") {
+    const compact = data.replace(/\s+/g, "");
+    if (compact.length % 4 === 1 || !BASE64.test(compact)) {
+      throw new ServiceError("INVALID_REQUEST", "stdin data is not valid base64");
+    }
+    if ((compact.length * 3) / 4 > maxBytes + 3) throw stdinTooLarge(maxBytes);
+    bytes = Buffer.from(compact, "base64");
+  } else {
+    if (data.length > maxBytes) throw stdinTooLarge(maxBytes); // UTF-16 length ≤ UTF-8 length
+    bytes = Buffer.from(data, "utf8");
+  }
+  if (bytes.length > maxBytes) throw stdinTooLarge(maxBytes);
+  return bytes;
+}
+
+function stdinTooLarge(maxBytes: number): ServiceError {
+  return new ServiceError("PAYLOAD_TOO_LARGE", `stdin is larger than ${maxBytes} bytes`, { maxBytes });
+}

@@ -1,0 +1,175 @@
+/**
+ * The process table: every record by id, the limits on how many run, how long finished ones stay,
+ * and the operations the routes need (launch, find, kill, kill-all, cleanup). One per server.
+ */
+import { randomBytes } from "node:crypto";
+import type { ServerLimits } from "../config.ts";
+import { isServiceError, ServiceError } from "../errors.ts";
+import { SpawnHooks, type SpawnRequest } from "./hooks.ts";
+import { isTerminatingSignal } from "./kill.ts";
+import { ManagedProcess } from "./managed-process.ts";
+import type { CommandSpec } from "./options.ts";
+import { checkCwd, initialPlan, spawnChild } from "./spawn.ts";
+
+export interface ProcessFilter {
+  sessionId?: string | undefined;
+}
+
+export class ProcessTable {
+  readonly workspace: string;
+  readonly limits: ServerLimits;
+  readonly hooks = new SpawnHooks();
+  readonly #records = new Map<string, ManagedProcess>();
+  readonly #cleanupTimers = new Map<string, NodeJS.Timeout>();
+  #closed = false;
+
+  constructor(workspace: string, limits: ServerLimits) {
+    this.workspace = workspace;
+    this.limits = limits;
+  }
+
+  get liveCount(): number {
+    let live = 0;
+    for (const record of this.#records.values()) if (record.isLive) live++;
+    return live;
+  }
+
+  /**
+   * Creates the record, runs the spawn hooks and spawns. Resolves with a running process; a command
+   * that cannot start leaves a record in status `error` and rejects with SPAWN_FAILED (or the hook's code).
+   */
+  async launch(spec: CommandSpec): Promise<ManagedProcess> {
+    if (this.#closed) throw new ServiceError("CONTAINER_UNAVAILABLE", "the server is shutting down");
+    const id = spec.processId ?? newProcessId();
+    if (this.#records.has(id)) throw new ServiceError("PROCESS_EXISTS", `process ${id} already exists`, { processId: id });
+    if (this.liveCount >= this.limits.maxLiveProcesses) {
+      throw new ServiceError("TOO_MANY_PROCESSES", `too many live processes (limit ${this.limits.maxLiveProcesses})`, {
+        limit: this.limits.maxLiveProcesses,
+      });
+    }
+    const record = new ManagedProcess(id, spec, this.limits);
+    this.#records.set(id, record);
+    void record.finished.then(() => this.#onFinished(record));
+
+    const request: SpawnRequest = {
+      kind: spec.kind,
+      processId: id,
+      command: spec.command,
+      args: spec.args,
+      cwd: spec.cwd,
+      env: spec.env,
+      sessionId: spec.sessionId,
+      workspace: this.workspace,
+    };
+    try {
+      const { plan, onExit } = await this.hooks.prepare(initialPlan(spec, this.workspace), request);
+      await checkCwd(plan.cwd);
+      const stdin = spec.keepStdinOpen || spec.stdin !== undefined ? "pipe" : "ignore";
+      const child = await spawnChild(plan, spec.args === undefined ? plan.file : spec.command, stdin);
+      record.attach(child, plan.cwd, onExit);
+      return record;
+    } catch (error) {
+      const failure = isServiceError(error)
+        ? error
+        : new ServiceError("SPAWN_FAILED", `cannot start process: ${(error as Error).message}`);
+      record.failToStart(failure.message);
+      throw new ServiceError(failure.code, failure.message, { ...failure.context, processId: id });
+    }
+  }
+
+  find(id: string): ManagedProcess | undefined {
+    return this.#records.get(id);
+  }
+
+  get(id: string): ManagedProcess {
+    const record = this.#records.get(id);
+    if (!record) throw new ServiceError("PROCESS_NOT_FOUND", `process ${id} not found`, { processId: id });
+    return record;
+  }
+
+  list(filter: ProcessFilter = {}): ManagedProcess[] {
+    return [...this.#records.values()].filter((record) => matches(record, filter));
+  }
+
+  /**
+   * Signals a process's group and waits (bounded by the grace period) until it has exited.
+   * A process that already finished is left alone: killing is idempotent.
+   */
+  async kill(id: string, signal: NodeJS.Signals): Promise<ManagedProcess> {
+    const record = this.get(id);
+    if (record.kill(signal) && isTerminatingSignal(signal)) await waitBounded(record.finished, this.limits.killGraceMs + 1000);
+    return record;
+  }
+
+  /** Kills every live process (of one session, with a filter); resolves with how many were signalled. */
+  async killAll(filter: ProcessFilter = {}, signal: NodeJS.Signals = "SIGTERM"): Promise<number> {
+    const targets = this.list(filter).filter((record) => record.kill(signal));
+    if (!isTerminatingSignal(signal)) return targets.length;
+    await waitBounded(Promise.all(targets.map((record) => record.finished)), this.limits.killGraceMs + 1000);
+    return targets.length;
+  }
+
+  /** Removes finished records now; resolves with how many. */
+  cleanup(filter: ProcessFilter = {}): number {
+    let cleaned = 0;
+    for (const record of this.list(filter)) {
+      if (record.isLive) continue;
+      this.#remove(record.id);
+      cleaned++;
+    }
+    return cleaned;
+  }
+
+  /** SIGKILLs every process and waits for them; no new launches afterwards. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const live = [...this.#records.values()].filter((record) => record.kill("SIGKILL"));
+    await waitBounded(Promise.all(live.map((record) => record.finished)), 5000);
+    for (const timer of this.#cleanupTimers.values()) clearTimeout(timer);
+    this.#cleanupTimers.clear();
+  }
+
+  #onFinished(record: ManagedProcess): void {
+    if (this.#records.get(record.id) !== record) return;
+    // An exec's result goes to its caller; only a failed start is kept, so the caller can look it up.
+    if (record.spec.kind === "exec" && record.status !== "error") {
+      this.#remove(record.id);
+      return;
+    }
+    if (!record.spec.autoCleanup) return;
+    const timer = setTimeout(() => this.#remove(record.id), this.limits.finishedRetentionMs);
+    timer.unref();
+    this.#cleanupTimers.set(record.id, timer);
+    this.#evictOverflow();
+  }
+
+  /** Too many finished records: the oldest auto-cleaned ones go first. */
+  #evictOverflow(): void {
+    const finished = [...this.#records.values()].filter((record) => !record.isLive && record.spec.autoCleanup);
+    const excess = finished.length - this.limits.maxFinishedRecords;
+    if (excess <= 0) return;
+    finished.sort((a, b) => (a.endTime?.getTime() ?? 0) - (b.endTime?.getTime() ?? 0));
+    for (const record of finished.slice(0, excess)) this.#remove(record.id);
+  }
+
+  #remove(id: string): void {
+    this.#records.delete(id);
+    const timer = this.#cleanupTimers.get(id);
+    if (timer) clearTimeout(timer);
+    this.#cleanupTimers.delete(id);
+  }
+}
+
+function matches(record: ManagedProcess, filter: ProcessFilter): boolean {
+  return filter.sessionId === undefined || record.spec.sessionId === filter.sessionId;
+}
+
+function newProcessId(): string {
+  return `proc_${randomBytes(9).toString("base64url")}`;
+}
+
+async function waitBounded(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,52 @@
+/**
+ * Run a command to completion: buffered (`POST /api/execute` → ExecResult) or streamed
+ * (`POST /api/execute/stream` → SSE of ExecEvent). Both reply only once the command has started,
+ * so a command that cannot start is a 422 JSON error, never a half-open stream.
+ *
+ * The buffered body is the seed's ExecResult: `success` means "exit code 0" (HTTP 200 either way;
+ * an error response is told apart by its `code`). The stream's `complete.result` has empty
+ * stdout/stderr: every byte was already sent as an event.
+ */
+import { execRequestSchema } from "../../../protocol/process.ts";
+import { execResultOf } from "../../engine/exec.ts";
+import { toExecEvent } from "../../engine/events.ts";
+import { LogReader } from "../../engine/log-reader.ts";
+import { execSpec } from "../../engine/options.ts";
+import { readJson } from "../request.ts";
+import { sendJson } from "../response.ts";
+import { streamLogAsSse } from "../sse.ts";
+import type { RequestContext, RouteGroup } from "../types.ts";
+
+async function execute(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, execRequestSchema);
+  const record = await ctx.server.processes.launch(execSpec(request, ctx.server.limits, "buffered"));
+  const onGone = () => {
+    if (!ctx.res.writableEnded) record.kill("SIGTERM");
+  };
+  if (request.killOnDisconnect) ctx.res.once("close", onGone);
+  await record.finished;
+  ctx.res.off("close", onGone);
+  if (ctx.res.destroyed) return;
+  sendJson(ctx.res, 200, execResultOf(record));
+}
+
+async function executeStream(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, execRequestSchema);
+  const record = await ctx.server.processes.launch(execSpec(request, ctx.server.limits, "stream"));
+  // Pinned: the command runs at the reader's pace (like a pipe) instead of losing output.
+  const reader = new LogReader(record.log, 0, { pin: true });
+  try {
+    const end = await streamLogAsSse(ctx, reader, (item) => toExecEvent(item, record));
+    if (end === "disconnected" && request.killOnDisconnect) record.kill("SIGTERM");
+  } finally {
+    reader.unpin();
+  }
+}
+
+export const execRoutes: RouteGroup = {
+  name: "exec",
+  routes: [
+    { method: "POST", path: "/api/execute", handler: execute },
+    { method: "POST", path: "/api/execute/stream", handler: executeStream },
+  ],
+};

@@ -1,0 +1,20 @@
+/** Liveness, and the boot id that tells a caller the container was restarted. */
+import type { RouteGroup } from "../types.ts";
+import { sendOk } from "../response.ts";
+
+export const pingRoutes: RouteGroup = {
+  name: "ping",
+  routes: [
+    {
+      method: "GET",
+      path: "/api/ping",
+      handler: ({ res, server }) =>
+        sendOk(res, {
+          status: "ok",
+          instanceId: server.instanceId,
+          uptimeMs: Date.now() - server.startedAt,
+          version: server.version,
+        }),
+    },
+  ],
+};

@@ -1,0 +1,105 @@
+/**
+ * Background processes: start, inspect, read logs, stream the log (resumable), write stdin, kill,
+ * clean up. Unknown ids are 404 PROCESS_NOT_FOUND on every route, including `GET /api/process/{id}`
+ * (the seed allowed `{process: null}` there; one rule for all routes is clearer for clients).
+ */
+import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import type { OutputStream } from "../../../protocol/process.ts";
+import { ServiceError } from "../../errors.ts";
+import { toLogEvent } from "../../engine/events.ts";
+import { LogReader } from "../../engine/log-reader.ts";
+import { decodeInput, startSpec } from "../../engine/options.ts";
+import { parseSeq, readJson } from "../request.ts";
+import { sendOk } from "../response.ts";
+import { streamLogAsSse } from "../sse.ts";
+import type { RequestContext, RouteGroup } from "../types.ts";
+
+function sessionFilter(ctx: RequestContext): { sessionId?: string } {
+  const sessionId = ctx.url.searchParams.get("sessionId");
+  return sessionId ? { sessionId } : {};
+}
+
+function signalParam(ctx: RequestContext): NodeJS.Signals {
+  const raw = ctx.url.searchParams.get("signal");
+  const signal = parseSignal(raw);
+  if (!signal) throw new ServiceError("INVALID_SIGNAL", `not a signal: ${raw}`, { signal: raw });
+  return signal as NodeJS.Signals;
+}
+
+async function start(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, startProcessRequestSchema);
+  const record = await ctx.server.processes.launch(startSpec(request, ctx.server.limits));
+  sendOk(ctx.res, { process: record.info() });
+}
+
+function list(ctx: RequestContext): void {
+  sendOk(ctx.res, { processes: ctx.server.processes.list(sessionFilter(ctx)).map((record) => record.info()) });
+}
+
+function get(ctx: RequestContext): void {
+  sendOk(ctx.res, { process: ctx.server.processes.get(ctx.params.id!).info() });
+}
+
+function logs(ctx: RequestContext): void {
+  const record = ctx.server.processes.get(ctx.params.id!);
+  record.flushOutput();
+  const encoding = record.spec.encoding;
+  const text = (stream: OutputStream) => Buffer.concat(record.log.retainedOutput(stream)).toString(encoding);
+  sendOk(ctx.res, {
+    processId: record.id,
+    stdout: text("stdout"),
+    stderr: text("stderr"),
+    ...(encoding === "base64" ? { encoding } : {}),
+    stdoutDropped: record.log.leadingDroppedBytes("stdout"),
+    stderrDropped: record.log.leadingDroppedBytes("stderr"),
+  });
+}
+
+async function kill(ctx: RequestContext): Promise<void> {
+  const signal = signalParam(ctx);
+  const record = await ctx.server.processes.kill(ctx.params.id!, signal);
+  sendOk(ctx.res, { processId: record.id, signal, status: record.status });
+}
+
+async function killAll(ctx: RequestContext): Promise<void> {
+  const signal = signalParam(ctx);
+  sendOk(ctx.res, { killed: await ctx.server.processes.killAll(sessionFilter(ctx), signal) });
+}
+
+function cleanup(ctx: RequestContext): void {
+  sendOk(ctx.res, { cleaned: ctx.server.processes.cleanup(sessionFilter(ctx)) });
+}
+
+/** SSE of the process log from just after `Last-Event-ID` (or `?since=`); ends after the final status. */
+async function stream(ctx: RequestContext): Promise<void> {
+  const record = ctx.server.processes.get(ctx.params.id!);
+  const header = ctx.req.headers["last-event-id"];
+  const lastEventId = parseSeq(Array.isArray(header) ? header[0] : header, "Last-Event-ID");
+  const since = lastEventId ?? parseSeq(ctx.url.searchParams.get("since"), "since") ?? 0;
+  record.flushOutput();
+  await streamLogAsSse(ctx, new LogReader(record.log, since), (item) => toLogEvent(item, record));
+}
+
+async function stdin(ctx: RequestContext): Promise<void> {
+  const record = ctx.server.processes.get(ctx.params.id!);
+  const request = await readJson(ctx, stdinRequestSchema);
+  const data = "data" in request ? decodeInput(request.data, request.encoding, ctx.server.limits.maxStdinBytes) : Buffer.alloc(0);
+  const close = request.close === true;
+  const bytesWritten = await record.writeStdin(data, close);
+  sendOk(ctx.res, { processId: record.id, bytesWritten, closed: close });
+}
+
+export const processRoutes: RouteGroup = {
+  name: "process",
+  routes: [
+    { method: "POST", path: "/api/process/start", handler: start },
+    { method: "GET", path: "/api/process/list", handler: list },
+    { method: "DELETE", path: "/api/process/kill-all", handler: killAll },
+    { method: "POST", path: "/api/process/cleanup", handler: cleanup },
+    { method: "GET", path: "/api/process/:id", handler: get },
+    { method: "DELETE", path: "/api/process/:id", handler: kill },
+    { method: "GET", path: "/api/process/:id/logs", handler: logs },
+    { method: "GET", path: "/api/process/:id/stream", handler: stream },
+    { method: "POST", path: "/api/process/:id/stdin", handler: stdin },
+  ],
+};

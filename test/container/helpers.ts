@@ -1,0 +1,102 @@
+/**
+ * Test client for the container server: start it in-process on a free port with a temp workspace,
+ * call routes with fetch, read SSE streams with the protocol's own parser, inspect process groups.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readEventStream, readSseStream, type SseMessage } from "../../protocol/sse.ts";
+import type { ServerLimits } from "../../container/config.ts";
+import { startServer, type RunningServer } from "../../container/server.ts";
+
+export interface TestServer {
+  server: RunningServer;
+  url: string;
+  workspace: string;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(limits: Partial<ServerLimits> = {}): Promise<TestServer> {
+  const workspace = mkdtempSync(join(tmpdir(), "sandbox-test-"));
+  const server = await startServer({ port: 0, host: "127.0.0.1", workspace, limits });
+  return {
+    server,
+    url: server.url,
+    workspace,
+    async close() {
+      await server.close();
+      rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface JsonReply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function call<T = any>(url: string, method: string, path: string, body?: unknown): Promise<JsonReply<T>> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    init.headers = { "content-type": "application/json" };
+  }
+  const response = await fetch(url + path, init);
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+/** Opens an SSE stream (POST with a body, or GET). Throws when the reply is not a stream. */
+export async function openStream(url: string, path: string, options: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
+  const init: RequestInit = { method: options.body === undefined ? "GET" : "POST", headers: { ...options.headers } };
+  if (options.signal) init.signal = options.signal;
+  if (options.body !== undefined) {
+    init.body = JSON.stringify(options.body);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const response = await fetch(url + path, init);
+  if (!response.ok || !response.body) throw new Error(`stream failed: ${response.status} ${await response.text()}`);
+  return response;
+}
+
+/** Every event of a stream until it ends. */
+export async function collectEvents<T = any>(response: Response): Promise<T[]> {
+  const events: T[] = [];
+  for await (const event of readEventStream<T>(response.body!)) events.push(event);
+  return events;
+}
+
+/** Raw SSE messages (id/event/data) until the stream ends. */
+export async function collectMessages(response: Response): Promise<SseMessage[]> {
+  const messages: SseMessage[] = [];
+  for await (const message of readSseStream(response.body!)) messages.push(message);
+  return messages;
+}
+
+/** Live pids in process group `pgid` (zombies included), from /proc. */
+export function groupMembers(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // Fields after the command name (which may contain spaces) start after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid) pids.push(Number(name));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return pids;
+}
+
+/** Polls `check` until it returns true (bounded). */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000, stepMs = 20): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, stepMs));
+  }
+}
