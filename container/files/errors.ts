@@ -1,0 +1,34 @@
+/**
+ * File operations fail with a ServiceError naming a wire code. System errors (ENOENT, EISDIR, …) are
+ * translated once, here, so every operation reports the same code for the same cause.
+ */
+import type { ErrorCode } from "../../protocol/index.ts";
+import { ServiceError } from "../errors.ts";
+
+export { ServiceError as FileOperationError };
+
+const SYSTEM_CODES: Record<string, { code: ErrorCode; what: string }> = {
+  ENOENT: { code: "FILE_NOT_FOUND", what: "no such file or directory" },
+  EISDIR: { code: "IS_A_DIRECTORY", what: "is a directory" },
+  ENOTDIR: { code: "NOT_A_DIRECTORY", what: "not a directory" },
+  EEXIST: { code: "FILE_EXISTS", what: "already exists" },
+  ENOTEMPTY: { code: "DIRECTORY_NOT_EMPTY", what: "directory not empty" },
+  EACCES: { code: "PERMISSION_DENIED", what: "permission denied" },
+  EPERM: { code: "PERMISSION_DENIED", what: "operation not permitted" },
+  EROFS: { code: "PERMISSION_DENIED", what: "read-only file system" },
+  ELOOP: { code: "PATH_OUTSIDE_WORKSPACE", what: "symbolic link where none is allowed" },
+  ENAMETOOLONG: { code: "INVALID_REQUEST", what: "name too long" },
+  EINVAL: { code: "INVALID_REQUEST", what: "invalid argument" },
+  ENOSPC: { code: "PAYLOAD_TOO_LARGE", what: "no space left on device" },
+  EDQUOT: { code: "PAYLOAD_TOO_LARGE", what: "disk quota exceeded" },
+};
+
+/** Turns whatever an fs call threw into a ServiceError naming the path the caller gave. */
+export function toFileError(error: unknown, displayPath: string): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  const known = errno === undefined ? undefined : SYSTEM_CODES[errno];
+  if (known) return new ServiceError(known.code, `${displayPath}: ${known.what}`, { path: displayPath, errno });
+  const message = error instanceof Error ? error.message : String(error);
+  return new ServiceError("INTERNAL_ERROR", `${displayPath}: ${message}`, { path: displayPath });
+}

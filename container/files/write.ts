@@ -1,0 +1,114 @@
+/**
+ * Writing files, atomically: bytes go to a temporary file beside the target, which is renamed over it
+ * only when everything arrived. A failed or oversized upload leaves the old file untouched, and a
+ * reader never sees half a file. A streamed upload holds one chunk in memory at a time.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { createExclusive } from "./descriptors.ts";
+import { FileOperationError, toFileError } from "./errors.ts";
+import type { PathPolicy } from "./paths.ts";
+
+export interface WriteOptions {
+  /** Create missing parent directories (default true). */
+  createParents?: boolean;
+  /** Permission bits; default: the replaced file's, else 0644 (less the umask). */
+  mode?: number;
+}
+
+export interface StreamWriteOptions extends WriteOptions {
+  /** Refuse (PAYLOAD_TOO_LARGE) once more than this many bytes arrive. */
+  maxBytes: number;
+}
+
+export interface WriteResult {
+  path: string;
+  bytesWritten: number;
+}
+
+export async function writeFileContent(
+  policy: PathPolicy,
+  input: string,
+  data: Uint8Array,
+  options: WriteOptions = {},
+): Promise<WriteResult> {
+  return writeAtomically(policy, input, options, async (handle) => {
+    await handle.writeFile(data);
+    return data.length;
+  });
+}
+
+export async function writeFileFromStream(
+  policy: PathPolicy,
+  input: string,
+  source: AsyncIterable<Uint8Array>,
+  options: StreamWriteOptions,
+): Promise<WriteResult> {
+  return writeAtomically(policy, input, options, async (handle) => {
+    let total = 0;
+    for await (const chunk of source) {
+      total += chunk.length;
+      if (total > options.maxBytes) {
+        throw new FileOperationError("PAYLOAD_TOO_LARGE", `${input}: upload exceeds ${options.maxBytes} bytes`, {
+          path: input,
+          maxBytes: options.maxBytes,
+        });
+      }
+      let offset = 0;
+      while (offset < chunk.length) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
+        offset += bytesWritten;
+      }
+    }
+    return total;
+  });
+}
+
+async function writeAtomically(
+  policy: PathPolicy,
+  input: string,
+  options: WriteOptions,
+  fill: (handle: FileHandle) => Promise<number>,
+): Promise<WriteResult> {
+  const target = await policy.resolve(input, "write");
+  const existing = await stat(target.real).catch(() => undefined);
+  if (existing?.isDirectory()) throw new FileOperationError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
+  const parent = path.dirname(target.real);
+  await ensureParent(policy, parent, input, options.createParents ?? true);
+
+  const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
+  const temporary = path.join(parent, `.${path.basename(target.real)}.upload-${randomBytes(6).toString("hex")}`);
+  const handle = await createExclusive(policy, temporary, input, mode);
+  let renamed = false;
+  try {
+    const bytesWritten = await fill(handle);
+    // Explicit modes are applied as given, not reduced by the umask.
+    if (options.mode !== undefined || existing) await handle.chmod(mode);
+    await handle.close();
+    await rename(temporary, target.real);
+    renamed = true;
+    return { path: target.display, bytesWritten };
+  } catch (error) {
+    throw toFileError(error, input);
+  } finally {
+    if (!renamed) {
+      await handle.close().catch(() => {});
+      await unlink(temporary).catch(() => {});
+    }
+  }
+}
+
+async function ensureParent(policy: PathPolicy, parent: string, input: string, create: boolean): Promise<void> {
+  const parentStats = await stat(parent).catch(() => undefined);
+  if (parentStats?.isDirectory()) return;
+  if (parentStats) throw new FileOperationError("NOT_A_DIRECTORY", `${input}: a parent is not a directory`, { path: input });
+  if (!create) throw new FileOperationError("FILE_NOT_FOUND", `${input}: the parent directory does not exist`, { path: input });
+  try {
+    await mkdir(parent, { recursive: true });
+  } catch (error) {
+    throw toFileError(error, input);
+  }
+  // Directories created just now hold no symlinks, but something may have raced us: check again.
+  await policy.resolve(parent, "write");
+}

@@ -1,0 +1,73 @@
+/**
+ * The bubblewrap command line for one command. What the command sees:
+ *   - the system directories read-only (when allowSystemBinaries), so programs run;
+ *   - the workspace read-write at its own path, the configured read-only / read-write paths;
+ *   - a /tmp (and a HOME) private to this sandbox that persist across its commands;
+ *   - its own pid namespace and /proc (no host processes), no network unless allowed;
+ *   - no capabilities, so it cannot remount its way out, even as root.
+ * bwrap does not call setsid (no --new-session): the engine's process group then holds bwrap and
+ * everything under it, and a group kill reaches them all. Whatever leaves the group still dies with
+ * the pid namespace when bwrap goes.
+ */
+import { lstatSync, readlinkSync } from "node:fs";
+import type { IsolationOptions } from "../../protocol/isolation.ts";
+
+/** Host directories a program needs to run. Symlinks among them (merged /usr) are recreated as links. */
+const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+
+export interface BwrapLayout {
+  binary: string;
+  options: IsolationOptions;
+  workspace: string;
+  /** Host directory mounted as the sandbox's /tmp. */
+  tmpSource: string;
+  /** The sandbox's HOME and the host directory behind it (absent when HOME is already visible). */
+  home?: { path: string; source: string };
+}
+
+/** Computed once per server: the mounts do not change between commands. */
+export function bwrapBaseArgs(layout: BwrapLayout): string[] {
+  const { options } = layout;
+  const args: string[] = [];
+  if (options.allowSystemBinaries) {
+    for (const dir of SYSTEM_PATHS) {
+      const stats = lstatOrUndefined(dir);
+      if (!stats) continue;
+      if (stats.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+      else if (stats.isDirectory()) args.push("--ro-bind", dir, dir);
+    }
+  }
+  args.push("--proc", "/proc", "--dev", "/dev");
+  args.push("--bind", layout.tmpSource, "/tmp");
+  if (layout.home) args.push("--bind", layout.home.source, layout.home.path);
+  for (const p of options.readOnlyPaths) args.push("--ro-bind", p, p);
+  for (const p of options.readWritePaths) args.push("--bind", p, p);
+  args.push("--bind", layout.workspace, layout.workspace);
+  args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
+  if (!options.allowNetwork) args.push("--unshare-net");
+  args.push("--hostname", "sandbox", "--die-with-parent", "--cap-drop", "ALL");
+  args.push(...options.bwrapArgs);
+  return args;
+}
+
+/** The full argv: bwrap, the mounts, any per-command writable paths, the working directory, the program. */
+export function bwrapCommand(
+  layout: BwrapLayout,
+  baseArgs: readonly string[],
+  command: { file: string; args: readonly string[]; cwd: string; writablePaths?: readonly string[] },
+): { file: string; args: string[] } {
+  const extra: string[] = [];
+  for (const p of command.writablePaths ?? []) extra.push("--bind", p, p);
+  return {
+    file: layout.binary,
+    args: [...baseArgs, ...extra, "--chdir", command.cwd, "--", command.file, ...command.args],
+  };
+}
+
+function lstatOrUndefined(p: string) {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}

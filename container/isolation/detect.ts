@@ -1,0 +1,56 @@
+/**
+ * What isolation this machine offers. bubblewrap counts as available only when a trial sandbox with
+ * the namespaces we use actually starts: an installed binary is not enough (containers often forbid
+ * user or pid namespaces). Probed once per process (about 10 ms), synchronously, at server start.
+ */
+import { spawnSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import type { IsolationSupport } from "../../protocol/isolation.ts";
+
+let cached: IsolationSupport | undefined;
+
+export function detectIsolation(options: { refresh?: boolean } = {}): IsolationSupport {
+  if (!cached || options.refresh) cached = { none: { available: true }, bwrap: probeBwrap() };
+  return cached;
+}
+
+function probeBwrap(): IsolationSupport["bwrap"] {
+  const binary = findExecutable(process.env.SANDBOX_BWRAP_PATH || "bwrap");
+  if (!binary) return { available: false, reason: "bwrap (bubblewrap) is not installed: apt-get install bubblewrap" };
+  const version = run(binary, ["--version"]);
+  if (!version.ok) return { available: false, path: binary, reason: `bwrap --version failed: ${version.output}` };
+  const versionText = version.output.trim().replace(/^bubblewrap\s+/i, "");
+  const trial = run(binary, [
+    "--ro-bind", "/", "/",
+    "--proc", "/proc",
+    "--dev", "/dev",
+    "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+    "--die-with-parent", "--cap-drop", "ALL",
+    "--", "/bin/sh", "-c", "exit 0",
+  ]);
+  if (!trial.ok) {
+    return { available: false, path: binary, version: versionText, reason: `bwrap cannot create namespaces here: ${trial.output.trim()}` };
+  }
+  return { available: true, path: binary, version: versionText };
+}
+
+function findExecutable(name: string): string | undefined {
+  const dirs = (process.env.PATH || "").split(path.delimiter).filter(Boolean);
+  const candidates = name.includes("/") ? [name] : [...dirs, "/usr/bin", "/bin"].map((dir) => path.join(dir, name));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function run(file: string, args: string[]): { ok: boolean; output: string } {
+  const result = spawnSync(file, args, { timeout: 5000, encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
+  const output = `${result.stdout ?? ""}${result.stderr ?? ""}` || (result.error?.message ?? "");
+  return { ok: result.status === 0, output };
+}

@@ -1,0 +1,138 @@
+/**
+ * Native isolation of commands (the local runtime's stand-in for a container's walls). Created once
+ * at server start from IsolationOptions: asking for bwrap where it does not work throws
+ * ISOLATION_UNAVAILABLE right there, never a silent downgrade. Under bwrap it contributes a spawn hook
+ * that wraps every command's argv; with "none" it only reports what is in effect.
+ *
+ * It also owns the server's private state directory: the sandbox's /tmp and HOME under bwrap, and the
+ * per-run files sessions use to carry state out of a command (visible to commands at RUNS_PATH).
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { IsolationInEffect, IsolationOptions, IsolationSupport } from "../../protocol/isolation.ts";
+import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
+import { ServiceError } from "../errors.ts";
+import { isInside } from "../files/paths.ts";
+import { bwrapBaseArgs, bwrapCommand, type BwrapLayout } from "./bwrap.ts";
+import { detectIsolation } from "./detect.ts";
+
+export { detectIsolation } from "./detect.ts";
+export { resolveIsolationOptions, isolationOptionsFromEnv, DEFAULT_ISOLATION } from "./config.ts";
+
+/** Where commands under bwrap find the per-run state directory. */
+const RUNS_PATH = "/.sandbox-state";
+
+export interface IsolationSetup {
+  workspace: string;
+  /** The server's private directory; a temporary one (removed on close) when absent. */
+  stateDir?: string;
+  /** HOME as commands see it. */
+  home?: string;
+}
+
+export class CommandIsolation {
+  readonly options: IsolationOptions;
+  readonly support: IsolationSupport;
+  /** Per-run state files: where the server reads them and where commands write them. */
+  readonly runsDir: { host: string; visible: string };
+  readonly #layout: BwrapLayout | undefined;
+  readonly #baseArgs: string[];
+  readonly #stateDir: string;
+  readonly #ownsStateDir: boolean;
+
+  constructor(options: IsolationOptions, setup: IsolationSetup, support: IsolationSupport = detectIsolation()) {
+    this.options = options;
+    this.support = support;
+    if (options.isolation === "bwrap" && !support.bwrap.available) {
+      throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${support.bwrap.reason}`, {
+        isolation: "bwrap",
+        reason: support.bwrap.reason,
+      });
+    }
+    for (const p of [...options.readOnlyPaths, ...options.readWritePaths]) {
+      if (!existsSync(p)) throw new ServiceError("INVALID_REQUEST", `isolation config: configured path does not exist: ${p}`, { path: p });
+    }
+    this.#ownsStateDir = setup.stateDir === undefined;
+    this.#stateDir = setup.stateDir ?? mkdtempSync(path.join(os.tmpdir(), "sandbox-state-"));
+    const runs = path.join(this.#stateDir, "runs");
+    mkdirSync(runs, { recursive: true, mode: 0o700 });
+
+    if (options.isolation !== "bwrap") {
+      this.#layout = undefined;
+      this.#baseArgs = [];
+      this.runsDir = { host: runs, visible: runs };
+      return;
+    }
+    const tmpSource = path.join(this.#stateDir, "tmp");
+    mkdirSync(tmpSource, { recursive: true, mode: 0o1777 });
+    const layout: BwrapLayout = { binary: support.bwrap.path ?? "bwrap", options, workspace: setup.workspace, tmpSource };
+    const home = setup.home;
+    if (home && home !== "/" && path.isAbsolute(home) && !this.#isBoundAsIs(home, setup.workspace)) {
+      layout.home = { path: home, source: path.join(this.#stateDir, "home") };
+      mkdirSync(layout.home.source, { recursive: true, mode: 0o700 });
+    }
+    this.#layout = layout;
+    this.#baseArgs = [...bwrapBaseArgs(layout), "--bind", runs, RUNS_PATH];
+    this.runsDir = { host: runs, visible: RUNS_PATH };
+  }
+
+  info(): IsolationInEffect {
+    const bwrap = this.options.isolation === "bwrap";
+    return {
+      mode: this.options.isolation,
+      allowNetwork: bwrap ? this.options.allowNetwork : true,
+      readOnlyPaths: this.options.readOnlyPaths,
+      readWritePaths: this.options.readWritePaths,
+      allowSystemBinaries: bwrap ? this.options.allowSystemBinaries : true,
+      pidNamespace: bwrap,
+      ...(bwrap && this.support.bwrap.version ? { version: this.support.bwrap.version } : {}),
+    };
+  }
+
+  /** The hook wrapping argv in bwrap (undefined without isolation). Runs after the session hook. */
+  spawnHook(): SpawnHook | undefined {
+    const layout = this.#layout;
+    if (!layout) return undefined;
+    return {
+      name: "isolation",
+      order: HOOK_ORDER.isolation,
+      prepare: (plan) => {
+        const wrapped = bwrapCommand(layout, this.#baseArgs, { file: plan.file, args: plan.args, cwd: plan.cwd });
+        // bwrap itself starts on the host: from the cwd's host side when it exists there (e.g. /tmp/x
+        // lives in the sandbox's own /tmp), else as asked, so a missing cwd is still reported as such.
+        const hostCwd = this.hostPathOf(plan.cwd);
+        const cwd = isDirectory(plan.cwd) || !isDirectory(hostCwd) ? plan.cwd : hostCwd;
+        return { ...plan, ...wrapped, cwd };
+      },
+    };
+  }
+
+  /** Where a path as commands see it lies on the host (differs for the sandbox's /tmp and HOME under bwrap). */
+  hostPathOf(sandboxPath: string): string {
+    const layout = this.#layout;
+    if (!layout || this.#isBoundAsIs(sandboxPath, layout.workspace)) return sandboxPath;
+    if (layout.home && isInside(sandboxPath, layout.home.path)) {
+      return path.join(layout.home.source, path.relative(layout.home.path, sandboxPath));
+    }
+    if (isInside(sandboxPath, "/tmp")) return path.join(layout.tmpSource, path.relative("/tmp", sandboxPath));
+    return sandboxPath;
+  }
+
+  /** Removes the state directory when this server created it. */
+  close(): void {
+    if (this.#ownsStateDir) rmSync(this.#stateDir, { recursive: true, force: true });
+  }
+
+  #isBoundAsIs(p: string, workspace: string): boolean {
+    return [workspace, ...this.options.readWritePaths, ...this.options.readOnlyPaths].some((root) => isInside(p, root));
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

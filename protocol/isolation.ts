@@ -1,0 +1,50 @@
+/**
+ * Native isolation of the commands a container server runs (used by the local runtime, where no real
+ * container wraps the server). The server reads its configuration from these environment variables
+ * at start; lists are JSON arrays or colon-separated paths. Asking for an isolation this machine does
+ * not offer stops the server with ISOLATION_UNAVAILABLE: there is never a silent downgrade.
+ */
+
+export const ISOLATION_MODES = ["none", "bwrap"] as const;
+export type IsolationMode = (typeof ISOLATION_MODES)[number];
+
+export const ISOLATION_ENV = {
+  /** "none" (default) or "bwrap". */
+  mode: "SANDBOX_ISOLATION",
+  /** "1"/"true" lets commands use the network; default off. SANDBOX_ENABLE_INTERNET is read when unset. */
+  allowNetwork: "SANDBOX_ALLOW_NETWORK",
+  enableInternet: "SANDBOX_ENABLE_INTERNET",
+  readOnlyPaths: "SANDBOX_READ_ONLY_PATHS",
+  readWritePaths: "SANDBOX_READ_WRITE_PATHS",
+  /** "0"/"false" hides /usr, /bin, /lib*, /etc (default: visible read-only, so programs run). */
+  allowSystemBinaries: "SANDBOX_ALLOW_SYSTEM_BINARIES",
+  /** Extra bwrap arguments, a JSON array. */
+  bwrapArgs: "SANDBOX_BWRAP_ARGS",
+} as const;
+
+export interface IsolationOptions {
+  isolation: IsolationMode;
+  allowNetwork: boolean;
+  readOnlyPaths: string[];
+  readWritePaths: string[];
+  allowSystemBinaries: boolean;
+  bwrapArgs: string[];
+}
+
+/** What this machine offers (`detectIsolation()`). */
+export interface IsolationSupport {
+  none: { available: true };
+  bwrap: { available: boolean; version?: string; path?: string; reason?: string };
+}
+
+/** The isolation a server applies, as `GET /api/info` reports it. */
+export interface IsolationInEffect {
+  mode: IsolationMode;
+  allowNetwork: boolean;
+  readOnlyPaths: string[];
+  readWritePaths: string[];
+  allowSystemBinaries: boolean;
+  /** Commands see only their own processes. */
+  pidNamespace: boolean;
+  version?: string;
+}
