@@ -74,21 +74,43 @@ export async function collectMessages(response: Response): Promise<SseMessage[]>
   return messages;
 }
 
-/** Live pids in process group `pgid` (zombies included), from /proc. */
-export function groupMembers(pgid: number): number[] {
-  const pids: number[] = [];
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  state: string;
+}
+
+/** Every process on the machine, from /proc. */
+export function processes(): ProcInfo[] {
+  const out: ProcInfo[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       // Fields after the command name (which may contain spaces) start after the last ')'.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid) pids.push(Number(name));
+      out.push({ pid: Number(name), state: fields[0]!, ppid: Number(fields[1]), pgid: Number(fields[2]) });
     } catch {
       // the process went away while we looked
     }
   }
-  return pids;
+  return out;
+}
+
+/**
+ * Processes of group `pgid` that are still alive. A zombie is dead: one whose parent is this test
+ * process (the server's own child) would be a reaping bug and counts; orphans are init's to reap.
+ */
+export function groupMembers(pgid: number): number[] {
+  return processes()
+    .filter((p) => p.pgid === pgid && (p.state !== "Z" || p.ppid === process.pid))
+    .map((p) => p.pid);
+}
+
+/** Zombies whose parent is this process (the in-process server): must always be none. */
+export function ownZombies(): number[] {
+  return processes().filter((p) => p.state === "Z" && p.ppid === process.pid).map((p) => p.pid);
 }
 
 /** Polls `check` until it returns true (bounded). */
