@@ -13,7 +13,7 @@ import { lstatSync, readlinkSync } from "node:fs";
 import type { IsolationOptions } from "../../protocol/isolation.ts";
 
 /** Host directories a program needs to run. Symlinks among them (merged /usr) are recreated as links. */
-const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+export const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 
 export interface BwrapLayout {
   binary: string;

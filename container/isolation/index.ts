@@ -14,7 +14,7 @@ import type { IsolationInEffect, IsolationOptions, IsolationSupport } from "../.
 import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
 import { ServiceError } from "../errors.ts";
 import { isInside } from "../files/paths.ts";
-import { bwrapBaseArgs, bwrapCommand, type BwrapLayout } from "./bwrap.ts";
+import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./bwrap.ts";
 import { detectIsolation } from "./detect.ts";
 
 export { detectIsolation } from "./detect.ts";
@@ -117,6 +117,14 @@ export class CommandIsolation {
     }
     if (isInside(sandboxPath, "/tmp")) return path.join(layout.tmpSource, path.relative("/tmp", sandboxPath));
     return sandboxPath;
+  }
+
+  /** Whether commands see a host path at the same place (the system directories, the workspace, configured paths). */
+  isVisible(hostPath: string): boolean {
+    const layout = this.#layout;
+    if (!layout) return true;
+    if (this.#isBoundAsIs(hostPath, layout.workspace)) return true;
+    return this.options.allowSystemBinaries && SYSTEM_PATHS.some((dir) => isInside(hostPath, dir));
   }
 
   /** Removes the state directory when this server created it. */

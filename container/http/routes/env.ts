@@ -1,0 +1,75 @@
+/**
+ * The sandbox as a whole: its env (`GET|POST /api/env`, a session's with `sessionId`), what it is and
+ * has (`GET /api/info`), and how to describe it to an agent (`GET /api/instructions`).
+ */
+import { setEnvRequestSchema } from "../../../protocol/sessions.ts";
+import { getBaseEnv, getSandboxEnv, setSandboxEnv } from "../../engine/environment.ts";
+import { describeSandbox } from "../../sandbox/instructions.ts";
+import { readResources } from "../../sandbox/resources.ts";
+import { sandboxServices } from "../../sandbox/services.ts";
+import { readJson } from "../request.ts";
+import { sendOk } from "../response.ts";
+import type { RequestContext, RouteGroup } from "../types.ts";
+import os from "node:os";
+
+async function setEnv(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, setEnvRequestSchema);
+  if (request.sessionId !== undefined) {
+    const { sessions } = sandboxServices(ctx.server);
+    const session = sessions.getOrCreate(request.sessionId);
+    sessions.setEnv(session, request.vars);
+    sendOk(ctx.res, { sessionId: session.id, vars: Object.fromEntries(session.env), unsetEnv: [...session.unset] });
+    return;
+  }
+  setSandboxEnv(Object.fromEntries(Object.entries(request.vars).map(([name, value]) => [name, value ?? undefined])));
+  sendOk(ctx.res, { vars: getSandboxEnv() });
+}
+
+function getEnv(ctx: RequestContext): void {
+  const sessionId = ctx.url.searchParams.get("sessionId");
+  if (sessionId) {
+    const session = sandboxServices(ctx.server).sessions.get(sessionId);
+    sendOk(ctx.res, { sessionId, vars: Object.fromEntries(session.env), unsetEnv: [...session.unset] });
+    return;
+  }
+  sendOk(ctx.res, { vars: getSandboxEnv() });
+}
+
+async function info(ctx: RequestContext): Promise<void> {
+  const { isolation, sessions } = sandboxServices(ctx.server);
+  const { server } = ctx;
+  sendOk(ctx.res, {
+    status: "ok",
+    instanceId: server.instanceId,
+    version: server.version,
+    uptimeMs: Date.now() - server.startedAt,
+    workspace: server.workspace,
+    resources: await readResources(server.workspace),
+    isolation: isolation.info(),
+    processes: { live: server.processes.liveCount },
+    sessions: sessions.list().length,
+    platform: { os: os.platform(), arch: os.arch(), kernel: os.release(), node: process.version },
+  });
+}
+
+function instructions(ctx: RequestContext): void {
+  const { isolation } = sandboxServices(ctx.server);
+  const text = describeSandbox({ workspace: ctx.server.workspace, isolation: isolation.info(), path: getBaseEnv().PATH ?? "",
+    visible: (dir) => isolation.isVisible(dir),
+  });
+  sendOk(ctx.res, { instructions: text });
+}
+
+export const envRoutes: RouteGroup = {
+  name: "env",
+  routes: [
+    { method: "GET", path: "/api/env", handler: getEnv },
+    { method: "POST", path: "/api/env", handler: setEnv },
+    { method: "GET", path: "/api/info", handler: info },
+    { method: "GET", path: "/api/instructions", handler: instructions },
+  ],
+  setup(server) {
+    const services = sandboxServices(server);
+    return () => services.close();
+  },
+};

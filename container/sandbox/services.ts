@@ -1,0 +1,68 @@
+/**
+ * The per-server state behind the sandbox routes (files, sessions, env, info): the isolation in
+ * effect, the path policy of the file routes, and the session store, created together on first use
+ * by whichever route group sets up first, with their spawn hooks installed on the process table.
+ * Creating them is where a server asking for an unavailable isolation fails to start.
+ */
+import type { ServerContext } from "../http/types.ts";
+import { resolveIsolationOptions } from "../isolation/config.ts";
+import { CommandIsolation } from "../isolation/index.ts";
+import { PathPolicy } from "../files/paths.ts";
+import { sessionSpawnHook } from "../sessions/hook.ts";
+import { SessionStore } from "../sessions/store.ts";
+import { getBaseEnv } from "../engine/environment.ts";
+import { fileLimitsOf, isolationFieldsOf, type ResolvedFileLimits, type SandboxOptions } from "./options.ts";
+
+export interface SandboxServices {
+  readonly isolation: CommandIsolation;
+  readonly paths: PathPolicy;
+  readonly sessions: SessionStore;
+  readonly fileLimits: ResolvedFileLimits;
+  close(): Promise<void>;
+}
+
+const byServer = new WeakMap<ServerContext, SandboxServices>();
+
+export function sandboxServices(server: ServerContext): SandboxServices {
+  let services = byServer.get(server);
+  if (!services) {
+    services = createServices(server, server.sandbox ?? {});
+    byServer.set(server, services);
+  }
+  return services;
+}
+
+function createServices(server: ServerContext, options: SandboxOptions): SandboxServices {
+  const isolationOptions = resolveIsolationOptions(isolationFieldsOf(options), {});
+  const isolation = new CommandIsolation(isolationOptions, {
+    workspace: server.workspace,
+    ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+    ...(getBaseEnv().HOME ? { home: getBaseEnv().HOME } : {}),
+  });
+  const paths = new PathPolicy({
+    workspace: server.workspace,
+    readWritePaths: isolationOptions.readWritePaths,
+    readOnlyPaths: isolationOptions.readOnlyPaths,
+  });
+  const sessions = new SessionStore(server.workspace);
+  const removeHooks = [
+    server.processes.hooks.add(sessionSpawnHook(sessions, { runsDir: isolation.runsDir, hostPathOf: (p) => isolation.hostPathOf(p) })),
+  ];
+  const isolationHook = isolation.spawnHook();
+  if (isolationHook) removeHooks.push(server.processes.hooks.add(isolationHook));
+
+  let closed = false;
+  return {
+    isolation,
+    paths,
+    sessions,
+    fileLimits: fileLimitsOf(options),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const remove of removeHooks) remove();
+      sessions.clear();
+      isolation.close();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The session spawn hook. A command with `sessionId` starts in the session's cwd (unless the call
+ * names one) with env = base ← sandbox ← session ← call. A shell command is wrapped so that, after it
+ * exits normally, its final cwd and exported env flow back into the session (see capture.ts). A
+ * direct exec (`args`) gets cwd and env but no capture. Deleted sessions are never revived by a
+ * command that finishes after the delete.
+ */
+import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import type { ProcessInfo } from "../../protocol/process.ts";
+import { HOOK_ORDER, type PreparedSpawn, type SpawnHook, type SpawnPlan, type SpawnRequest } from "../engine/hooks.ts";
+import { capturePrelude, diffState, readCapturedState } from "./capture.ts";
+import type { Session, SessionStore } from "./store.ts";
+
+export interface SessionHookOptions {
+  /** Per-run state files: the host directory, and the same directory as commands see it. */
+  runsDir: { host: string; visible: string };
+  /** Maps a path as commands see it to the host (they differ under isolation). */
+  hostPathOf?: (sandboxPath: string) => string;
+}
+
+export function sessionSpawnHook(store: SessionStore, options: SessionHookOptions): SpawnHook {
+  const hostPathOf = options.hostPathOf ?? ((p: string) => p);
+  return {
+    name: "session",
+    order: HOOK_ORDER.session,
+    prepare(plan: SpawnPlan, request: SpawnRequest): PreparedSpawn {
+      if (request.sessionId === undefined) return plan;
+      const session = store.getOrCreate(request.sessionId);
+      // A session whose directory was removed since starts again from the default.
+      const cwd = request.cwd !== undefined ? plan.cwd : isDirectory(hostPathOf(session.cwd)) ? session.cwd : store.defaultCwd;
+      const env = sessionEnv(plan.env, session, request.env);
+      if (request.args !== undefined || !isBashPlan(plan)) return { ...plan, cwd, env };
+
+      const runFile = `${request.processId.replace(/[^A-Za-z0-9._-]/g, "_")}-${randomBytes(6).toString("hex")}`;
+      const hostFile = path.join(options.runsDir.host, runFile);
+      // bash keeps a logical $PWD when PWD names its start directory: a cwd through a symlink stays as given.
+      env.PWD = cwd;
+      const before = { cwd, env: { ...env } };
+      return {
+        ...plan,
+        cwd,
+        env,
+        args: ["-c", capturePrelude(path.join(options.runsDir.visible, runFile)) + request.command],
+        onExit: async (info: ProcessInfo) => {
+          try {
+            if (!endedNormally(info)) return;
+            const after = await readCapturedState(hostFile);
+            if (after) store.applyChanges(session, diffState(before, after));
+          } finally {
+            await rm(hostFile, { force: true });
+          }
+        },
+      };
+    },
+  };
+}
+
+/** base ← sandbox (already in plan.env) ← session ← call. */
+function sessionEnv(planEnv: Readonly<Record<string, string>>, session: Session, callEnv: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const env: Record<string, string> = { ...planEnv };
+  for (const name of session.unset) delete env[name];
+  for (const [name, value] of session.env) env[name] = value;
+  if (callEnv) Object.assign(env, callEnv);
+  return env;
+}
+
+/** Exited by itself (any exit code): not killed, not timed out, not failed to start. */
+function endedNormally(info: ProcessInfo): boolean {
+  return (info.status === "completed" || info.status === "failed") && !info.killed && !info.timedOut;
+}
+
+function isBashPlan(plan: SpawnPlan): boolean {
+  return path.basename(plan.file) === "bash" && plan.args.length === 2 && plan.args[0] === "-c";
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

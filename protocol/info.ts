@@ -1,0 +1,34 @@
+/**
+ * `GET /api/info`: what a sandbox is and has (status, resources, isolation), and
+ * `GET /api/instructions`: a short plain-text description of it for an agent's tool prompt.
+ */
+import type { IsolationInEffect } from "./isolation.ts";
+import type { SuccessEnvelope } from "./process.ts";
+
+export interface SandboxResources {
+  /** Bytes. Within a memory-limited cgroup these are the cgroup's limit and usage. */
+  memory: { totalBytes: number; usedBytes: number; availableBytes: number; source: "cgroup" | "host" };
+  /** CPUs this server may use (a cgroup CPU quota rounds up). */
+  cpus: number;
+  loadAverage: [number, number, number];
+  /** The filesystem holding the workspace. */
+  disk: { path: string; totalBytes: number; usedBytes: number; availableBytes: number };
+}
+
+export type InfoResponse = SuccessEnvelope & {
+  status: "ok";
+  instanceId: string;
+  version: string;
+  uptimeMs: number;
+  workspace: string;
+  resources: SandboxResources;
+  isolation: IsolationInEffect;
+  processes: { live: number };
+  sessions: number;
+  platform: { os: string; arch: string; kernel: string; node: string };
+};
+
+export type InstructionsResponse = SuccessEnvelope & {
+  /** Plain text, a few lines: workspace, isolation, network, tools on PATH. */
+  instructions: string;
+};

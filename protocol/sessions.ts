@@ -1,0 +1,65 @@
+/**
+ * Sessions: named state (cwd and env) that commands start in and leave behind, without a long-lived
+ * shell. A command run with `sessionId` starts in the session's cwd with the session's env layered
+ * between the sandbox env and the call's own env; when it exits normally (any exit code, not killed
+ * or timed out) the cwd it ended in and the exported variables it set or unset become the session's.
+ *
+ *   POST   /api/session            {id?, env?, cwd?}  → {session}   (409 SESSION_EXISTS)
+ *   GET    /api/session/list                          → {sessions}
+ *   GET    /api/session/{id}                          → {session}   (404 SESSION_NOT_FOUND)
+ *   DELETE /api/session/{id}                          → {sessionId, killed}  kills its processes
+ *
+ * A command naming a session that does not exist creates it (empty env, the workspace as cwd), as
+ * Cloudflare's sandbox API does; only the session routes answer 404 for an unknown id.
+ */
+import { z } from "zod";
+import type { SuccessEnvelope } from "./process.ts";
+
+export const SESSION_LIMITS = {
+  maxSessions: 1024,
+  maxSessionIdLength: 128,
+} as const;
+
+export const sessionIdSchema = z
+  .string()
+  .min(1)
+  .max(SESSION_LIMITS.maxSessionIdLength)
+  .regex(/^[A-Za-z0-9._:@-]+$/, "session ids use letters, digits and . _ : @ -");
+
+const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
+
+export const createSessionRequestSchema = z.object({
+  id: sessionIdSchema.optional(),
+  env: z.record(envNameSchema, z.string()).optional(),
+  /** Starting directory (relative: against the workspace). Default: the workspace. */
+  cwd: z.string().min(1).max(4096).optional(),
+});
+export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
+
+/**
+ * `POST /api/env`: sandbox-level variables, or a session's with `sessionId`. A null value unsets the
+ * variable (for a session: hides the sandbox's value from its commands).
+ */
+export const setEnvRequestSchema = z.object({
+  vars: z.record(envNameSchema, z.string().nullable()),
+  sessionId: sessionIdSchema.optional(),
+});
+export type SetEnvRequest = z.output<typeof setEnvRequestSchema>;
+
+export interface SessionInfo {
+  id: string;
+  cwd: string;
+  /** Variables the session sets on top of the sandbox env. */
+  env: Record<string, string>;
+  /** Variables the session removed (e.g. with `unset`), hidden from its commands. */
+  unsetEnv: string[];
+  createdAt: string;
+  updatedAt: string;
+  /** Live processes started in this session. */
+  runningProcesses: number;
+}
+
+export type SessionResponse = SuccessEnvelope & { session: SessionInfo };
+export type ListSessionsResponse = SuccessEnvelope & { sessions: SessionInfo[] };
+export type DeleteSessionResponse = SuccessEnvelope & { sessionId: string; killed: number };
+export type EnvResponse = SuccessEnvelope & { vars: Record<string, string>; sessionId?: string; unsetEnv?: string[] };
