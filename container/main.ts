@@ -3,9 +3,12 @@
  * (default 127.0.0.1; the image sets 0.0.0.0), WORKSPACE (default .sandbox/workspace),
  * SANDBOX_HOME (HOME of commands; default the workspace).
  */
+import { sandboxOptionsFromEnv } from "./sandbox/options.ts";
 import { startServer } from "./server.ts";
 
 const server = await startServer({
+  // SANDBOX_ISOLATION, SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS, … (protocol/isolation.ts)
+  ...sandboxOptionsFromEnv(process.env),
   port: Number(process.env.PORT ?? 3000),
   host: process.env.HOST || "127.0.0.1",
   workspace: process.env.WORKSPACE || ".sandbox/workspace",

@@ -14,8 +14,10 @@ import { sendError, sendErrorCode } from "./http/response.ts";
 import { Router } from "./http/router.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import type { RouteGroup, ServerContext } from "./http/types.ts";
+import type { SandboxOptions } from "./sandbox/options.ts";
 
-export interface StartServerOptions {
+/** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see SandboxOptions. */
+export interface StartServerOptions extends SandboxOptions {
   /** Default 3000; 0 lets the OS pick. */
   port?: number;
   /** Default 127.0.0.1 (the image sets 0.0.0.0). */
@@ -60,6 +62,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     startedAt: Date.now(),
     version: VERSION,
     shutdown: shutdown.signal,
+    sandbox: options,
   };
 
   const router = new Router();

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServerLimits } from "../config.ts";
 import type { ProcessTable } from "../engine/process-table.ts";
+import type { SandboxOptions } from "../sandbox/options.ts";
 
 /** Server-wide state shared by every route (one per started server). */
 export interface ServerContext {
@@ -14,6 +15,8 @@ export interface ServerContext {
   readonly version: string;
   /** Aborted when the server closes; long-lived handlers (streams) stop on it. */
   readonly shutdown: AbortSignal;
+  /** Isolation, file limits and state directory for the sandbox routes (container/sandbox/). */
+  readonly sandbox?: SandboxOptions;
 }
 
 export interface RequestContext {
