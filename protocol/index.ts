@@ -5,3 +5,7 @@ export * from "./events.ts";
 export * from "./sse.ts";
 export * from "./sandbox.ts";
 export * from "./runtime.ts";
+export * from "./files.ts";
+export * from "./sessions.ts";
+export * from "./isolation.ts";
+export * from "./info.ts";
