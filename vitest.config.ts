@@ -1,4 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+
+/** API token the workers tests run with (the Worker refuses every request without one). */
+export const TEST_API_TOKEN = "test-token-0123456789";
 
 export default defineConfig({
   test: {
@@ -8,6 +12,27 @@ export default defineConfig({
           name: "container",
           environment: "node",
           include: ["test/container/**/*.test.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        // The Worker and its Durable Object in workerd, against the real local container runtime.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: process.env.SANDBOX_TEST_WRANGLER_CONFIG ?? "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                SANDBOX_CONTAINER_URL: inject("runtimeUrl"),
+                SANDBOX_API_TOKEN: TEST_API_TOKEN,
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/worker/**/*.test.ts"],
+          globalSetup: ["test/global-setup.ts"],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

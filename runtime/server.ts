@@ -165,9 +165,11 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     pool,
     close() {
       closing ??= (async () => {
+        // Containers first, so monitors waiting on /exit learn that they stopped; then the server.
+        await pool.stopAll();
+        await new Promise((resolve) => setTimeout(resolve, 50));
         server.close();
         server.closeAllConnections();
-        await pool.stopAll();
       })();
       return closing;
     },

@@ -1,0 +1,34 @@
+/**
+ * The Worker's public HTTP API: REST + SSE under /v1/sandboxes/:id, bearer-token auth, JSON errors
+ * with wire codes, and the OpenAPI document at /v1/openapi.json.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { LIMITS } from "../../protocol/limits.ts";
+import { requireToken } from "./auth.ts";
+import { errorResponse, handleError } from "./errors.ts";
+import { openApiDocument } from "./openapi.ts";
+import { execRoutes } from "./routes/exec.ts";
+import { lifecycleRoutes } from "./routes/lifecycle.ts";
+import { processRoutes } from "./routes/processes.ts";
+import { sandboxParam } from "./sandbox-param.ts";
+import type { ApiEnv } from "./types.ts";
+
+export function createApp(): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  app.onError(handleError);
+  app.notFound((c) => errorResponse(c, "NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+
+  app.get("/", (c) => c.json({ service: "sandbox", api: "/v1", openapi: "/v1/openapi.json" }));
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
+
+  const limit = bodyLimit({
+    maxSize: LIMITS.maxRequestBodyBytes,
+    onError: (c) => errorResponse(c, "PAYLOAD_TOO_LARGE", `Request bodies are limited to ${LIMITS.maxRequestBodyBytes} bytes`),
+  });
+  app.use("/v1/sandboxes/*", requireToken(), limit);
+  app.use("/v1/sandboxes/:id/*", sandboxParam());
+  app.use("/v1/sandboxes/:id", sandboxParam());
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes]) app.route("/v1/sandboxes/:id", routes);
+  return app;
+}

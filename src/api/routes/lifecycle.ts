@@ -1,0 +1,16 @@
+/** The sandbox itself: its state (starting the container if needed), its settings, destroying it. */
+import { Hono } from "hono";
+import type { ApiEnv } from "../types.ts";
+import { configRequestSchema } from "../schemas.ts";
+import { jsonBody } from "../validate.ts";
+
+export const lifecycleRoutes = new Hono<ApiEnv>()
+  .get("/", async (c) => c.json({ id: c.var.sandboxId, ...(await c.var.sandbox.info()) }))
+  .patch("/config", jsonBody(configRequestSchema), async (c) => {
+    await c.var.sandbox.configure(c.req.valid("json"));
+    return c.body(null, 204);
+  })
+  .delete("/", async (c) => {
+    await c.var.sandbox.destroy();
+    return c.body(null, 204);
+  });

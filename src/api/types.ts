@@ -1,0 +1,8 @@
+import type { Env } from "../env.ts";
+import type { SandboxRpc } from "../client/types.ts";
+
+/** Hono environment of the API: Worker bindings, plus the sandbox a /v1/sandboxes/:id route is about. */
+export interface ApiEnv {
+  Bindings: Env;
+  Variables: { sandbox: SandboxRpc; sandboxId: string };
+}

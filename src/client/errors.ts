@@ -1,0 +1,180 @@
+/**
+ * Error classes users catch, one per wire code that callers act on, all carrying `code`,
+ * `httpStatus` and `context`. The same errors reach the caller three ways: a JSON error body
+ * (HTTP), an SSE `error` event, or a Workers RPC exception — which keeps only `name` and `message`,
+ * so the Durable Object encodes code and context into the message and the caller rebuilds the class.
+ */
+import { ERROR_CODES, isErrorCode, isErrorResponse, type ErrorCode } from "../../protocol/errors.ts";
+
+export interface SandboxErrorOptions {
+  context?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class SandboxError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number;
+  readonly context: Record<string, unknown> | undefined;
+
+  constructor(message: string, code: ErrorCode = "INTERNAL_ERROR", options: SandboxErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SandboxError";
+    this.code = code;
+    this.httpStatus = ERROR_CODES[code];
+    this.context = options.context;
+  }
+}
+
+export class ProcessNotFoundError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "PROCESS_NOT_FOUND", options);
+    this.name = "ProcessNotFoundError";
+  }
+}
+
+export class ProcessAlreadyExistsError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "PROCESS_EXISTS", options);
+    this.name = "ProcessAlreadyExistsError";
+  }
+}
+
+export class ExecutionTimeoutError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "EXECUTION_TIMEOUT", options);
+    this.name = "ExecutionTimeoutError";
+  }
+}
+
+/** A handle from before the container restarted: its process is gone, whatever now shares its id. */
+export class StaleProcessHandleError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "STALE_PROCESS_HANDLE", options);
+    this.name = "StaleProcessHandleError";
+  }
+}
+
+export class ProcessNotRunningError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "PROCESS_NOT_RUNNING", options);
+    this.name = "ProcessNotRunningError";
+  }
+}
+
+/** The container could not be started or reached (locally: the container runtime is not running). */
+export class ContainerUnavailableError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "CONTAINER_UNAVAILABLE", options);
+    this.name = "ContainerUnavailableError";
+  }
+}
+
+/** The HTTP client could not reach the service, or lost a stream and ran out of reconnects. */
+export class SandboxConnectionError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "CONNECTION_FAILED", options);
+    this.name = "SandboxConnectionError";
+  }
+}
+
+export class SandboxAuthError extends SandboxError {
+  constructor(message: string, code: "UNAUTHORIZED" | "AUTH_NOT_CONFIGURED", options?: SandboxErrorOptions) {
+    super(message, code, options);
+    this.name = "SandboxAuthError";
+  }
+}
+
+export class InvalidRequestError extends SandboxError {
+  constructor(message: string, code: ErrorCode, options?: SandboxErrorOptions) {
+    super(message, code, options);
+    this.name = "InvalidRequestError";
+  }
+}
+
+const INVALID_CODES = new Set<ErrorCode>([
+  "INVALID_JSON",
+  "INVALID_REQUEST",
+  "INVALID_SIGNAL",
+  "INVALID_SANDBOX_ID",
+  "PAYLOAD_TOO_LARGE",
+  "UNSUPPORTED_MEDIA_TYPE",
+]);
+
+/** Builds the error class for a wire code. Unknown codes become a plain SandboxError(INTERNAL_ERROR). */
+export function errorFromCode(code: string, message: string, options: SandboxErrorOptions = {}): SandboxError {
+  if (!isErrorCode(code)) {
+    return new SandboxError(message, "INTERNAL_ERROR", { ...options, context: { ...options.context, code } });
+  }
+  switch (code) {
+    case "PROCESS_NOT_FOUND":
+      return new ProcessNotFoundError(message, options);
+    case "PROCESS_EXISTS":
+      return new ProcessAlreadyExistsError(message, options);
+    case "EXECUTION_TIMEOUT":
+      return new ExecutionTimeoutError(message, options);
+    case "STALE_PROCESS_HANDLE":
+      return new StaleProcessHandleError(message, options);
+    case "PROCESS_NOT_RUNNING":
+      return new ProcessNotRunningError(message, options);
+    case "CONTAINER_UNAVAILABLE":
+      return new ContainerUnavailableError(message, options);
+    case "CONNECTION_FAILED":
+      return new SandboxConnectionError(message, options);
+    case "UNAUTHORIZED":
+    case "AUTH_NOT_CONFIGURED":
+      return new SandboxAuthError(message, code, options);
+    default:
+      return INVALID_CODES.has(code) ? new InvalidRequestError(message, code, options) : new SandboxError(message, code, options);
+  }
+}
+
+/** Rebuilds the error of an HTTP error response body (protocol `ErrorResponse`). */
+export function errorFromBody(body: unknown, fallbackStatus: number): SandboxError {
+  if (isErrorResponse(body)) {
+    return errorFromCode(body.code, body.message, body.context === undefined ? {} : { context: body.context });
+  }
+  const code: ErrorCode = fallbackStatus === 401 ? "UNAUTHORIZED" : fallbackStatus === 404 ? "NOT_FOUND" : "INTERNAL_ERROR";
+  const text = typeof body === "string" ? body.slice(0, 500) : JSON.stringify(body)?.slice(0, 500);
+  return errorFromCode(code, `HTTP ${fallbackStatus}: ${text ?? ""}`);
+}
+
+// ── across Workers RPC ──────────────────────────────────────────────────────
+
+const RPC_MESSAGE = /^\[([A-Z][A-Z_]*)\] ([\s\S]*?)(?:\n\[context\] (\{[\s\S]*\}))?$/;
+
+/** The message a Durable Object throws so the caller can rebuild the error: `[CODE] message`. */
+export function encodeRpcMessage(code: ErrorCode, message: string, context?: Record<string, unknown>): string {
+  return `[${code}] ${message}${context === undefined ? "" : `\n[context] ${JSON.stringify(context)}`}`;
+}
+
+/** An Error fit to throw across RPC: encoded message, and the class name for readers of logs. */
+export function toRpcError(error: unknown): Error {
+  const sandboxError = error instanceof SandboxError ? error : asSandboxError(error);
+  const rpcError = new Error(encodeRpcMessage(sandboxError.code, sandboxError.message, sandboxError.context));
+  rpcError.name = sandboxError.name;
+  return rpcError;
+}
+
+/** Rebuilds the class of an error thrown across RPC; errors without an encoded code pass through asSandboxError. */
+export function fromRpcError(error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const match = RPC_MESSAGE.exec(message);
+  if (!match) return asSandboxError(error);
+  let context: Record<string, unknown> | undefined;
+  if (match[3]) {
+    try {
+      context = JSON.parse(match[3]) as Record<string, unknown>;
+    } catch {
+      context = undefined;
+    }
+  }
+  return errorFromCode(match[1]!, match[2]!, { ...(context ? { context } : {}), cause: error });
+}
+
+/** Any thrown value as a SandboxError (unknown failures become INTERNAL_ERROR, keeping the cause). */
+export function asSandboxError(error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new SandboxError(message, "INTERNAL_ERROR", { cause: error });
+}

@@ -1,0 +1,12 @@
+import type { Sandbox } from "./sandbox.ts";
+
+/** Bindings, vars and secrets of the Worker (wrangler.toml; secrets via `wrangler secret put`). */
+export interface Env {
+  Sandbox: DurableObjectNamespace<Sandbox>;
+  /** Bearer token every /v1 request must carry. Unset: the API refuses all requests. */
+  SANDBOX_API_TOKEN?: string;
+  /** Local container runtime (`npm start` sets it). Only used where Cloudflare Containers are absent. */
+  SANDBOX_CONTAINER_URL?: string;
+  /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
+  SANDBOX_SLEEP_AFTER?: string;
+}

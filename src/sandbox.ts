@@ -1,0 +1,266 @@
+/**
+ * The Sandbox Durable Object: one per sandbox id, owning one container. It keeps the container's
+ * lifecycle (start on first use, sleep after `sleepAfter` idle, never while a stream is open), its
+ * generation (for stale process handles) and its config, and forwards every call to the container
+ * process server. Errors leave as RPC exceptions with the wire code encoded (client/errors.ts).
+ */
+import { Container } from "@cloudflare/containers";
+import type { ExecResponse, GetProcessResponse, ListProcessesResponse, StartProcessResponse, KillResponse,
+  KillAllResponse, CleanupResponse, GetProcessLogsResponse, StdinResponse, PingResponse, ProcessInfo, ExecResult } from "../protocol/process.ts";
+import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema, parseSignal } from "../protocol/process.ts";
+import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
+import { isValidSandboxId } from "../protocol/sandbox.ts";
+import { ContainerUnavailableError, InvalidRequestError, ProcessNotFoundError, SandboxError, toRpcError } from "./client/errors.ts";
+import type { ExecRequestOptions, HandleRef, KillAllRequest, KillResult, ListRequest, LogStreamRequest, ProcessLogs,
+  ProcessRecord, SandboxConfig, SandboxInfo, SandboxRpc, StartRequestOptions, StdinResult } from "./client/types.ts";
+import type { Env } from "./env.ts";
+import { ContainerApi } from "./sandbox/container-api.ts";
+import { assertSameGeneration, GenerationTracker, type Generation } from "./sandbox/generation.ts";
+import { installLocalContainer } from "./sandbox/local-container.ts";
+import { parseRequest, processPath, query } from "./sandbox/request.ts";
+import { guardStream } from "./sandbox/stream-guard.ts";
+
+const CONFIG_KEY = "sandbox:config";
+const DEFAULT_SLEEP_AFTER = "10m";
+const PORT_READY_TIMEOUT_MS = 30_000;
+
+interface Link {
+  api: ContainerApi;
+  generation: Generation;
+}
+
+export class Sandbox extends Container<Env> implements SandboxRpc {
+  override defaultPort = CONTAINER_SERVER_PORT;
+  override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
+  readonly #generations: GenerationTracker;
+  #openStreams = 0;
+
+  constructor(ctx: DurableObjectState<{}>, env: Env) {
+    // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
+    const name = ctx.id.name;
+    installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString());
+    super(ctx, env);
+    this.#generations = new GenerationTracker(ctx.storage);
+    this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
+    void ctx.blockConcurrencyWhile(async () => {
+      const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
+      if (config) this.#apply(config);
+    });
+  }
+
+  // ── lifecycle ────────────────────────────────────────────────────────────
+
+  override onStart(): void {
+    this.#generations.reset();
+  }
+
+  override onStop(): void {
+    this.#generations.reset();
+  }
+
+  override onError(error: unknown): unknown {
+    console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: container error:`, error instanceof Error ? error.message : error);
+    throw error;
+  }
+
+  /** Sleep only when no stream is open: an open stream is activity even when no bytes flow. */
+  override async onActivityExpired(): Promise<void> {
+    if (this.#openStreams > 0) {
+      this.renewActivityTimeout();
+      return;
+    }
+    await super.onActivityExpired();
+  }
+
+  async configure(config: SandboxConfig): Promise<void> {
+    return this.#guard(async () => {
+      const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
+      const next: SandboxConfig = { ...stored, ...config };
+      this.#apply(next);
+      await this.ctx.storage.put(CONFIG_KEY, next);
+    });
+  }
+
+  #apply(config: SandboxConfig): void {
+    if (config.sleepAfter !== undefined) {
+      if (!/^\d+(\.\d+)?[smh]?$/.test(String(config.sleepAfter))) {
+        throw new InvalidRequestError(`sleepAfter must look like "30s", "10m", "2h" or a number of seconds`, "INVALID_REQUEST");
+      }
+      this.sleepAfter = config.sleepAfter;
+      this.renewActivityTimeout();
+    }
+    if (config.envVars !== undefined) this.envVars = { ...config.envVars };
+  }
+
+  async info(): Promise<SandboxInfo> {
+    return this.#call(async ({ generation }) => ({
+      generation: generation.instanceId,
+      generationNumber: generation.number,
+      containerStartedAt: generation.startedAt,
+      sleepAfter: String(this.sleepAfter),
+    }));
+  }
+
+  // ── commands ─────────────────────────────────────────────────────────────
+
+  async exec(command: string, options: ExecRequestOptions = {}): Promise<ExecResult> {
+    return this.#call(async ({ api }) => {
+      const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
+      return execResult(await api.json<ExecResponse>("POST", "/api/execute", body));
+    });
+  }
+
+  async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async ({ api }) => {
+      const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
+      return this.#guardStream(await api.stream("POST", "/api/execute/stream", body));
+    });
+  }
+
+  // ── processes ────────────────────────────────────────────────────────────
+
+  async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
+    return this.#call(async ({ api, generation }) => {
+      const body = parseRequest(startProcessRequestSchema, { ...options, command }, "start request");
+      const { process } = await api.json<StartProcessResponse>("POST", "/api/process/start", body);
+      return record(process, generation);
+    });
+  }
+
+  async listProcesses(options: ListRequest = {}): Promise<ProcessRecord[]> {
+    return this.#call(async ({ api, generation }) => {
+      const { processes } = await api.json<ListProcessesResponse>("GET", `/api/process/list${query({ sessionId: options.sessionId })}`);
+      return processes.map((process) => record(process, generation));
+    });
+  }
+
+  async getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null> {
+    return this.#call(async ({ api, generation }) => {
+      try {
+        const { process } = await api.json<GetProcessResponse>("GET", processPath(id));
+        return process ? record(process, generation) : null;
+      } catch (error) {
+        if (error instanceof ProcessNotFoundError) return null;
+        throw error;
+      }
+    }, { ref, processId: id });
+  }
+
+  async killProcess(id: string, signal?: string | number, ref?: HandleRef): Promise<KillResult> {
+    return this.#call(async ({ api }) => {
+      const name = parseSignal(signal);
+      if (!name) throw new InvalidRequestError(`Unknown signal ${String(signal)}`, "INVALID_SIGNAL");
+      const { processId, signal: sent, status } = await api.json<KillResponse>("DELETE", processPath(id, query({ signal: name })));
+      return { processId, signal: sent, status };
+    }, { ref, processId: id });
+  }
+
+  async killAllProcesses(options: KillAllRequest = {}): Promise<number> {
+    return this.#call(async ({ api }) => {
+      const signal = options.signal === undefined ? undefined : parseSignal(options.signal);
+      if (options.signal !== undefined && !signal) throw new InvalidRequestError(`Unknown signal ${String(options.signal)}`, "INVALID_SIGNAL");
+      const { killed } = await api.json<KillAllResponse>("DELETE", `/api/process/kill-all${query({ sessionId: options.sessionId, signal })}`);
+      return killed;
+    });
+  }
+
+  async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async ({ api }) => {
+      const since = options.since;
+      if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
+        throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
+      }
+      return this.#guardStream(await api.stream("GET", processPath(id, `/stream${query({ since })}`)));
+    }, { ref: options, processId: id });
+  }
+
+  async getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs> {
+    return this.#call(async ({ api }) => {
+      const { success: _ok, timestamp: _at, ...logs } = await api.json<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
+      return logs;
+    }, { ref, processId: id });
+  }
+
+  async cleanupCompletedProcesses(): Promise<number> {
+    return this.#call(async ({ api }) => (await api.json<CleanupResponse>("POST", "/api/process/cleanup")).cleaned);
+  }
+
+  async writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+    return this.#call(async ({ api }) => {
+      const body = parseRequest(stdinRequestSchema, { data, ...(options.encoding ? { encoding: options.encoding } : {}), ...(options.close ? { close: true } : {}) }, "stdin request");
+      return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), body));
+    }, { ref: options, processId: id });
+  }
+
+  async closeStdin(id: string, ref?: HandleRef): Promise<StdinResult> {
+    return this.#call(async ({ api }) => stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true })), { ref, processId: id });
+  }
+
+  // ── plumbing ─────────────────────────────────────────────────────────────
+
+  /** Runs one RPC call against the running container; a handle's generation is checked first. */
+  async #call<T>(work: (link: Link) => Promise<T>, handle?: { ref: HandleRef | undefined; processId: string }): Promise<T> {
+    return this.#guard(async () => {
+      const link = await this.#link();
+      if (handle) assertSameGeneration(handle.ref, link.generation, handle.processId);
+      return work(link);
+    });
+  }
+
+  async #guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw toRpcError(error);
+    }
+  }
+
+  async #link(): Promise<Link> {
+    this.renewActivityTimeout();
+    await this.#ensureRunning();
+    const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+    const generation = await this.#generations.current(() => api.json<PingResponse>("GET", "/api/ping"));
+    return { api, generation };
+  }
+
+  async #ensureRunning(): Promise<void> {
+    const state = await this.getState();
+    if (this.ctx.container!.running && state.status === "healthy") return;
+    try {
+      await this.startAndWaitForPorts({
+        ports: [CONTAINER_SERVER_PORT],
+        cancellationOptions: { portReadyTimeoutMS: PORT_READY_TIMEOUT_MS },
+      });
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      throw new ContainerUnavailableError(
+        `The sandbox's container could not be started: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  #guardStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    return guardStream(body, {
+      onOpen: () => this.#openStreams++,
+      onData: () => this.renewActivityTimeout(),
+      onClose: () => {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      },
+    });
+  }
+}
+
+function record(process: ProcessInfo, generation: Generation): ProcessRecord {
+  return { ...process, generation: generation.instanceId };
+}
+
+/** The container's exec answer as an ExecResult: `success` means exit code 0, not "the call worked". */
+export function execResult(response: ExecResult): ExecResult {
+  return { ...response, success: response.exitCode === 0 };
+}
+
+function stdinResult({ processId, bytesWritten, closed }: StdinResponse): StdinResult {
+  return { processId, bytesWritten, closed };
+}

@@ -1,0 +1,61 @@
+/**
+ * Calls to the container process server (DESIGN §3) from inside the Durable Object, over the
+ * container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
+ */
+import { ContainerUnavailableError, errorFromBody, type SandboxError } from "../client/errors.ts";
+
+export interface PortFetcher {
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+}
+
+const BASE = "http://container";
+
+export class ContainerApi {
+  readonly #port: PortFetcher;
+
+  constructor(port: PortFetcher) {
+    this.#port = port;
+  }
+
+  async #send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response> {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      (init.headers as Record<string, string>)["content-type"] = "application/json";
+    }
+    let response: Response;
+    try {
+      response = await this.#port.fetch(`${BASE}${path}`, init);
+    } catch (error) {
+      throw new ContainerUnavailableError(
+        `The sandbox's container server is not reachable: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    if (!response.ok) throw await errorOf(response);
+    return response;
+  }
+
+  async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.#send(method, path, body, { accept: "application/json" });
+    return (await response.json()) as T;
+  }
+
+  /** Opens an SSE stream; errors before the first byte arrive as thrown SandboxErrors. */
+  async stream(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.#send(method, path, body, { accept: "text/event-stream", ...headers });
+    if (!response.body) throw new ContainerUnavailableError(`The container answered ${path} without a body`);
+    return response.body;
+  }
+}
+
+async function errorOf(response: Response): Promise<SandboxError> {
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: errorFromBody keeps the text
+  }
+  return errorFromBody(body, response.status);
+}

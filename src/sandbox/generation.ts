@@ -1,0 +1,58 @@
+/**
+ * Container generations. Each container server mints an `instanceId` at boot (its ping says so); the
+ * Durable Object numbers the instances it has seen, in storage, so it survives its own eviction.
+ * Process records carry the instance id; a handle that names an older one is stale.
+ */
+import type { PingResponse } from "../../protocol/process.ts";
+import { StaleProcessHandleError } from "../client/errors.ts";
+import type { HandleRef } from "../client/types.ts";
+
+const STORAGE_KEY = "sandbox:generation";
+
+export interface Generation {
+  instanceId: string;
+  /** 1 for the first container this sandbox ran, +1 for each restart. */
+  number: number;
+  startedAt: string;
+}
+
+export class GenerationTracker {
+  readonly #storage: DurableObjectStorage;
+  #current: Promise<Generation> | undefined;
+
+  constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+  }
+
+  /** Forget the running generation (the container started or stopped); the next call pings again. */
+  reset(): void {
+    this.#current = undefined;
+  }
+
+  current(ping: () => Promise<PingResponse>): Promise<Generation> {
+    const pending = (this.#current ??= this.#resolve(ping));
+    pending.catch(() => {
+      if (this.#current === pending) this.#current = undefined;
+    });
+    return pending;
+  }
+
+  async #resolve(ping: () => Promise<PingResponse>): Promise<Generation> {
+    const { instanceId } = await ping();
+    const stored = await this.#storage.get<Generation>(STORAGE_KEY);
+    if (stored?.instanceId === instanceId) return stored;
+    const next: Generation = { instanceId, number: (stored?.number ?? 0) + 1, startedAt: new Date().toISOString() };
+    await this.#storage.put(STORAGE_KEY, next);
+    return next;
+  }
+}
+
+/** Throws STALE_PROCESS_HANDLE when the handle belongs to another container generation. */
+export function assertSameGeneration(ref: HandleRef | undefined, current: Generation, processId: string): void {
+  if (ref?.generation === undefined || ref.generation === current.instanceId) return;
+  throw new StaleProcessHandleError(
+    `Process "${processId}" belonged to an earlier container of this sandbox, which has since restarted ` +
+      `(now generation ${current.number}); the process is gone. Start it again or look it up by id.`,
+    { context: { processId, handleGeneration: ref.generation, currentGeneration: current.instanceId } },
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * A stand-in for `ctx.container` that drives the local container runtime (runtime/) over HTTP on
+ * loopback, so the Sandbox Durable Object runs unchanged in wrangler dev and in tests without
+ * Docker. It implements what the Container base class uses: `running`, `start`, `monitor`,
+ * `destroy`, `signal` and `getTcpPort(port).fetch`.
+ */
+import type { RuntimeContainerInfo, RuntimeStartRequest } from "../../protocol/runtime.ts";
+
+const START_TIMEOUT_MS = 30_000;
+const CALL_TIMEOUT_MS = 10_000;
+const EXIT_POLL_MS = 30_000;
+
+/** Failures of the local runtime. The message says what to start. */
+export class LocalRuntimeError extends Error {
+  override name = "LocalRuntimeError";
+}
+
+export function missingRuntimeMessage(): string {
+  return (
+    "No container engine: Cloudflare Containers are not enabled here and SANDBOX_CONTAINER_URL is not set. " +
+    "Locally, run `npm start` (wrangler dev together with the local container runtime)."
+  );
+}
+
+function unreachableMessage(url: string, cause: unknown): string {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return (
+    `The local container runtime at ${url} is not reachable (${reason}). ` +
+    "Start it with `npm start`, or `npm run runtime` beside `wrangler dev`."
+  );
+}
+
+interface Run {
+  info: Promise<RuntimeContainerInfo>;
+  exit: Promise<void>;
+}
+
+export class LocalContainer {
+  readonly #url: string | undefined;
+  readonly #key: string;
+  #run: Run | undefined;
+  #running = false;
+
+  constructor(runtimeUrl: string | undefined, key: string) {
+    this.#url = runtimeUrl?.replace(/\/+$/, "");
+    this.#key = key;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  start(options: { env?: Record<string, string>; entrypoint?: string[]; enableInternet?: boolean } = {}): void {
+    if (this.#running) throw new Error("start() cannot be called on a container that is already running.");
+    const request: RuntimeStartRequest = {
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.entrypoint ? { entrypoint: options.entrypoint } : {}),
+      enableInternet: options.enableInternet ?? true,
+    };
+    const info = this.#call<RuntimeContainerInfo>("POST", "/start", request, START_TIMEOUT_MS);
+    const run: Run = { info, exit: info.then((started) => this.#watch(started)) };
+    this.#run = run;
+    this.#running = true;
+    const settle = () => {
+      if (this.#run === run) this.#running = false;
+    };
+    run.exit.then(settle, settle);
+  }
+
+  /** Settles when the current run ends: resolves on exit code 0, rejects otherwise (as workerd does). */
+  monitor(): Promise<void> {
+    return this.#run?.exit ?? Promise.resolve();
+  }
+
+  async destroy(): Promise<void> {
+    const run = this.#run;
+    if (!run) return;
+    await this.#call("DELETE", "", undefined, CALL_TIMEOUT_MS).catch(() => undefined);
+    await Promise.race([run.exit.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CALL_TIMEOUT_MS))]);
+    if (this.#run === run) this.#running = false;
+  }
+
+  signal(signo: number): void {
+    if (!this.#running) return;
+    this.#call("POST", "/signal", { signal: signo }, CALL_TIMEOUT_MS).catch((error: unknown) => {
+      console.error(`local container ${this.#key}: signal ${signo} failed:`, error);
+    });
+  }
+
+  getTcpPort(port: number): { fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> } {
+    return {
+      fetch: async (input, init) => {
+        const run = this.#run;
+        if (!run || !this.#running) throw new Error("the container is not running, consider calling start()");
+        const info = await run.info;
+        const target = info.ports?.[String(port)] ?? port;
+        const request = new Request(input, init);
+        const url = new URL(request.url);
+        url.protocol = "http:";
+        url.hostname = "127.0.0.1";
+        url.port = String(target);
+        return fetch(new Request(url, request));
+      },
+    };
+  }
+
+  async setInactivityTimeout(): Promise<void> {}
+
+  /** Long-polls the runtime until this run exits. */
+  async #watch(started: RuntimeContainerInfo): Promise<void> {
+    const query = `?runId=${encodeURIComponent(started.runId ?? "")}&waitMs=${EXIT_POLL_MS}`;
+    for (;;) {
+      const state = await this.#call<RuntimeContainerInfo>("GET", `/exit${query}`, undefined, EXIT_POLL_MS + CALL_TIMEOUT_MS);
+      if (state.running) continue;
+      if (state.signal) throw new Error(`runtime signalled the container to exit: ${state.exitCode ?? 0}`);
+      if (state.exitCode) throw new Error(`container exited with unexpected exit code: ${state.exitCode}`);
+      return;
+    }
+  }
+
+  async #call<T>(method: string, path: string, body: unknown, timeoutMs: number): Promise<T> {
+    if (this.#url === undefined) throw new LocalRuntimeError(missingRuntimeMessage());
+    const url = `${this.#url}/containers/${encodeURIComponent(this.#key)}${path}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+      });
+    } catch (error) {
+      throw new LocalRuntimeError(unreachableMessage(this.#url, error));
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (!response.ok) {
+      const message = (parsed as { message?: string } | undefined)?.message ?? text.slice(0, 300);
+      const tail = (parsed as { context?: { logTail?: string } } | undefined)?.context?.logTail;
+      throw new LocalRuntimeError(`local container runtime: ${message}${tail ? `\n--- container output ---\n${tail}` : ""}`);
+    }
+    return parsed as T;
+  }
+}
+
+/**
+ * Gives the Durable Object a container when the platform did not: call before `super()` (the
+ * Container constructor throws without one). Without SANDBOX_CONTAINER_URL every start fails with
+ * a message naming what to run.
+ */
+export function installLocalContainer(ctx: DurableObjectState<{}>, runtimeUrl: string | undefined, key: string): boolean {
+  if (ctx.container !== undefined) return false;
+  Object.defineProperty(ctx, "container", {
+    value: new LocalContainer(runtimeUrl, key),
+    configurable: true,
+    enumerable: true,
+  });
+  return true;
+}

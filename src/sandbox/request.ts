@@ -1,0 +1,30 @@
+/** Validates RPC arguments with the protocol schemas (RPC callers are not type-checked at runtime). */
+import type { z } from "zod";
+import { InvalidRequestError } from "../client/errors.ts";
+
+export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
+  const first = issues[0];
+  throw new InvalidRequestError(
+    `Invalid ${what}: ${first ? `${first.path || "(body)"}: ${first.message}` : "malformed"}`,
+    "INVALID_REQUEST",
+    { context: { issues } },
+  );
+}
+
+/** `/api/process/{id}` with the id escaped. */
+export function processPath(id: string, suffix = ""): string {
+  if (typeof id !== "string" || id.length === 0) {
+    throw new InvalidRequestError("A process id is required", "INVALID_REQUEST");
+  }
+  return `/api/process/${encodeURIComponent(id)}${suffix}`;
+}
+
+export function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
