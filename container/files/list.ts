@@ -35,21 +35,26 @@ export async function listDirectory(policy: PathPolicy, input: string, options: 
   try {
     const top = await lstat(target.real);
     if (!top.isDirectory()) throw new FileOperationError("NOT_A_DIRECTORY", `${input}: not a directory`, { path: input });
-    // Depth first, names sorted, so a listing reads like `find` and is stable between calls.
-    const pending: string[] = [""];
-    while (pending.length > 0) {
-      const relativeDir = pending.pop()!;
-      const names = await readNames(path.join(target.real, relativeDir), options.includeHidden ?? false);
-      const subdirectories: string[] = [];
-      for (const name of names) {
-        if (files.length >= maxEntries) return { path: target.display, files, truncated: true };
-        const relativePath = relativeDir === "" ? name : `${relativeDir}/${name}`;
-        const info = await describe(path.join(target.real, relativePath), path.join(target.display, relativePath), name, relativePath);
-        if (!info) continue; // vanished while we listed
-        files.push(info);
-        if (options.recursive && info.type === "directory") subdirectories.push(relativePath);
+    // Depth first, names sorted: a directory's entries follow it directly, as `find` prints them.
+    const stack: { relativeDir: string; names: string[]; next: number }[] = [
+      { relativeDir: "", names: await readNames(target.real, options.includeHidden ?? false), next: 0 },
+    ];
+    while (stack.length > 0) {
+      const frame = stack.at(-1)!;
+      if (frame.next >= frame.names.length) {
+        stack.pop();
+        continue;
       }
-      pending.push(...subdirectories.reverse());
+      const name = frame.names[frame.next++]!;
+      if (files.length >= maxEntries) return { path: target.display, files, truncated: true };
+      const relativePath = frame.relativeDir === "" ? name : `${frame.relativeDir}/${name}`;
+      const info = await describe(path.join(target.real, relativePath), path.join(target.display, relativePath), name, relativePath);
+      if (!info) continue; // vanished while we listed
+      files.push(info);
+      if (options.recursive && info.type === "directory") {
+        const names = await readNames(path.join(target.real, relativePath), options.includeHidden ?? false).catch(() => []);
+        stack.push({ relativeDir: relativePath, names, next: 0 });
+      }
     }
     return { path: target.display, files, truncated: false };
   } catch (error) {

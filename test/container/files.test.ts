@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
+
+let t: SandboxServer;
+/** Outside the workspace: must stay untouched. */
+let outside: string;
+let extraRw: string;
+let extraRo: string;
+
+beforeAll(async () => {
+  outside = mkdtempSync(join(tmpdir(), "sandbox-outside-"));
+  writeFileSync(join(outside, "secret.txt"), "top secret");
+  extraRw = mkdtempSync(join(tmpdir(), "sandbox-rw-"));
+  extraRo = mkdtempSync(join(tmpdir(), "sandbox-ro-"));
+  writeFileSync(join(extraRo, "readme.txt"), "read only");
+  t = await startSandbox({ readWritePaths: [extraRw], readOnlyPaths: [extraRo], maxJsonFileBytes: 64 * 1024 });
+});
+afterAll(async () => {
+  await t.close();
+  for (const dir of [outside, extraRw, extraRo]) rmSync(dir, { recursive: true, force: true });
+});
+
+const files = (op: string, body: unknown) => t.post(`/api/files/${op}`, body);
+const ws = (...parts: string[]) => join(t.workspace, ...parts);
+
+describe("write and read", () => {
+  it("round-trips text, creating parent directories", async () => {
+    const write = await files("write", { path: "notes/deep/hello.txt", content: "héllo wörld\n" });
+    expect(write).toMatchObject({ status: 200, body: { success: true, path: ws("notes/deep/hello.txt"), bytesWritten: 14 } });
+    expect(readFileSync(ws("notes/deep/hello.txt"), "utf8")).toBe("héllo wörld\n");
+
+    const read = await files("read", { path: "notes/deep/hello.txt" });
+    expect(read.body).toMatchObject({ content: "héllo wörld\n", encoding: "utf8", size: 14, mimeType: "text/plain", isBinary: false });
+  });
+
+  it("round-trips every byte value through base64 and detects binary", async () => {
+    const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => i % 256));
+    await files("write", { path: "blob.bin", content: bytes.toString("base64"), encoding: "base64" });
+    expect(readFileSync(ws("blob.bin")).equals(bytes)).toBe(true);
+    const read = await files("read", { path: "blob.bin" });
+    expect(read.body).toMatchObject({ encoding: "base64", isBinary: true, size: 4096, mimeType: "application/octet-stream" });
+    expect(Buffer.from(read.body.content, "base64").equals(bytes)).toBe(true);
+    // Text asked for explicitly as base64 comes back as base64.
+    const asBase64 = await files("read", { path: "notes/deep/hello.txt", encoding: "base64" });
+    expect(Buffer.from(asBase64.body.content, "base64").toString()).toBe("héllo wörld\n");
+  });
+
+  it("names MIME types by extension", async () => {
+    await files("write", { path: "data.json", content: "{}" });
+    await files("write", { path: "image.png", content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]).toString("base64"), encoding: "base64" });
+    expect((await files("read", { path: "data.json" })).body.mimeType).toBe("application/json");
+    expect((await files("read", { path: "image.png" })).body).toMatchObject({ mimeType: "image/png", isBinary: true });
+  });
+
+  it("replaces a file whole, keeps its mode, and applies a given mode", async () => {
+    await files("write", { path: "script.sh", content: "echo one", mode: "755" });
+    expect(statSync(ws("script.sh")).mode & 0o777).toBe(0o755);
+    await files("write", { path: "script.sh", content: "echo two" });
+    expect(statSync(ws("script.sh")).mode & 0o777).toBe(0o755);
+    expect((await t.exec({ command: "./script.sh" })).body.stdout).toBe("two\n");
+  });
+
+  it("reports missing files, directories and bad parents with their codes", async () => {
+    expect(await files("read", { path: "missing.txt" })).toMatchObject({ status: 404, body: { code: "FILE_NOT_FOUND" } });
+    expect(await files("read", { path: "notes" })).toMatchObject({ status: 409, body: { code: "IS_A_DIRECTORY" } });
+    expect(await files("write", { path: "notes", content: "x" })).toMatchObject({ status: 409, body: { code: "IS_A_DIRECTORY" } });
+    expect(await files("write", { path: "data.json/child", content: "x" })).toMatchObject({ status: 409, body: { code: "NOT_A_DIRECTORY" } });
+    expect(await files("write", { path: "no/parent.txt", content: "x", createParents: false })).toMatchObject({
+      status: 404,
+      body: { code: "FILE_NOT_FOUND" },
+    });
+    expect(await files("write", { path: "bad.bin", content: "%%%", encoding: "base64" })).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+    expect(await files("read", {})).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
+  });
+
+  it("caps JSON reads and writes (413) and points to the stream route", async () => {
+    const big = "x".repeat(64 * 1024 + 1);
+    const write = await files("write", { path: "big.txt", content: big });
+    expect(write).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
+    expect(existsSync(ws("big.txt"))).toBe(false);
+    writeFileSync(ws("big.txt"), big);
+    const read = await files("read", { path: "big.txt" });
+    expect(read).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
+    expect(read.body.message).toContain("/api/files/stream");
+  });
+});
+
+describe("directories and entries", () => {
+  it("mkdir: recursive creates parents and accepts existing; plain mkdir does not", async () => {
+    expect((await files("mkdir", { path: "a/b/c", recursive: true })).body).toMatchObject({ path: ws("a/b/c"), created: true });
+    expect(statSync(ws("a/b/c")).isDirectory()).toBe(true);
+    expect((await files("mkdir", { path: "a/b/c", recursive: true })).body.created).toBe(false);
+    expect(await files("mkdir", { path: "a/b/c" })).toMatchObject({ status: 409, body: { code: "FILE_EXISTS" } });
+    expect(await files("mkdir", { path: "x/y/z" })).toMatchObject({ status: 404, body: { code: "FILE_NOT_FOUND" } });
+  });
+
+  it("lists with type, size, mode and mtime; recursive and hidden on request", async () => {
+    mkdirSync(ws("tree/sub/.hidden-dir"), { recursive: true });
+    writeFileSync(ws("tree/top.txt"), "12345");
+    writeFileSync(ws("tree/.dotfile"), "");
+    writeFileSync(ws("tree/sub/inner.txt"), "x");
+    writeFileSync(ws("tree/sub/.hidden-dir/deep.txt"), "x");
+    symlinkSync("top.txt", ws("tree/link"));
+
+    const flat = await files("list", { path: "tree" });
+    expect(flat.body.files.map((f: { relativePath: string }) => f.relativePath)).toEqual(["link", "sub", "top.txt"]);
+    const top = flat.body.files.find((f: { name: string }) => f.name === "top.txt");
+    expect(top).toMatchObject({ type: "file", size: 5, mode: "0644", absolutePath: ws("tree/top.txt") });
+    expect(Date.parse(top.modifiedAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect(flat.body.files[0]).toMatchObject({ type: "symlink", target: "top.txt" });
+    expect(flat.body.files[1]).toMatchObject({ type: "directory" });
+
+    const deep = await files("list", { path: "tree", recursive: true });
+    expect(deep.body.files.map((f: { relativePath: string }) => f.relativePath)).toEqual(["link", "sub", "sub/inner.txt", "top.txt"]);
+    const all = await files("list", { path: "tree", recursive: true, includeHidden: true });
+    expect(all.body.files.map((f: { relativePath: string }) => f.relativePath)).toEqual([
+      ".dotfile", "link", "sub", "sub/.hidden-dir", "sub/.hidden-dir/deep.txt", "sub/inner.txt", "top.txt",
+    ]);
+    expect(all.body).toMatchObject({ count: 7, truncated: false });
+    const capped = await files("list", { path: "tree", recursive: true, includeHidden: true, maxEntries: 3 });
+    expect(capped.body).toMatchObject({ count: 3, truncated: true });
+
+    expect(await files("list", { path: "tree/top.txt" })).toMatchObject({ status: 409, body: { code: "NOT_A_DIRECTORY" } });
+    expect(await files("list", { path: "nowhere" })).toMatchObject({ status: 404, body: { code: "FILE_NOT_FOUND" } });
+    const root = await files("list", {});
+    expect(root.body.path).toBe(t.workspace);
+  });
+
+  it("exists reports type, and false for missing", async () => {
+    writeFileSync(ws("here.txt"), "");
+    expect((await files("exists", { path: "here.txt" })).body).toMatchObject({ exists: true, type: "file" });
+    expect((await files("exists", { path: "a" })).body).toMatchObject({ exists: true, type: "directory" });
+    expect((await files("exists", { path: "not-here" })).body).toMatchObject({ exists: false });
+    expect((await files("exists", { path: "here.txt/below" })).body).toMatchObject({ exists: false });
+  });
+
+  it("delete: files, directories only with recursive, never the workspace", async () => {
+    writeFileSync(ws("doomed.txt"), "");
+    expect((await files("delete", { path: "doomed.txt" })).status).toBe(200);
+    expect(existsSync(ws("doomed.txt"))).toBe(false);
+    expect(await files("delete", { path: "doomed.txt" })).toMatchObject({ status: 404, body: { code: "FILE_NOT_FOUND" } });
+    mkdirSync(ws("doomed-dir/inner"), { recursive: true });
+    expect(await files("delete", { path: "doomed-dir" })).toMatchObject({ status: 409, body: { code: "IS_A_DIRECTORY" } });
+    expect((await files("delete", { path: "doomed-dir", recursive: true })).status).toBe(200);
+    expect(existsSync(ws("doomed-dir"))).toBe(false);
+    expect(await files("delete", { path: ".", recursive: true })).toMatchObject({ status: 403, body: { code: "PERMISSION_DENIED" } });
+    expect(existsSync(t.workspace)).toBe(true);
+  });
+
+  it("rename: to exactly the new path, refusing to clobber unless asked", async () => {
+    writeFileSync(ws("r1.txt"), "one");
+    writeFileSync(ws("r2.txt"), "two");
+    expect(await files("rename", { oldPath: "r1.txt", newPath: "r2.txt" })).toMatchObject({ status: 409, body: { code: "FILE_EXISTS" } });
+    expect((await files("rename", { oldPath: "r1.txt", newPath: "r3.txt" })).body).toMatchObject({ oldPath: ws("r1.txt"), newPath: ws("r3.txt") });
+    expect(readFileSync(ws("r3.txt"), "utf8")).toBe("one");
+    expect((await files("rename", { oldPath: "r3.txt", newPath: "r2.txt", overwrite: true })).status).toBe(200);
+    expect(readFileSync(ws("r2.txt"), "utf8")).toBe("one");
+    expect(await files("rename", { oldPath: "nothing", newPath: "r9.txt" })).toMatchObject({ status: 404, body: { code: "FILE_NOT_FOUND" } });
+  });
+
+  it("move: into an existing directory, or to a new name; across filesystems too", async () => {
+    mkdirSync(ws("dest"));
+    writeFileSync(ws("m.txt"), "move me");
+    expect((await files("move", { sourcePath: "m.txt", destinationPath: "dest" })).body.destinationPath).toBe(ws("dest/m.txt"));
+    expect(readFileSync(ws("dest/m.txt"), "utf8")).toBe("move me");
+    expect((await files("move", { sourcePath: "dest/m.txt", destinationPath: "moved.txt" })).status).toBe(200);
+    expect(existsSync(ws("moved.txt"))).toBe(true);
+    expect(await files("move", { sourcePath: "dest", destinationPath: "dest/inside" })).toMatchObject({ status: 400 });
+    // Into a configured read-write path (absolute) and back.
+    expect((await files("move", { sourcePath: "moved.txt", destinationPath: join(extraRw, "moved.txt") })).status).toBe(200);
+    expect(readFileSync(join(extraRw, "moved.txt"), "utf8")).toBe("move me");
+  });
+});
+
+describe("paths that escape", () => {
+  it("refuses .. and absolute paths outside the workspace", async () => {
+    for (const path of ["../outside.txt", "a/../../outside.txt", join(outside, "secret.txt"), "/etc/passwd"]) {
+      expect(await files("read", { path })).toMatchObject({ status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } });
+      expect(await files("write", { path, content: "pwned" })).toMatchObject({ status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } });
+    }
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
+    expect(await files("list", { path: ".." })).toMatchObject({ status: 403 });
+    expect(await files("mkdir", { path: join(outside, "new"), recursive: true })).toMatchObject({ status: 403 });
+    expect(await files("delete", { path: join(outside, "secret.txt") })).toMatchObject({ status: 403 });
+    expect(await files("rename", { oldPath: "r2.txt", newPath: join(outside, "stolen.txt") })).toMatchObject({ status: 403 });
+    expect(await files("move", { sourcePath: join(outside, "secret.txt"), destinationPath: "got-it.txt" })).toMatchObject({ status: 403 });
+    expect(await files("exists", { path: join(outside, "secret.txt") })).toMatchObject({ status: 403 });
+    expect(existsSync(join(outside, "new"))).toBe(false);
+    expect(existsSync(join(outside, "secret.txt"))).toBe(true);
+  });
+
+  it("accepts absolute paths inside the workspace", async () => {
+    await files("write", { path: ws("absolute.txt"), content: "abs" });
+    expect((await files("read", { path: ws("absolute.txt") })).body.content).toBe("abs");
+  });
+
+  it("refuses symlinks that lead out, for reading, writing, listing and creating through them", async () => {
+    symlinkSync(outside, ws("escape-dir"));
+    symlinkSync(join(outside, "secret.txt"), ws("escape-file"));
+    symlinkSync(join(outside, "not-yet.txt"), ws("dangling"));
+    const denied = { status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } };
+    expect(await files("read", { path: "escape-file" })).toMatchObject(denied);
+    expect(await files("read", { path: "escape-dir/secret.txt" })).toMatchObject(denied);
+    expect(await files("write", { path: "escape-dir/new.txt", content: "x" })).toMatchObject(denied);
+    expect(await files("write", { path: "escape-file", content: "x" })).toMatchObject(denied);
+    expect(await files("write", { path: "dangling", content: "x" })).toMatchObject(denied);
+    expect(await files("mkdir", { path: "escape-dir/sub/dir", recursive: true })).toMatchObject(denied);
+    expect(await files("list", { path: "escape-dir" })).toMatchObject(denied);
+    const stream = await fetch(`${t.url}/api/files/stream?path=escape-file`);
+    expect(stream.status).toBe(403);
+    expect(existsSync(join(outside, "new.txt"))).toBe(false);
+    expect(existsSync(join(outside, "not-yet.txt"))).toBe(false);
+    expect(existsSync(join(outside, "sub"))).toBe(false);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
+
+    // The link itself is inside: deleting it removes the link, not what it points to.
+    expect((await files("delete", { path: "escape-file" })).status).toBe(200);
+    expect(existsSync(ws("escape-file"))).toBe(false);
+    expect(existsSync(join(outside, "secret.txt"))).toBe(true);
+  });
+
+  it("follows symlinks that stay inside", async () => {
+    writeFileSync(ws("real.txt"), "real");
+    symlinkSync("real.txt", ws("alias.txt"));
+    expect((await files("read", { path: "alias.txt" })).body.content).toBe("real");
+    await files("write", { path: "alias.txt", content: "via alias" });
+    expect(readFileSync(ws("real.txt"), "utf8")).toBe("via alias");
+  });
+
+  it("lets configured read-only paths be read but not written, read-write paths both", async () => {
+    expect((await files("read", { path: join(extraRo, "readme.txt") })).body.content).toBe("read only");
+    expect(await files("write", { path: join(extraRo, "readme.txt"), content: "x" })).toMatchObject({ status: 403 });
+    expect(await files("delete", { path: join(extraRo, "readme.txt") })).toMatchObject({ status: 403 });
+    expect((await files("write", { path: join(extraRw, "ok.txt"), content: "fine" })).status).toBe(200);
+    expect(readFileSync(join(extraRw, "ok.txt"), "utf8")).toBe("fine");
+  });
+});
