@@ -223,10 +223,14 @@ export class OutputLog {
   #trim(): void {
     let minPinned = Infinity;
     for (const pin of this.#pins) minPinned = Math.min(minPinned, pin.cursor);
+    let heldByPin = false;
     // The newest entry always stays, so a late reader still learns how the process ended.
     while (this.#cost > this.retentionBytes && this.#head < this.#entries.length - 1) {
       const entry = this.#entries[this.#head]!;
-      if (entry.seq > minPinned) break;
+      if (entry.seq > minPinned) {
+        heldByPin = true;
+        break;
+      }
       this.#drop(entry);
       this.#head++;
     }
@@ -234,10 +238,10 @@ export class OutputLog {
       this.#entries = this.#entries.slice(this.#head);
       this.#head = 0;
     }
-    const over = this.#cost > this.retentionBytes && this.#pins.size > 0;
-    if (over !== this.#overBudget) {
-      this.#overBudget = over;
-      this.onPressure?.(over);
+    // Pressure only when unread output of a pinned reader is what keeps the log over budget.
+    if (heldByPin !== this.#overBudget) {
+      this.#overBudget = heldByPin;
+      this.onPressure?.(heldByPin);
     }
   }
 
