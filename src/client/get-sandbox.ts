@@ -2,23 +2,13 @@
  * getSandbox(env.Sandbox, "my-id") — a sandbox client for Worker code, over Workers RPC to the
  * sandbox's Durable Object. Creating one is free: the container starts on the first call.
  */
-import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import type { Sandbox } from "../sandbox.ts";
-import { InvalidRequestError } from "./errors.ts";
+import { assertSandboxId } from "./sandbox-id.ts";
 import { rpcTransport } from "./rpc-transport.ts";
 import { SandboxClient } from "./sandbox-client.ts";
 import type { SandboxConfig } from "./types.ts";
 
 export type GetSandboxOptions = SandboxConfig;
-
-export function assertSandboxId(id: unknown): asserts id is string {
-  const result = sandboxIdSchema.safeParse(id);
-  if (!result.success) {
-    throw new InvalidRequestError(`Invalid sandbox id ${JSON.stringify(id)}: ${result.error.issues[0]?.message ?? "malformed"}`, "INVALID_SANDBOX_ID", {
-      context: { sandboxId: id },
-    });
-  }
-}
 
 export function getSandbox(namespace: DurableObjectNamespace<Sandbox>, id: string, options: GetSandboxOptions = {}): SandboxClient {
   assertSandboxId(id);

@@ -95,13 +95,20 @@ export class SandboxClient implements ISandbox {
     if (signal) wire.killOnDisconnect = true;
     const stream = await this.#rpc.execStream(command, wire);
     let processId: string | undefined;
+    let ended = false;
     try {
       for await (const event of sseEvents<ExecEvent>(stream, signal)) {
         if (event.type === "start") processId = event.processId;
+        if (event.type === "complete" || event.type === "error") ended = true;
         yield event;
       }
+      ended = true;
     } finally {
-      if (signal?.aborted && processId !== undefined) await this.#rpc.killProcess(processId, "SIGTERM").catch(() => undefined);
+      // Stopped early (abort, break, or a failure): kill now rather than wait for the server to
+      // notice the closed stream.
+      if (!ended && wire.killOnDisconnect && processId !== undefined) {
+        await this.#rpc.killProcess(processId, "SIGTERM").catch(() => undefined);
+      }
     }
   }
 

@@ -1,0 +1,205 @@
+/**
+ * getHttpSandbox(id, {url, token}) — the same sandbox API for callers outside Workers (Node, Deno,
+ * browsers, other clouds), over the Worker's /v1 HTTP API. Streams reconnect by themselves from the
+ * last event id when a connection breaks (bounded retries with backoff, then SandboxConnectionError).
+ */
+import type { ExecResult } from "../../protocol/process.ts";
+import { isTerminalStatus } from "../../protocol/process.ts";
+import type { SseMessage } from "../../protocol/sse.ts";
+import { errorFromBody, ProcessNotFoundError, SandboxConnectionError } from "./errors.ts";
+import { assertSandboxId } from "./sandbox-id.ts";
+import { resumableSse, type RetryPolicy } from "./resumable-stream.ts";
+import { SandboxClient } from "./sandbox-client.ts";
+import type { ExecRequestOptions, HandleRef, KillAllRequest, ListRequest, LogStreamRequest, ProcessLogs, ProcessRecord,
+  SandboxConfig, SandboxInfo, SandboxRpc, StartRequestOptions, StdinResult, KillResult } from "./types.ts";
+
+export interface HttpSandboxOptions {
+  /** Base URL of the Worker, e.g. `http://127.0.0.1:8787` or `https://sandbox.example.workers.dev`. */
+  url: string;
+  /** SANDBOX_API_TOKEN of the Worker. */
+  token?: string;
+  /** Reconnects of broken streams. */
+  retry?: RetryPolicy;
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+class HttpTransport implements SandboxRpc {
+  readonly #base: string;
+  readonly #options: HttpSandboxOptions;
+  readonly #fetch: typeof fetch;
+
+  constructor(id: string, options: HttpSandboxOptions) {
+    this.#base = `${options.url.replace(/\/+$/, "")}/v1/sandboxes/${encodeURIComponent(id)}`;
+    this.#options = options;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  async #request(method: string, path: string, init: { query?: Query; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
+    const url = new URL(this.#base + path);
+    for (const [name, value] of Object.entries(init.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    const headers: Record<string, string> = { ...this.#options.headers, ...init.headers };
+    if (this.#options.token) headers.authorization = `Bearer ${this.#options.token}`;
+    if (init.body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { method, headers, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
+    } catch (error) {
+      throw new SandboxConnectionError(`Cannot reach the sandbox service at ${this.#options.url}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON
+      }
+      throw errorFromBody(body, response.status);
+    }
+    return response;
+  }
+
+  async #json<T>(method: string, path: string, init?: { query?: Query; body?: unknown }): Promise<T> {
+    const response = await this.#request(method, path, init);
+    return response.status === 204 ? (undefined as T) : ((await response.json()) as T);
+  }
+
+  async #stream(method: string, path: string, init: { query?: Query; body?: unknown; lastEventId?: string }): Promise<ReadableStream<Uint8Array>> {
+    const headers: Record<string, string> = { accept: "text/event-stream" };
+    if (init.lastEventId !== undefined) headers["last-event-id"] = init.lastEventId;
+    const response = await this.#request(method, path, { ...init, headers });
+    if (!response.body) throw new SandboxConnectionError(`${path}: response without a body`);
+    return response.body;
+  }
+
+  exec(command: string, options: ExecRequestOptions = {}): Promise<ExecResult> {
+    return this.#json("POST", "/exec", { body: { ...options, command } });
+  }
+
+  async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    const first = await this.#stream("POST", "/exec/stream", { body: { ...options, command } });
+    // An exec cannot be re-run to resume it; its output continues in the process log of the same id.
+    let processId: string | undefined;
+    return resumableSse(first, {
+      describe: `exec stream of "${command}"`,
+      retry: this.#options.retry ?? {},
+      isFinal: (message) => {
+        if (message.event === "start") processId = (JSON.parse(message.data) as { processId?: string }).processId;
+        return message.event === "complete" || message.event === "error";
+      },
+      reopen: async (lastEventId) => {
+        if (processId === undefined) throw new SandboxConnectionError(`exec stream of "${command}" broke before it started`);
+        return this.#stream("GET", `/processes/${encodeURIComponent(processId)}/logs/stream`, { ...(lastEventId === undefined ? {} : { lastEventId }) });
+      },
+      map: (message) => this.#asExecEvent(message, command),
+    });
+  }
+
+  /** A process log event seen while resuming an exec stream, as the exec event it stands for. */
+  async #asExecEvent(message: SseMessage, command: string): Promise<SseMessage | undefined> {
+    if (message.event !== "status") return message;
+    const event = JSON.parse(message.data) as { processId: string; status: ProcessRecord["status"]; exitCode?: number; error?: string; timestamp: string; seq?: number };
+    if (!isTerminalStatus(event.status)) return undefined;
+    if (event.status === "error") {
+      return { ...message, event: "error", data: JSON.stringify({ type: "error", timestamp: event.timestamp, seq: event.seq, error: event.error ?? "process failed" }) };
+    }
+    const record = await this.getProcess(event.processId);
+    const exitCode = event.exitCode ?? record?.exitCode ?? -1;
+    const start = record ? Date.parse(record.startTime) : Date.now();
+    const result: ExecResult = {
+      success: exitCode === 0,
+      exitCode,
+      stdout: "",
+      stderr: "",
+      command,
+      duration: record?.endTime ? Date.parse(record.endTime) - start : 0,
+      timestamp: record?.startTime ?? event.timestamp,
+      processId: event.processId,
+      ...(record?.pid === undefined ? {} : { pid: record.pid }),
+      ...(record?.signal === undefined ? {} : { signal: record.signal }),
+      ...(record?.timedOut === undefined ? {} : { timedOut: record.timedOut }),
+      ...(record?.killed === undefined ? {} : { killed: record.killed }),
+    };
+    const complete = { type: "complete", timestamp: event.timestamp, seq: event.seq, exitCode, result };
+    return { ...message, event: "complete", data: JSON.stringify(complete) };
+  }
+
+  async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
+    return (await this.#json<{ process: ProcessRecord }>("POST", "/processes", { body: { ...options, command } })).process;
+  }
+
+  async listProcesses(options: ListRequest = {}): Promise<ProcessRecord[]> {
+    return (await this.#json<{ processes: ProcessRecord[] }>("GET", "/processes", { query: { sessionId: options.sessionId } })).processes;
+  }
+
+  async getProcess(id: string, ref: HandleRef = {}): Promise<ProcessRecord | null> {
+    try {
+      return (await this.#json<{ process: ProcessRecord }>("GET", `/processes/${encodeURIComponent(id)}`, { query: { generation: ref.generation } })).process;
+    } catch (error) {
+      if (error instanceof ProcessNotFoundError) return null;
+      throw error;
+    }
+  }
+
+  killProcess(id: string, signal?: string | number, ref: HandleRef = {}): Promise<KillResult> {
+    return this.#json("DELETE", `/processes/${encodeURIComponent(id)}`, { query: { signal, generation: ref.generation } });
+  }
+
+  async killAllProcesses(options: KillAllRequest = {}): Promise<number> {
+    return (await this.#json<{ killed: number }>("DELETE", "/processes", { query: { sessionId: options.sessionId, signal: options.signal } })).killed;
+  }
+
+  async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    const path = `/processes/${encodeURIComponent(id)}/logs/stream`;
+    const query = { generation: options.generation };
+    const first = await this.#stream("GET", path, { query, ...(options.since === undefined ? {} : { lastEventId: String(options.since) }) });
+    return resumableSse(first, {
+      describe: `log stream of process "${id}"`,
+      retry: this.#options.retry ?? {},
+      isFinal: (message) => message.event === "status" && isTerminalStatus((JSON.parse(message.data) as { status: ProcessRecord["status"] }).status),
+      reopen: (lastEventId) => {
+        const resumeFrom = lastEventId ?? (options.since === undefined ? undefined : String(options.since));
+        return this.#stream("GET", path, { query, ...(resumeFrom === undefined ? {} : { lastEventId: resumeFrom }) });
+      },
+    });
+  }
+
+  getProcessLogs(id: string, ref: HandleRef = {}): Promise<ProcessLogs> {
+    return this.#json("GET", `/processes/${encodeURIComponent(id)}/logs`, { query: { generation: ref.generation } });
+  }
+
+  async cleanupCompletedProcesses(): Promise<number> {
+    return (await this.#json<{ cleaned: number }>("POST", "/processes/cleanup")).cleaned;
+  }
+
+  writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+    const { generation, ...body } = options;
+    return this.#json("POST", `/processes/${encodeURIComponent(id)}/stdin`, { query: { generation }, body: { data, ...body } });
+  }
+
+  closeStdin(id: string, ref: HandleRef = {}): Promise<StdinResult> {
+    return this.#json("POST", `/processes/${encodeURIComponent(id)}/stdin`, { query: { generation: ref.generation }, body: { close: true } });
+  }
+
+  configure(config: SandboxConfig): Promise<void> {
+    return this.#json("PATCH", "/config", { body: config });
+  }
+
+  info(): Promise<SandboxInfo> {
+    return this.#json("GET", "");
+  }
+
+  destroy(): Promise<void> {
+    return this.#json("DELETE", "");
+  }
+}
+
+export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
+  assertSandboxId(id);
+  return new SandboxClient(id, new HttpTransport(id, options));
+}

@@ -1,0 +1,122 @@
+/** exec and execStream through getSandbox → Durable Object → local runtime → container server. */
+import { describe, expect, it } from "vitest";
+import type { ExecEvent } from "../../protocol/events.ts";
+import { isExecResult } from "../../src/client/guards.ts";
+import type { SandboxClient } from "../../src/client/sandbox-client.ts";
+import { collect, eventually, freshSandbox } from "./helpers.ts";
+
+/** An exec's record leaves the process table when it ends; "gone or finished" means not running. */
+async function stopsRunning(sandbox: SandboxClient, processId: string): Promise<boolean> {
+  return eventually(async () => {
+    const process = await sandbox.getProcess(processId);
+    return process === null || !["starting", "running"].includes(process.status);
+  }, 10_000);
+}
+
+describe("exec", () => {
+  const sandbox = freshSandbox("exec");
+
+  it("returns the buffered result, with env, cwd and stdin", async () => {
+    const result = await sandbox.exec('mkdir -p sub && cd sub && echo "$GREETING" && cat && echo oops >&2; exit 3', {
+      env: { GREETING: "hi there" },
+      stdin: "from stdin\n",
+    });
+    expect(isExecResult(result)).toBe(true);
+    expect(result).toMatchObject({ success: false, exitCode: 3, stdout: "hi there\nfrom stdin\n", stderr: "oops\n" });
+    const inSub = await sandbox.exec("pwd", { cwd: "sub" });
+    expect(inSub.stdout.trim()).toMatch(/\/workspace\/sub$/);
+  });
+
+  it("reports a timeout in the result", async () => {
+    const result = await sandbox.exec("sleep 10", { timeout: 200 });
+    expect(result).toMatchObject({ success: false, timedOut: true, exitCode: 124 });
+    expect(result.duration).toBeLessThan(5_000);
+  });
+
+  it("feeds onOutput as output arrives and onComplete at the end", async () => {
+    const seen: string[] = [];
+    let completed: unknown;
+    const result = await sandbox.exec("printf 'a\\n'; printf 'b\\n' >&2; printf 'c'", {
+      stream: true,
+      onOutput: (stream, data) => seen.push(`${stream}:${data}`),
+      onComplete: (r) => (completed = r),
+    });
+    expect(seen.join("")).toContain("stdout:a\n");
+    expect(seen).toContain("stderr:b\n");
+    expect(result).toMatchObject({ success: true, exitCode: 0, stdout: "a\nc", stderr: "b\n" });
+    expect(completed).toEqual(result);
+  });
+
+  it("aborts: kills the command and rejects with the signal's reason", async () => {
+    const controller = new AbortController();
+    const outputs: string[] = [];
+    const started = Date.now();
+    const running = sandbox.exec("echo ready; sleep 30; echo never", {
+      signal: controller.signal,
+      onOutput: (_stream, data) => {
+        outputs.push(data);
+        controller.abort(new Error("stop it"));
+      },
+    });
+    await expect(running).rejects.toThrow("stop it");
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The command is gone, not left running in the container.
+    expect(await eventually(async () => !(await sandbox.listProcesses()).some((p) => p.command.includes("sleep 30")), 10_000)).toBe(true);
+    expect(outputs).toEqual(["ready\n"]);
+  });
+
+  it("calls onError and rejects when the command cannot be run", async () => {
+    let reported: Error | undefined;
+    await expect(sandbox.exec("true", { cwd: "/definitely/not/here", onError: (e) => (reported = e) })).rejects.toMatchObject({
+      code: expect.stringMatching(/SPAWN_FAILED|NOT_FOUND|INVALID_REQUEST|FILE_NOT_FOUND|NOT_A_DIRECTORY/),
+    });
+    expect(reported).toBeInstanceOf(Error);
+  });
+});
+
+describe("execStream", () => {
+  const sandbox = freshSandbox("stream");
+
+  it("yields start, output and complete events in order", async () => {
+    const events = await collect(sandbox.execStream("echo one; echo two >&2; exit 4"));
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe("start");
+    expect(types.at(-1)).toBe("complete");
+    const complete = events.at(-1) as Extract<ExecEvent, { type: "complete" }>;
+    expect(complete.exitCode).toBe(4);
+    const text = events.flatMap((e) => (e.type === "stdout" || e.type === "stderr" ? [`${e.type}:${e.data}`] : []));
+    expect(text).toEqual(["stdout:one\n", "stderr:two\n"]);
+    const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+  });
+
+  it("stops cleanly on break; the command runs on unless killOnDisconnect", async () => {
+    for await (const event of sandbox.execStream("echo first; sleep 0.5; echo second > after.txt", { processId: "runs-on" })) {
+      if (event.type === "stdout") break;
+    }
+    const process = await sandbox.getProcess("runs-on");
+    expect(process?.status).toBe("running");
+    expect(await stopsRunning(sandbox, "runs-on")).toBe(true);
+    expect((await sandbox.exec("cat after.txt")).stdout).toBe("second\n");
+
+    for await (const event of sandbox.execStream("echo first; sleep 30", { processId: "killed-on-break", killOnDisconnect: true })) {
+      if (event.type === "stdout") break;
+    }
+    expect(await stopsRunning(sandbox, "killed-on-break")).toBe(true);
+  });
+
+  it("an AbortSignal ends the iteration and kills the command", async () => {
+    const controller = new AbortController();
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const event of sandbox.execStream("echo tick; sleep 30", { signal: controller.signal, processId: "aborted" })) {
+          seen.push(event.type);
+          if (event.type === "stdout") controller.abort(new Error("enough"));
+        }
+      })(),
+    ).rejects.toThrow("enough");
+    expect(seen).toEqual(["start", "stdout"]);
+    expect(await stopsRunning(sandbox, "aborted")).toBe(true);
+  });
+});
