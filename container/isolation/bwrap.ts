@@ -2,7 +2,8 @@
  * The bubblewrap command line for one command. What the command sees:
  *   - the system directories read-only (when allowSystemBinaries), so programs run;
  *   - the workspace read-write at its own path, the configured read-only / read-write paths;
- *   - a /tmp (and a HOME) private to this sandbox that persist across its commands;
+ *   - a /tmp (and a HOME) private to this sandbox that persist across its commands, and nothing
+ *     else writable (the root is remounted read-only);
  *   - its own pid namespace and /proc (no host processes), no network unless allowed;
  *   - no capabilities, so it cannot remount its way out, even as root.
  * bwrap does not call setsid (no --new-session): the engine's process group then holds bwrap and
@@ -25,8 +26,8 @@ export interface BwrapLayout {
   home?: { path: string; source: string };
 }
 
-/** Computed once per server: the mounts do not change between commands. */
-export function bwrapBaseArgs(layout: BwrapLayout): string[] {
+/** Computed once per server: the mounts do not change between commands. `extraMounts` are more bwrap mount arguments. */
+export function bwrapBaseArgs(layout: BwrapLayout, extraMounts: readonly string[] = []): string[] {
   const { options } = layout;
   const args: string[] = [];
   if (options.allowSystemBinaries) {
@@ -43,25 +44,22 @@ export function bwrapBaseArgs(layout: BwrapLayout): string[] {
   for (const p of options.readOnlyPaths) args.push("--ro-bind", p, p);
   for (const p of options.readWritePaths) args.push("--bind", p, p);
   args.push("--bind", layout.workspace, layout.workspace);
+  args.push(...extraMounts, ...options.bwrapArgs);
+  // The root itself is bwrap's scratch tmpfs: read-only once every mount point exists.
+  args.push("--remount-ro", "/");
   args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
   if (!options.allowNetwork) args.push("--unshare-net");
   args.push("--hostname", "sandbox", "--die-with-parent", "--cap-drop", "ALL");
-  args.push(...options.bwrapArgs);
   return args;
 }
 
-/** The full argv: bwrap, the mounts, any per-command writable paths, the working directory, the program. */
+/** The full argv: bwrap, the mounts, the working directory, the program. */
 export function bwrapCommand(
   layout: BwrapLayout,
   baseArgs: readonly string[],
-  command: { file: string; args: readonly string[]; cwd: string; writablePaths?: readonly string[] },
+  command: { file: string; args: readonly string[]; cwd: string },
 ): { file: string; args: string[] } {
-  const extra: string[] = [];
-  for (const p of command.writablePaths ?? []) extra.push("--bind", p, p);
-  return {
-    file: layout.binary,
-    args: [...baseArgs, ...extra, "--chdir", command.cwd, "--", command.file, ...command.args],
-  };
+  return { file: layout.binary, args: [...baseArgs, "--chdir", command.cwd, "--", command.file, ...command.args] };
 }
 
 function lstatOrUndefined(p: string) {

@@ -73,7 +73,7 @@ export class CommandIsolation {
       mkdirSync(layout.home.source, { recursive: true, mode: 0o700 });
     }
     this.#layout = layout;
-    this.#baseArgs = [...bwrapBaseArgs(layout), "--bind", runs, RUNS_PATH];
+    this.#baseArgs = bwrapBaseArgs(layout, ["--bind", runs, RUNS_PATH]);
     this.runsDir = { host: runs, visible: RUNS_PATH };
   }
 
