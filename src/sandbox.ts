@@ -34,6 +34,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
   readonly #generations: GenerationTracker;
   #openStreams = 0;
+  /** The env vars the running container has been given (POST /api/env), and for which generation. */
+  #appliedEnv: { generation: string; vars: Record<string, string> } | undefined;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -220,7 +222,23 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     await this.#ensureRunning();
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
     const generation = await this.#generations.current(() => api.json<PingResponse>("GET", "/api/ping"));
+    await this.#applyEnv(api, generation);
     return { api, generation };
+  }
+
+  /**
+   * Gives the container the sandbox's env vars. The container server keeps commands away from its
+   * own process env, so `envVars` (passed at start, as the platform does) are also set through its
+   * env API — once per container, and again when configure() changes them.
+   */
+  async #applyEnv(api: ContainerApi, generation: Generation): Promise<void> {
+    const wanted = this.envVars ?? {};
+    const applied = this.#appliedEnv?.generation === generation.instanceId ? this.#appliedEnv.vars : {};
+    const vars: Record<string, string | null> = {};
+    for (const name of Object.keys(applied)) if (!(name in wanted)) vars[name] = null;
+    for (const [name, value] of Object.entries(wanted)) if (applied[name] !== value) vars[name] = value;
+    if (Object.keys(vars).length > 0) await api.json("POST", "/api/env", { vars });
+    this.#appliedEnv = { generation: generation.instanceId, vars: { ...wanted } };
   }
 
   async #ensureRunning(): Promise<void> {

@@ -22,7 +22,7 @@ export function jsonBody<S extends z.ZodType>(schema: S) {
     const mediaType = (c.req.header("content-type") ?? "").split(";")[0]!.trim();
     if (!JSON_MEDIA.test(mediaType)) {
       if (mediaType === "multipart/form-data") return errorResponse(c, "UNSUPPORTED_MEDIA_TYPE", "Send JSON bodies");
-      const text = await c.req.text();
+      const text = new TextDecoder().decode(await c.req.arrayBuffer());
       if (text.trim() === "") input = {};
       else {
         try {

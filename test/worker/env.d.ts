@@ -5,3 +5,10 @@ declare global {
     interface Env extends WorkerEnv {}
   }
 }
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** URL of the local container runtime started by test/global-setup.ts. */
+    runtimeUrl: string;
+  }
+}

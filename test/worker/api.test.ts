@@ -1,0 +1,184 @@
+/** The /v1 HTTP API of the Worker: auth, validation, every route, SSE with Last-Event-ID, OpenAPI. */
+import { env, exports } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { readSseStream } from "../../protocol/sse.ts";
+import { createApp } from "../../src/api/app.ts";
+import { uniqueId } from "./helpers.ts";
+
+const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+const token = env.SANDBOX_API_TOKEN!;
+
+function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (!headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers.set("content-type", "application/json");
+  }
+  return worker.fetch(new Request(`http://sandbox.test${path}`, { ...init, headers, body: body ?? null }));
+}
+
+async function sse(response: Response): Promise<{ id?: string; event: string; data: Record<string, unknown> }[]> {
+  expect(response.headers.get("content-type")).toContain("text/event-stream");
+  const out = [];
+  for await (const message of readSseStream(response.body!)) out.push({ id: message.id, event: message.event, data: JSON.parse(message.data) });
+  return out;
+}
+
+describe("auth", () => {
+  it("refuses requests without the right bearer token", async () => {
+    const none = await call(`/v1/sandboxes/${uniqueId("auth")}/exec`, { method: "POST", headers: { authorization: "" }, json: { command: "true" } });
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ success: false, code: "UNAUTHORIZED", httpStatus: 401 });
+    const wrong = await call(`/v1/sandboxes/${uniqueId("auth")}/exec`, { method: "POST", headers: { authorization: "Bearer nope" }, json: { command: "true" } });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("refuses everything when no token is configured", async () => {
+    const app = createApp();
+    const request = new Request("http://sandbox.test/v1/sandboxes/abc/exec", {
+      method: "POST",
+      headers: { authorization: "Bearer anything", "content-type": "application/json" },
+      body: JSON.stringify({ command: "true" }),
+    });
+    const response = await app.fetch(request, { ...env, SANDBOX_API_TOKEN: undefined }, createExecutionContext());
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: "AUTH_NOT_CONFIGURED" });
+  });
+
+  it("serves the OpenAPI document without a token", async () => {
+    const response = await call("/v1/openapi.json", { headers: { authorization: "" } });
+    expect(response.status).toBe(200);
+    const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: object } }> } }>> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/v1/sandboxes/{id}/exec",
+        "/v1/sandboxes/{id}/exec/stream",
+        "/v1/sandboxes/{id}/processes",
+        "/v1/sandboxes/{id}/processes/{pid}",
+        "/v1/sandboxes/{id}/processes/{pid}/logs",
+        "/v1/sandboxes/{id}/processes/{pid}/logs/stream",
+        "/v1/sandboxes/{id}/processes/{pid}/stdin",
+        "/v1/sandboxes/{id}/processes/cleanup",
+      ]),
+    );
+    const execBody = doc.paths["/v1/sandboxes/{id}/exec"]!.post!.requestBody!.content["application/json"]!.schema;
+    expect(execBody.properties).toHaveProperty("command");
+    expect(execBody.properties).toHaveProperty("timeout");
+  });
+});
+
+describe("validation", () => {
+  it("rejects bad sandbox ids", async () => {
+    for (const id of ["bad%20id", "-leading", "a..b", "x".repeat(65), "%F0%9F%98%80"]) {
+      const response = await call(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "true" } });
+      expect(response.status, id).toBe(400);
+      expect(await response.json()).toMatchObject({ code: "INVALID_SANDBOX_ID" });
+    }
+  });
+
+  it("rejects bad bodies with codes", async () => {
+    const base = `/v1/sandboxes/${uniqueId("bodies")}`;
+    const malformed = await call(`${base}/exec`, { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ code: "INVALID_JSON" });
+    const missing = await call(`${base}/exec`, { method: "POST", json: { cmd: "ls" } });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ code: "INVALID_REQUEST", context: { issues: [expect.objectContaining({ path: "command" })] } });
+    const badTimeout = await call(`${base}/processes`, { method: "POST", json: { command: "ls", timeout: -1 } });
+    expect(await badTimeout.json()).toMatchObject({ code: "INVALID_REQUEST" });
+    const badStdin = await call(`${base}/processes/x/stdin`, { method: "POST", json: { nonsense: true } });
+    expect(await badStdin.json()).toMatchObject({ code: "INVALID_REQUEST" });
+    const badSince = await call(`${base}/processes/x/logs/stream`, { headers: { "last-event-id": "abc" } });
+    expect(await badSince.json()).toMatchObject({ code: "INVALID_REQUEST" });
+    const tooLarge = await call(`${base}/exec`, { method: "POST", json: { command: "true", stdin: "x".repeat(17 * 1024 * 1024) } });
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+    const nowhere = await call(`${base}/nowhere`);
+    expect(nowhere.status).toBe(404);
+    expect(await nowhere.json()).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("routes", () => {
+  const base = `/v1/sandboxes/${uniqueId("routes")}`;
+
+  it("execs, buffered and streamed (JSON even when curl sends form encoding)", async () => {
+    const buffered = await call(`${base}/exec`, {
+      method: "POST",
+      body: JSON.stringify({ command: "echo $X; echo e >&2", env: { X: "42" } }),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(buffered.status).toBe(200);
+    expect(await buffered.json()).toMatchObject({ success: true, exitCode: 0, stdout: "42\n", stderr: "e\n" });
+
+    const events = await sse(await call(`${base}/exec/stream`, { method: "POST", json: { command: "echo a; echo b; exit 2" } }));
+    const types = events.map((e) => e.event);
+    expect(types[0]).toBe("start");
+    expect(new Set(types.slice(1, -1))).toEqual(new Set(["stdout"]));
+    expect(events.at(-1)).toMatchObject({ event: "complete", data: { exitCode: 2 } });
+    expect(events.filter((e) => e.event === "stdout").map((e) => e.data.data).join("")).toBe("a\nb\n");
+    for (const event of events) if (event.id !== undefined) expect(Number(event.id)).toBe(event.data.seq);
+  });
+
+  it("manages processes: start, list, get, logs, stream with Last-Event-ID, stdin, kill, kill-all, cleanup", async () => {
+    const started = await call(`${base}/processes`, { method: "POST", json: { command: "echo hi; cat", options: { processId: "cat" } } });
+    expect(started.status).toBe(201);
+    const { process } = (await started.json()) as { process: { id: string; generation: string; status: string } };
+    expect(process).toMatchObject({ id: "cat", generation: expect.any(String) });
+
+    const list = (await (await call(`${base}/processes`)).json()) as { processes: { id: string }[] };
+    expect(list.processes.map((p) => p.id)).toContain("cat");
+    expect(await (await call(`${base}/processes/cat`)).json()).toMatchObject({ process: { id: "cat", status: "running" } });
+
+    const written = await call(`${base}/processes/cat/stdin?generation=${process.generation}`, { method: "POST", json: { data: "echoed\n" } });
+    expect(await written.json()).toMatchObject({ processId: "cat", bytesWritten: 7, closed: false });
+    await call(`${base}/processes/cat/stdin`, { method: "POST", json: { close: true } });
+
+    const all = await sse(await call(`${base}/processes/cat/logs/stream`));
+    expect(all.filter((e) => e.event === "stdout").map((e) => e.data.data).join("")).toBe("hi\nechoed\n");
+    expect(all.at(-1)).toMatchObject({ event: "status", data: { status: "completed" } });
+    const firstId = all.find((e) => e.event === "stdout")!.id!;
+    const resumed = await sse(await call(`${base}/processes/cat/logs/stream`, { headers: { "last-event-id": firstId } }));
+    expect(resumed.map((e) => e.id)).toEqual(all.filter((e) => Number(e.id) > Number(firstId)).map((e) => e.id));
+    const viaQuery = await sse(await call(`${base}/processes/cat/logs/stream?since=${firstId}`));
+    expect(viaQuery.map((e) => e.id)).toEqual(resumed.map((e) => e.id));
+
+    expect(await (await call(`${base}/processes/cat/logs`)).json()).toMatchObject({ processId: "cat", stdout: "hi\nechoed\n", stderr: "" });
+
+    await call(`${base}/processes`, { method: "POST", json: { command: "sleep 30", processId: "s1" } });
+    await call(`${base}/processes`, { method: "POST", json: { command: "sleep 30", processId: "s2" } });
+    const killed = await call(`${base}/processes/s1?signal=KILL`, { method: "DELETE" });
+    expect(await killed.json()).toMatchObject({ processId: "s1", signal: "SIGKILL" });
+    expect(await (await call(`${base}/processes?signal=SIGTERM`, { method: "DELETE" })).json()).toEqual({ killed: 1 });
+    const cleaned = (await (await call(`${base}/processes/cleanup`, { method: "POST" })).json()) as { cleaned: number };
+    expect(cleaned.cleaned).toBeGreaterThanOrEqual(3);
+    expect(await (await call(`${base}/processes`)).json()).toEqual({ processes: [] });
+  });
+
+  it("answers errors with wire codes: unknown process, bad signal, stale generation", async () => {
+    const missing = await call(`${base}/processes/ghost`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: "PROCESS_NOT_FOUND" });
+    await call(`${base}/processes`, { method: "POST", json: { command: "sleep 30", processId: "live" } });
+    const badSignal = await call(`${base}/processes/live?signal=SIGBOGUS`, { method: "DELETE" });
+    expect(badSignal.status).toBe(400);
+    const stale = await call(`${base}/processes/live?generation=not-this-one`);
+    expect(stale.status).toBe(410);
+    expect(await stale.json()).toMatchObject({ code: "STALE_PROCESS_HANDLE", context: { processId: "live" } });
+    await call(`${base}/processes/live?signal=KILL`, { method: "DELETE" });
+  });
+
+  it("reports and destroys the sandbox", async () => {
+    const info = (await (await call(base)).json()) as { id: string; generationNumber: number };
+    expect(info).toMatchObject({ id: base.split("/").at(-1), generationNumber: expect.any(Number) });
+    expect((await call(`${base}/config`, { method: "PATCH", json: { sleepAfter: "5m" } })).status).toBe(204);
+    expect((await call(base, { method: "DELETE" })).status).toBe(204);
+    const after = (await (await call(base)).json()) as { generationNumber: number };
+    expect(after.generationNumber).toBe(info.generationNumber + 1);
+  });
+});

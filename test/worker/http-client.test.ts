@@ -1,0 +1,122 @@
+/**
+ * getHttpSandbox: the same client API over /v1, including streams that reconnect from the last
+ * event id after a broken connection. The Worker is real; the only fault is a connection we cut.
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
+import { ProcessNotFoundError, SandboxAuthError, SandboxConnectionError, StaleProcessHandleError } from "../../src/client/errors.ts";
+import { getHttpSandbox, type HttpSandboxOptions } from "../../src/client/http.ts";
+import { collect, uniqueId } from "./helpers.ts";
+
+const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+const workerFetch: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
+
+function client(label: string, options: Partial<HttpSandboxOptions> = {}) {
+  return getHttpSandbox(uniqueId(label), { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: workerFetch, ...options });
+}
+
+/** A body that delivers the first `bytes` bytes of `body` and then fails like a dropped connection. */
+function cutAfter(body: ReadableStream<Uint8Array>, bytes: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      const room = bytes - sent;
+      controller.enqueue(value.slice(0, Math.max(0, room)));
+      sent += value.length;
+      if (sent >= bytes) {
+        await reader.cancel();
+        controller.error(new TypeError("network connection lost (test)"));
+      }
+    },
+  });
+}
+
+/** A fetch whose first `matching` streaming response is cut after `bytes` bytes. */
+function faultyFetch(matching: RegExp, bytes: number, log: string[]): typeof fetch {
+  let cut = false;
+  return async (input, init) => {
+    const request = new Request(input, init);
+    log.push(`${request.method} ${new URL(request.url).pathname} ${request.headers.get("last-event-id") ?? "-"}`);
+    const response = await workerFetch(request);
+    if (cut || !matching.test(new URL(request.url).pathname) || !response.body) return response;
+    cut = true;
+    return new Response(cutAfter(response.body, bytes), response);
+  };
+}
+
+describe("getHttpSandbox", () => {
+  it("offers the same API over HTTP", async () => {
+    const sandbox = client("http");
+    expect(await sandbox.exec("echo over http")).toMatchObject({ success: true, stdout: "over http\n" });
+    const chunks: string[] = [];
+    await sandbox.exec("echo streamed", { onOutput: (_s, data) => chunks.push(data) });
+    expect(chunks.join("")).toBe("streamed\n");
+    const process = await sandbox.startProcess("echo ready; sleep 30", { processId: "web" });
+    await process.waitForLog("ready", 10_000);
+    expect((await sandbox.listProcesses()).map((p) => p.id)).toEqual(["web"]);
+    await process.kill();
+    await expect(process.waitForExit(10_000)).resolves.toMatchObject({ status: "killed" });
+    await expect(sandbox.killProcess("nope")).rejects.toBeInstanceOf(ProcessNotFoundError);
+    expect(await sandbox.getProcess("nope")).toBeNull();
+  });
+
+  it("rebuilds auth and stale-handle errors", async () => {
+    await expect(client("http-auth", { token: "wrong" }).exec("true")).rejects.toBeInstanceOf(SandboxAuthError);
+    const sandbox = client("http-stale");
+    const old = await sandbox.startProcess("sleep 30");
+    await sandbox.destroy();
+    await expect(old.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
+  });
+
+  it("resumes a broken log stream from the last event id, without gaps or duplicates", async () => {
+    const log: string[] = [];
+    const sandbox = client("resume", { fetch: faultyFetch(/logs\/stream$/, 300, log) });
+    const process = await sandbox.startProcess("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done");
+    const events = await collect(sandbox.streamProcessLogs(process.id));
+    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
+    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
+    const streams = log.filter((line) => line.includes("logs/stream"));
+    expect(streams).toHaveLength(2);
+    expect(streams[1]).toMatch(/ \d+$/); // the reconnect sent Last-Event-ID
+  });
+
+  it("resumes a broken exec stream through the process log", async () => {
+    const log: string[] = [];
+    const sandbox = client("resume-exec", { fetch: faultyFetch(/exec\/stream$/, 200, log) });
+    const events: ExecEvent[] = await collect(sandbox.execStream("echo before; sleep 0.5; echo after; exit 5"));
+    expect(events[0]?.type).toBe("start");
+    expect(events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("")).toBe("before\nafter\n");
+    expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 5, result: { exitCode: 5, success: false } });
+    expect(log.some((line) => line.includes("logs/stream"))).toBe(true);
+  });
+
+  it("gives up with SandboxConnectionError after bounded retries", async () => {
+    const sandbox = client("give-up", { retry: { attempts: 2, baseDelayMs: 5 } });
+    const process = await sandbox.startProcess("while true; do echo tick; sleep 0.05; done");
+    let opened = 0;
+    const broken = getHttpSandbox(sandbox.id, {
+      url: "http://sandbox.test",
+      token: env.SANDBOX_API_TOKEN!,
+      retry: { attempts: 2, baseDelayMs: 5 },
+      fetch: async (input, init) => {
+        if (++opened > 1) throw new TypeError("connection refused (test)");
+        const response = await workerFetch(input, init);
+        return new Response(cutAfter(response.body!, 100), response);
+      },
+    });
+    const seen: LogEvent[] = [];
+    const failure = await (async () => {
+      for await (const event of broken.streamProcessLogs(process.id)) seen.push(event);
+    })().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(SandboxConnectionError);
+    expect(opened).toBe(3);
+    await process.kill("SIGKILL");
+  });
+});

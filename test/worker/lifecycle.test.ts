@@ -1,0 +1,125 @@
+/**
+ * Sandbox lifecycle: isolation between sandboxes, container generations and stale handles, env
+ * vars, sleeping after idle time (but not while a stream is open), and a missing runtime.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/errors.ts";
+import { getSandbox } from "../../src/client/get-sandbox.ts";
+import { LocalContainer } from "../../src/sandbox/local-container.ts";
+import { collect, eventually, runtimeState, uniqueId } from "./helpers.ts";
+
+describe("isolation", () => {
+  it("two sandboxes never see each other's files or processes", async () => {
+    const a = getSandbox(env.Sandbox, uniqueId("iso-a"));
+    const b = getSandbox(env.Sandbox, uniqueId("iso-b"));
+    await a.exec("echo secret > mine.txt");
+    await a.startProcess("sleep 30", { processId: "shared-name" });
+    expect((await b.exec("cat mine.txt")).exitCode).not.toBe(0);
+    expect((await b.exec("ls")).stdout).toBe("");
+    expect(await b.listProcesses()).toEqual([]);
+    expect(await b.getProcess("shared-name")).toBeNull();
+    // The same process id in b is a different process.
+    const other = await b.startProcess("echo from b", { processId: "shared-name" });
+    await other.waitForExit(10_000);
+    expect((await a.getProcess("shared-name"))?.status).toBe("running");
+    const [wa, wb] = await Promise.all([a.exec("pwd"), b.exec("pwd")]);
+    expect(wa.stdout).not.toBe(wb.stdout);
+    await a.killAllProcesses();
+  });
+});
+
+describe("generations", () => {
+  it("a handle from before a container restart is stale and never touches the new process", async () => {
+    const sandbox = getSandbox(env.Sandbox, uniqueId("stale"));
+    const old = await sandbox.startProcess("sleep 30", { processId: "srv" });
+    const before = await sandbox.info();
+    expect(before.generation).toBe(old.generation);
+
+    await sandbox.destroy();
+    const fresh = await sandbox.startProcess("sleep 30", { processId: "srv" });
+    const after = await sandbox.info();
+    expect(after.generation).not.toBe(before.generation);
+    expect(after.generationNumber).toBe(before.generationNumber + 1);
+    expect(fresh.generation).toBe(after.generation);
+
+    await expect(old.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
+    await expect(old.kill("SIGKILL")).rejects.toMatchObject({ code: "STALE_PROCESS_HANDLE", httpStatus: 410 });
+    await expect(old.getLogs()).rejects.toBeInstanceOf(StaleProcessHandleError);
+    await expect(old.sendStdin("x")).rejects.toBeInstanceOf(StaleProcessHandleError);
+    await expect(old.waitForExit(1_000)).rejects.toBeInstanceOf(StaleProcessHandleError);
+    // The new process with the same id was not touched.
+    expect(await fresh.getStatus()).toBe("running");
+    expect((await sandbox.getProcess("srv"))?.generation).toBe(after.generation);
+    await fresh.kill("SIGKILL");
+  });
+
+  it("notices a container that died behind its back and starts a new one", async () => {
+    const id = uniqueId("crash");
+    const sandbox = getSandbox(env.Sandbox, id);
+    const handle = await sandbox.startProcess("sleep 30");
+    const { generationNumber } = await sandbox.info();
+    // Kill the container server directly at the runtime, as a crash would.
+    await fetch(`${inject("runtimeUrl")}/containers/${id}`, { method: "DELETE" });
+    expect(await eventually(async () => (await sandbox.exec("echo back")).stdout === "back\n", 15_000, 200)).toBe(true);
+    expect((await sandbox.info()).generationNumber).toBe(generationNumber + 1);
+    await expect(handle.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
+  });
+});
+
+describe("configuration", () => {
+  it("gives commands the sandbox env vars, and applies changes", async () => {
+    const id = uniqueId("envvars");
+    const sandbox = getSandbox(env.Sandbox, id, { envVars: { GREETING: "hello", DROPPED: "yes" } });
+    expect((await sandbox.exec('echo "$GREETING $DROPPED"')).stdout).toBe("hello yes\n");
+    expect((await sandbox.exec('echo "$GREETING"', { env: { GREETING: "per call" } })).stdout).toBe("per call\n");
+    await sandbox.configure({ envVars: { GREETING: "changed" } });
+    expect((await sandbox.exec('echo "$GREETING-${DROPPED:-unset}"')).stdout).toBe("changed-unset\n");
+    // Kept across container restarts.
+    await sandbox.destroy();
+    expect((await getSandbox(env.Sandbox, id).exec('echo "$GREETING"')).stdout).toBe("changed\n");
+  });
+
+  it("rejects a malformed sleepAfter", async () => {
+    await expect(getSandbox(env.Sandbox, uniqueId("cfg")).configure({ sleepAfter: "soon" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+  });
+});
+
+describe("sleep", () => {
+  it("sleeps after sleepAfter idle time, but not while a stream is open", async () => {
+    const id = uniqueId("sleepy");
+    const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s" });
+    const process = await sandbox.startProcess("echo started; sleep 60");
+    const running = async () => (await runtimeState(id)).running;
+    // Follow the (silent) log for three times sleepAfter: the open stream keeps the container up.
+    await expect(collect(process.streamLogs({ signal: AbortSignal.timeout(3_000) }))).rejects.toMatchObject({ name: "TimeoutError" });
+    expect(await running()).toBe(true);
+    // Stream closed: now it goes to sleep.
+    expect(await eventually(async () => !(await running()), 15_000, 200)).toBe(true);
+    // And wakes up on the next call, as a new generation.
+    expect((await sandbox.exec("echo awake")).stdout).toBe("awake\n");
+    await expect(process.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
+    await sandbox.destroy();
+  });
+});
+
+describe("without a runtime", () => {
+  it("fails within seconds with CONTAINER_UNAVAILABLE naming what to start", async () => {
+    const id = uniqueId("no-runtime");
+    const stub = env.Sandbox.get(env.Sandbox.idFromName(id));
+    // Point this sandbox's stand-in container at a port where nothing listens.
+    await runInDurableObject(stub, (instance, state) => {
+      const dead = new LocalContainer("http://127.0.0.1:9", id);
+      Object.defineProperty(state, "container", { value: dead, configurable: true });
+      (instance as unknown as { container: LocalContainer }).container = dead;
+    });
+    const started = Date.now();
+    const error = await getSandbox(env.Sandbox, id).exec("echo hi").catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(error).toBeInstanceOf(ContainerUnavailableError);
+    expect((error as Error).message).toContain("npm start");
+    expect((error as Error).message).toContain("127.0.0.1:9");
+  });
+});
