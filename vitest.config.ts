@@ -37,6 +37,16 @@ export default defineConfig({
           hookTimeout: 30_000,
         },
       },
+      {
+        // npm start's whole stack (wrangler dev + local runtime) driven over HTTP. Slow to boot: one file.
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
-import type { Isolation } from "./launch.ts";
+import type { IsolationMode } from "../protocol/isolation.ts";
+import type { Launcher } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
 import { descendantsOf, isAlive, signalAll } from "./process-tree.ts";
 import { processesTagged, RUN_TAG_VAR } from "./tagged-processes.ts";
@@ -21,7 +22,8 @@ export interface ExitInfo {
 export interface ContainerOptions {
   key: string;
   dataDir: string;
-  isolation: Isolation;
+  launcher: Launcher;
+  isolation: IsolationMode;
   request: RuntimeStartRequest;
   startTimeoutMs: number;
   /** After a stop signal, how long the server gets to shut down before everything is SIGKILLed. */
@@ -49,19 +51,17 @@ export class ContainerProcess {
     this.#stopGraceMs = options.stopGraceMs;
     const sandboxDir = join(options.dataDir, options.key);
     const workspace = join(sandboxDir, "workspace");
-    const home = join(sandboxDir, "home");
     mkdirSync(workspace, { recursive: true });
-    mkdirSync(home, { recursive: true });
     this.#logPath = join(sandboxDir, "container.log");
     this.#pidPath = join(sandboxDir, "container.pid");
-    const launch = options.isolation.launch({
+    const launch = options.launcher.launch({
       key: options.key,
       port,
       sandboxDir,
       workspace,
-      home,
       env: options.request.env ?? {},
       enableInternet: options.request.enableInternet ?? true,
+      isolation: options.isolation,
     });
     const log = openSync(this.#logPath, "w");
     try {

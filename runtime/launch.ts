@@ -1,10 +1,12 @@
 /**
- * How the runtime launches one container server: the seam for isolation. Everything a container
- * server needs to know about its sandbox reaches it as environment variables (PORT, WORKSPACE,
- * SANDBOX_ID, ...); an isolation strategy may wrap the command (e.g. bubblewrap) and remap paths,
- * but gets the same spec. Only "none" exists today: a plain child process with its own workspace.
+ * How the runtime launches one container server. Everything a server needs to know about its
+ * sandbox reaches it as environment variables: PORT, WORKSPACE, SANDBOX_ID, and the isolation of its
+ * commands (SANDBOX_ISOLATION=none|bwrap and the other protocol/isolation.ts variables, which the
+ * server enforces itself). A Launcher may also wrap the server command as a whole (e.g. to confine
+ * the server, not only its commands); the default runs it as a plain child process.
  */
 import { fileURLToPath } from "node:url";
+import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode } from "../protocol/isolation.ts";
 
 export interface LaunchSpec {
   /** Sandbox key (validated sandbox id or Durable Object id). */
@@ -14,10 +16,11 @@ export interface LaunchSpec {
   /** `.sandbox/<key>`: everything that belongs to this sandbox lives below it. */
   sandboxDir: string;
   workspace: string;
-  home: string;
   /** The container's env vars as the Durable Object asked (Container `envVars`). */
   env: Record<string, string>;
   enableInternet: boolean;
+  /** Isolation the server applies to its commands. */
+  isolation: IsolationMode;
 }
 
 export interface Launch {
@@ -27,58 +30,53 @@ export interface Launch {
   cwd: string;
 }
 
-export interface Isolation {
+export interface Launcher {
   readonly name: string;
   launch(spec: LaunchSpec): Launch;
 }
 
 export const CONTAINER_SERVER_ENTRY = fileURLToPath(new URL("../container/main.ts", import.meta.url));
 
-/** Variables the container server reads; the sandbox's own env vars may not override them. */
-export function serverEnv(spec: LaunchSpec, isolation: string): Record<string, string> {
-  const inherited: Record<string, string> = {};
-  for (const name of ["PATH", "LANG", "LC_ALL", "TZ"]) {
+/** Isolation settings of the runtime's own environment that are handed on to every server. */
+const FORWARDED_ISOLATION_VARS = [
+  ISOLATION_ENV.allowNetwork,
+  ISOLATION_ENV.readOnlyPaths,
+  ISOLATION_ENV.readWritePaths,
+  ISOLATION_ENV.allowSystemBinaries,
+  ISOLATION_ENV.bwrapArgs,
+];
+
+export function parseIsolationMode(value: string | undefined): IsolationMode {
+  const mode = value === undefined || value === "" ? "none" : value;
+  if (!(ISOLATION_MODES as readonly string[]).includes(mode)) {
+    throw new Error(`Unknown isolation "${value}" (SANDBOX_ISOLATION): use one of ${ISOLATION_MODES.join(", ")}`);
+  }
+  return mode as IsolationMode;
+}
+
+/** The server's environment: a small base, the sandbox's env vars, then what the runtime decides. */
+export function serverEnv(spec: LaunchSpec): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ["PATH", "LANG", "LC_ALL", "TZ", ...FORWARDED_ISOLATION_VARS]) {
     const value = process.env[name];
-    if (value !== undefined) inherited[name] = value;
+    if (value !== undefined) env[name] = value;
   }
   return {
-    ...inherited,
-    HOME: spec.home,
+    ...env,
     ...spec.env,
     PORT: String(spec.port),
     HOST: "127.0.0.1",
     WORKSPACE: spec.workspace,
     SANDBOX_ID: spec.key,
-    SANDBOX_ISOLATION: isolation,
-    SANDBOX_ENABLE_INTERNET: spec.enableInternet ? "1" : "0",
+    [ISOLATION_ENV.mode]: spec.isolation,
+    [ISOLATION_ENV.enableInternet]: spec.enableInternet ? "1" : "0",
   };
 }
 
-/** No isolation: the container server runs as a child of the runtime, confined only by convention. */
-export const noIsolation: Isolation = {
-  name: "none",
+/** The default: the container server as a plain child process of the runtime. */
+export const directLauncher: Launcher = {
+  name: "direct",
   launch(spec) {
-    return {
-      command: process.execPath,
-      args: [CONTAINER_SERVER_ENTRY],
-      env: serverEnv(spec, "none"),
-      cwd: spec.workspace,
-    };
+    return { command: process.execPath, args: [CONTAINER_SERVER_ENTRY], env: serverEnv(spec), cwd: spec.workspace };
   },
 };
-
-const strategies: Record<string, Isolation> = { none: noIsolation };
-
-/** Looks up an isolation strategy by name (env SANDBOX_ISOLATION); unknown names are an error. */
-export function isolationByName(name: string | undefined): Isolation {
-  const strategy = strategies[name ?? "none"];
-  if (!strategy) {
-    throw new Error(`Unknown isolation "${name}". Known: ${Object.keys(strategies).join(", ")}`);
-  }
-  return strategy;
-}
-
-/** Lets an isolation strategy defined elsewhere (e.g. bubblewrap) register itself by name. */
-export function registerIsolation(strategy: Isolation): void {
-  strategies[strategy.name] = strategy;
-}

@@ -4,11 +4,13 @@
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ContainerProcess } from "./container-process.ts";
-import type { Isolation } from "./launch.ts";
+import type { IsolationMode } from "../protocol/isolation.ts";
+import type { Launcher } from "./launch.ts";
 
 export interface PoolOptions {
   dataDir: string;
-  isolation: Isolation;
+  launcher: Launcher;
+  isolation: IsolationMode;
   startTimeoutMs?: number;
   stopGraceMs?: number;
 }

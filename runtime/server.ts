@@ -11,7 +11,8 @@ import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { RuntimeHealth, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { RUNTIME_EXIT_POLL_MAX_MS } from "../protocol/runtime.ts";
 import { reapLeftovers } from "./container-process.ts";
-import { isolationByName, type Isolation } from "./launch.ts";
+import type { IsolationMode } from "../protocol/isolation.ts";
+import { directLauncher, parseIsolationMode, type Launcher } from "./launch.ts";
 import { ContainerPool } from "./pool.ts";
 
 export interface RuntimeOptions {
@@ -19,7 +20,10 @@ export interface RuntimeOptions {
   host?: string;
   /** Where sandboxes keep their folders (default `.sandbox` in the working directory). */
   dataDir?: string;
-  isolation?: Isolation | string;
+  /** Isolation of the commands in every sandbox: "none" (default) or "bwrap" (SANDBOX_ISOLATION). */
+  isolation?: IsolationMode | string;
+  /** How container servers are launched (default: plain child processes). */
+  launcher?: Launcher;
   startTimeoutMs?: number;
   stopGraceMs?: number;
 }
@@ -87,10 +91,11 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   const reaped = reapLeftovers(leftovers);
   if (reaped > 0) console.warn(`runtime: stopped ${reaped} container server(s) left over from an earlier run`);
 
-  const isolation = typeof options.isolation === "object" ? options.isolation : isolationByName(options.isolation);
+  const isolation = parseIsolationMode(options.isolation);
   const pool = new ContainerPool({
     dataDir,
     isolation,
+    launcher: options.launcher ?? directLauncher,
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
   });
@@ -99,7 +104,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     const url = new URL(req.url ?? "/", "http://runtime");
     const method = req.method ?? "GET";
     if (url.pathname === "/health" && method === "GET") {
-      const health: RuntimeHealth = { status: "ok", containers: pool.size, isolation: isolation.name, dataDir };
+      const health: RuntimeHealth = { status: "ok", containers: pool.size, isolation, dataDir };
       return send(res, 200, health);
     }
     const match = /^\/containers\/([^/]+)(\/start|\/exit|\/signal)?$/.exec(url.pathname);

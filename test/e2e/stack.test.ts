@@ -1,0 +1,148 @@
+/**
+ * End to end: `npm start`'s stack (scripts/start.ts → local runtime + wrangler dev) on free ports,
+ * driven over HTTP like a user with curl would, then stopped with one SIGINT (Ctrl-C).
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readSseStream } from "../../protocol/sse.ts";
+import { getHttpSandbox } from "../../src/client/http.ts";
+import { freePort } from "../../runtime/ports.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const token = "e2e-token-0123456789abcdef";
+let stack: ChildProcess;
+let url: string;
+let output = "";
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "sandbox-e2e-"));
+  const port = await freePort();
+  stack = spawn(process.execPath, [join(root, "scripts/start.ts")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      SANDBOX_API_TOKEN: token,
+      SANDBOX_DATA_DIR: join(dataDir, "sandboxes"),
+      WRANGLER_PERSIST_TO: join(dataDir, "state"),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  stack.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  stack.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start not ready in time:\n${output}`)), 100_000);
+    const check = () => {
+      if (output.includes("Sandbox service ready")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    stack.stdout!.on("data", check);
+    stack.once("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
+  });
+  url = `http://127.0.0.1:${port}`;
+}, 120_000);
+
+afterAll(async () => {
+  if (stack && stack.exitCode === null) {
+    const exited = new Promise((resolve) => stack.once("exit", resolve));
+    stack.kill("SIGKILL");
+    await exited;
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const auth = { authorization: `Bearer ${token}` };
+
+describe("npm start", () => {
+  it("prints the URL and the token", () => {
+    expect(output).toContain(url);
+    expect(output).toContain(token);
+  });
+
+  it("refuses requests without the token", async () => {
+    const response = await fetch(`${url}/v1/sandboxes/e2e/exec`, { method: "POST", body: JSON.stringify({ command: "true" }) });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("runs a command and streams its output as SSE (curl -N)", async () => {
+    const buffered = await fetch(`${url}/v1/sandboxes/e2e/exec`, { method: "POST", headers: auth, body: JSON.stringify({ command: "echo hi; pwd" }) });
+    expect(await buffered.json()).toMatchObject({ success: true, stdout: expect.stringMatching(/^hi\n.*e2e\/workspace\n$/) });
+
+    const streamed = await fetch(`${url}/v1/sandboxes/e2e/exec/stream`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ command: "for i in 1 2 3; do echo tick $i; sleep 0.1; done" }),
+    });
+    expect(streamed.headers.get("content-type")).toContain("text/event-stream");
+    const events = [];
+    for await (const message of readSseStream(streamed.body!)) events.push({ event: message.event, data: JSON.parse(message.data) });
+    expect(events[0]?.event).toBe("start");
+    expect(events.at(-1)).toMatchObject({ event: "complete", data: { exitCode: 0 } });
+    expect(events.filter((e) => e.event === "stdout").map((e) => e.data.data).join("")).toBe("tick 1\ntick 2\ntick 3\n");
+  });
+
+  it("starts a background process and follows its log, resuming with Last-Event-ID", async () => {
+    const started = await fetch(`${url}/v1/sandboxes/e2e/processes`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ command: "for i in 1 2 3 4; do echo line $i; sleep 0.1; done", processId: "bg" }),
+    });
+    expect(started.status).toBe(201);
+    const follow = async (lastEventId?: string) => {
+      const response = await fetch(`${url}/v1/sandboxes/e2e/processes/bg/logs/stream`, {
+        headers: { ...auth, ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
+      });
+      const out = [];
+      for await (const message of readSseStream(response.body!)) out.push(message);
+      return out;
+    };
+    const all = await follow();
+    expect(all.at(-1)?.event).toBe("status");
+    const resumed = await follow(all[1]!.id);
+    expect(resumed.map((m) => m.id)).toEqual(all.slice(2).map((m) => m.id));
+  });
+
+  it("works with the HTTP client", async () => {
+    const sandbox = getHttpSandbox("e2e-client", { url, token });
+    const process = await sandbox.startProcess("echo ready; sleep 30");
+    await process.waitForLog("ready", 20_000);
+    await process.kill();
+    await expect(process.waitForExit(20_000)).resolves.toMatchObject({ status: "killed" });
+    expect((await sandbox.exec("echo done")).stdout).toBe("done\n");
+  });
+
+  it("stops wrangler dev, the runtime and every sandbox on one Ctrl-C", async () => {
+    // The runtime records each running container server's pid beside its workspace.
+    const sandboxes = join(dataDir, "sandboxes");
+    const pids = readdirSync(sandboxes)
+      .map((name) => join(sandboxes, name, "container.pid"))
+      .filter((file) => existsSync(file))
+      .map((file) => Number(readFileSync(file, "utf8").split("\n")[0]));
+    expect(pids.length).toBeGreaterThanOrEqual(2);
+    const exited = new Promise<number | null>((resolve) => stack.once("exit", resolve));
+    stack.kill("SIGINT");
+    expect(await exited).toBe(0);
+    await expect(fetch(url, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();
+    const alive = pids.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+    const wranglerLeft = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+      .split("\n")
+      .filter((line) => line.includes(`--port ${new URL(url).port}`) || line.includes(`127.0.0.1:${new URL(url).port}`));
+    expect(wranglerLeft).toEqual([]);
+  });
+});
