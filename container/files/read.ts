@@ -65,7 +65,7 @@ export async function openFileDownload(policy: PathPolicy, input: string): Promi
     const sample = Buffer.alloc(Math.min(size, FILE_LIMITS.binarySniffBytes));
     const { bytesRead } = await handle.read(sample, 0, sample.length, 0);
     const isBinary = looksBinary(sample.subarray(0, bytesRead), bytesRead >= size);
-    const stream = handle.createReadStream({ start: 0, highWaterMark: 256 * 1024 });
+    const stream = handle.createReadStream({ start: 0, highWaterMark: 1024 * 1024 });
     return { path: target.display, size, mimeType: mimeTypeOf(target.real, isBinary), isBinary, stream };
   } catch (error) {
     await handle.close();

@@ -1,6 +1,6 @@
 /**
  * Options of the sandbox features around the engine (isolation, files, sessions), as `startServer`
- * takes them. `npm run container` fills them from the environment (`sandboxOptionsFromEnv`).
+ * takes them. Whatever a caller leaves out is read from the environment (`sandboxOptionsFromEnv`).
  */
 import { FILE_LIMITS } from "../../protocol/files.ts";
 import type { IsolationOptions } from "../../protocol/isolation.ts";

@@ -11,7 +11,7 @@ import { PathPolicy } from "../files/paths.ts";
 import { sessionSpawnHook } from "../sessions/hook.ts";
 import { SessionStore } from "../sessions/store.ts";
 import { getBaseEnv } from "../engine/environment.ts";
-import { fileLimitsOf, isolationFieldsOf, type ResolvedFileLimits, type SandboxOptions } from "./options.ts";
+import { fileLimitsOf, isolationFieldsOf, sandboxOptionsFromEnv, type ResolvedFileLimits, type SandboxOptions } from "./options.ts";
 
 export interface SandboxServices {
   readonly isolation: CommandIsolation;
@@ -26,10 +26,23 @@ const byServer = new WeakMap<ServerContext, SandboxServices>();
 export function sandboxServices(server: ServerContext): SandboxServices {
   let services = byServer.get(server);
   if (!services) {
-    services = createServices(server, server.sandbox ?? {});
+    services = createServices(server, withEnvironmentDefaults(server.sandbox ?? {}));
     byServer.set(server, services);
   }
   return services;
+}
+
+/**
+ * Options given to startServer win; what they leave out comes from the environment the server was
+ * started with (SANDBOX_ISOLATION, …), so a server asked for bwrap by its environment never runs
+ * unconfined, whichever entry point started it.
+ */
+function withEnvironmentDefaults(options: SandboxOptions): SandboxOptions {
+  const merged: SandboxOptions = { ...sandboxOptionsFromEnv(process.env) };
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+  }
+  return merged;
 }
 
 function createServices(server: ServerContext, options: SandboxOptions): SandboxServices {

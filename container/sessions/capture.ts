@@ -1,15 +1,16 @@
 /**
  * Carrying a command's cwd and exported env out of it, without a long-lived shell: the command runs
  * as `bash -c '<prelude><command>'`, where the prelude installs an EXIT trap that writes `$PWD` and
- * every exported variable (NUL-separated) to a per-run state file. The trap runs on `exit N`, on a
- * `set -e` failure and at the normal end; a killed command writes nothing (or a file without the end
- * marker), which leaves the session as it was. The command text itself is not rewritten or quoted:
+ * `export -p` to a per-run state file. The trap runs on `exit N`, on a `set -e` failure and at the
+ * normal end; a killed command writes nothing (or a file without the end marker), which leaves the
+ * session as it was. The command text itself is not rewritten or quoted:
  * heredocs, `$0`, `$#` and syntax errors behave exactly as under a plain `bash -c`.
  *
  * Known limits: a command that sets its own EXIT trap, or that `exec`s another program, replaces
- * ours and leaves the session unchanged.
+ * ours and leaves the session unchanged. (`builtin` keeps functions named printf/export out of it.)
  */
 import { readFile } from "node:fs/promises";
+import { parseExportList } from "./export-list.ts";
 import type { SessionChanges } from "./store.ts";
 
 const MAGIC = "sandbox-state-v1";
@@ -18,13 +19,15 @@ const END = "end";
 /** Variables bash maintains itself: never carried into a session. */
 const SHELL_MAINTAINED = new Set(["PWD", "OLDPWD", "SHLVL", "_"]);
 
-/** The one-line prelude (one line, so `$LINENO` in the command is off by one at most). */
+/**
+ * The one-line prelude (one line, so `$LINENO` in the command is off by one at most). The state file
+ * is `MAGIC\0cwd\0<export -p>\0end\0`: bash strings cannot hold NUL, so the fields cannot blur.
+ */
 export function capturePrelude(stateFile: string): string {
   const file = shellQuote(stateFile);
   return (
-    "__sandbox_save_state() { local __rc=$? IFS=$'\\n' __n; set +eu; " +
-    `{ printf '${MAGIC}\\0%s\\0' "\${PWD:-$(pwd)}"; ` +
-    `for __n in $(compgen -e); do [[ -v $__n ]] && printf '%s=%s\\0' "$__n" "\${!__n}"; done; printf '${END}\\0'; } >| ${file} 2>/dev/null; ` +
+    "__sandbox_save_state() { local __rc=$?; set +eu; " +
+    `{ builtin printf '%s\\0' ${MAGIC} "\${PWD:-$(pwd)}"; builtin export -p; builtin printf '\\0${END}\\0'; } >| ${file} 2>/dev/null; ` +
     "return $__rc; }; trap '__sandbox_save_state 2>/dev/null' EXIT\n"
   );
 }
@@ -38,16 +41,15 @@ export interface CapturedState {
 export async function readCapturedState(stateFile: string): Promise<CapturedState | undefined> {
   const text = await readFile(stateFile, "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
-  const fields = text.split("\0");
-  // "magic, cwd, var…, end" followed by the empty string after the final NUL.
-  if (fields.length < 4 || fields[0] !== MAGIC || fields.at(-1) !== "" || fields.at(-2) !== END) return undefined;
-  const env: Record<string, string> = {};
-  for (const field of fields.slice(2, -2)) {
-    const eq = field.indexOf("=");
-    if (eq <= 0) continue;
-    env[field.slice(0, eq)] = field.slice(eq + 1);
+  const trailer = `\0${END}\0`;
+  const fields = text.split("\0", 2);
+  if (fields[0] !== MAGIC || fields.length < 2 || !text.endsWith(trailer)) return undefined;
+  const headerLength = MAGIC.length + 1 + fields[1]!.length + 1;
+  try {
+    return { cwd: fields[1]!, env: parseExportList(text.slice(headerLength, text.length - trailer.length)) };
+  } catch {
+    return undefined;
   }
-  return { cwd: fields[1]!, env };
 }
 
 /** What the command changed: keys it set to a new value, keys it removed, a cwd it moved to. */

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { call, eventually, groupMembers } from "./helpers.ts";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
+import { parseExportList } from "../../container/sessions/export-list.ts";
 
 let t: SandboxServer;
 beforeAll(async () => {
@@ -197,5 +199,26 @@ describe("session routes", () => {
     expect(set.body).toMatchObject({ sessionId: id, vars: { VIA_API: "1" }, unsetEnv: ["HOME"] });
     expect((await run(id, 'echo "$VIA_API ${HOME-nohome}"')).body.stdout).toBe("1 nohome\n");
     expect((await t.get(`/api/env?sessionId=${id}`)).body.vars).toEqual({ VIA_API: "1" });
+  });
+});
+
+describe("reading bash's export -p", () => {
+  const tricky: Record<string, string> = {
+    PLAIN: "simple",
+    EMPTY: "",
+    QUOTES: `it's "quoted" \\ $HOME \`cmd\``,
+    CONTROL: "tab\there\nnewline\u0001\u007f\u001b end",
+    UNICODE: "héllo ☃ 🎉",
+    EQUALS: "a=b=c",
+  };
+
+  it.each([["normal mode", ""], ["POSIX mode", "set -o posix; "]])("round-trips every kind of value (%s)", (_label, mode) => {
+    const output = execFileSync("bash", ["-c", `${mode}export UNSET_BUT_EXPORTED; export -p`], {
+      env: { PATH: process.env.PATH!, ...tricky },
+      encoding: "utf8",
+    });
+    const parsed = parseExportList(output);
+    expect(parsed).toMatchObject(tricky);
+    expect(parsed).not.toHaveProperty("UNSET_BUT_EXPORTED");
   });
 });
