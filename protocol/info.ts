@@ -5,6 +5,8 @@
 import type { IsolationInEffect } from "./isolation.ts";
 import type { SuccessEnvelope } from "./process.ts";
 
+export const INFO_ROUTES = { info: "/api/info", instructions: "/api/instructions" } as const;
+
 export interface SandboxResources {
   /** Bytes. Within a memory-limited cgroup these are the cgroup's limit and usage. */
   memory: { totalBytes: number; usedBytes: number; availableBytes: number; source: "cgroup" | "host" };

@@ -15,6 +15,15 @@
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";
 
+export const SESSION_ROUTES = {
+  create: "/api/session",
+  list: "/api/session/list",
+  /** GET and DELETE. */
+  one: (id: string) => `/api/session/${encodeURIComponent(id)}`,
+  /** GET (`?sessionId=` for a session's) and POST (SetEnvRequest). */
+  env: "/api/env",
+} as const;
+
 export const SESSION_LIMITS = {
   maxSessions: 1024,
   maxSessionIdLength: 128,

@@ -2,7 +2,9 @@
  * The sandbox as a whole: its env (`GET|POST /api/env`, a session's with `sessionId`), what it is and
  * has (`GET /api/info`), and how to describe it to an agent (`GET /api/instructions`).
  */
-import { setEnvRequestSchema } from "../../../protocol/sessions.ts";
+import os from "node:os";
+import { INFO_ROUTES } from "../../../protocol/info.ts";
+import { SESSION_ROUTES, setEnvRequestSchema } from "../../../protocol/sessions.ts";
 import { getBaseEnv, getSandboxEnv, setSandboxEnv } from "../../engine/environment.ts";
 import { describeSandbox } from "../../sandbox/instructions.ts";
 import { readResources } from "../../sandbox/resources.ts";
@@ -10,7 +12,6 @@ import { sandboxServices } from "../../sandbox/services.ts";
 import { readJson } from "../request.ts";
 import { sendOk } from "../response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
-import os from "node:os";
 
 async function setEnv(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, setEnvRequestSchema);
@@ -63,10 +64,10 @@ function instructions(ctx: RequestContext): void {
 export const envRoutes: RouteGroup = {
   name: "env",
   routes: [
-    { method: "GET", path: "/api/env", handler: getEnv },
-    { method: "POST", path: "/api/env", handler: setEnv },
-    { method: "GET", path: "/api/info", handler: info },
-    { method: "GET", path: "/api/instructions", handler: instructions },
+    { method: "GET", path: SESSION_ROUTES.env, handler: getEnv },
+    { method: "POST", path: SESSION_ROUTES.env, handler: setEnv },
+    { method: "GET", path: INFO_ROUTES.info, handler: info },
+    { method: "GET", path: INFO_ROUTES.instructions, handler: instructions },
   ],
   setup(server) {
     const services = sandboxServices(server);

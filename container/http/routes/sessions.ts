@@ -4,7 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { createSessionRequestSchema } from "../../../protocol/sessions.ts";
+import { createSessionRequestSchema, SESSION_ROUTES } from "../../../protocol/sessions.ts";
 import { ServiceError } from "../../errors.ts";
 import { sandboxServices } from "../../sandbox/services.ts";
 import { sessionInfo, type Session } from "../../sessions/store.ts";
@@ -57,8 +57,8 @@ async function deleteSession(ctx: RequestContext): Promise<void> {
 export const sessionRoutes: RouteGroup = {
   name: "sessions",
   routes: [
-    { method: "POST", path: "/api/session", handler: createSession },
-    { method: "GET", path: "/api/session/list", handler: listSessions },
+    { method: "POST", path: SESSION_ROUTES.create, handler: createSession },
+    { method: "GET", path: SESSION_ROUTES.list, handler: listSessions },
     { method: "GET", path: "/api/session/:id", handler: getSession },
     { method: "DELETE", path: "/api/session/:id", handler: deleteSession },
   ],
