@@ -261,7 +261,6 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #guardStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
     return guardStream(body, {
       onOpen: () => this.#openStreams++,
-      onData: () => this.renewActivityTimeout(),
       onClose: () => {
         this.#openStreams--;
         this.renewActivityTimeout();

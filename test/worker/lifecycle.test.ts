@@ -91,9 +91,9 @@ describe("sleep", () => {
   it("sleeps after sleepAfter idle time, but not while a stream is open", async () => {
     const id = uniqueId("sleepy");
     const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s" });
-    const process = await sandbox.startProcess("echo started; sleep 60");
+    const process = await sandbox.startProcess("while true; do echo tick; sleep 0.3; done");
     const running = async () => (await runtimeState(id)).running;
-    // Follow the (silent) log for three times sleepAfter: the open stream keeps the container up.
+    // Follow the log for three times sleepAfter: the open stream keeps the container up.
     await expect(collect(process.streamLogs({ signal: AbortSignal.timeout(3_000) }))).rejects.toMatchObject({ name: "TimeoutError" });
     expect(await running()).toBe(true);
     // Stream closed: now it goes to sleep.

@@ -1,0 +1,105 @@
+/**
+ * For the chain benchmarks: `npm start`'s stack (scripts/start.ts: local runtime + wrangler dev) on
+ * free ports, and plain keep-alive HTTP helpers that cost the client as little as possible.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort } from "../runtime/ports.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+export interface Stack {
+  url: string;
+  token: string;
+  runtimeUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), "sandbox-chain-bench-"));
+  const port = await freePort();
+  const runtimePort = await freePort();
+  const token = "bench-token-0123456789";
+  const child: ChildProcess = spawn(process.execPath, [join(root, "scripts/start.ts")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      RUNTIME_PORT: String(runtimePort),
+      SANDBOX_API_TOKEN: token,
+      SANDBOX_DATA_DIR: join(dir, "sandboxes"),
+      WRANGLER_PERSIST_TO: join(dir, "state"),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`stack not ready:\n${output}`)), 120_000);
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("Sandbox service ready")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`stack exited (${code}):\n${output}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    runtimeUrl: `http://127.0.0.1:${runtimePort}`,
+    async close() {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGINT");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+export interface Reply {
+  status: number;
+  body: string;
+  bytes: number;
+}
+
+/** One HTTP request over the keep-alive agent. `discard` counts body bytes without keeping them. */
+export function send(url: string, method: string, body: unknown, headers: Record<string, string> = {}, discard = false): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      url,
+      {
+        method,
+        agent,
+        headers: {
+          ...headers,
+          ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (!discard) chunks.push(chunk);
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), bytes }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
