@@ -41,17 +41,25 @@ const bench: BenchModule = {
         await chainExec();
         await directExec();
       }
+      // The platform's own hops, measured alongside: wrangler dev → Worker (a route that answers at
+      // once), and → Worker → Durable Object (sandbox info: an RPC that does not reach the container).
+      const workerOnly = () => send(`${stack.url}/`, "GET", undefined);
+      const workerAndObject = () => send(sandbox, "GET", undefined, auth);
       const chainTimes: number[] = [];
       const directTimes: number[] = [];
+      const workerTimes: number[] = [];
+      const objectTimes: number[] = [];
       for (let i = 0; i < EXEC_ROUNDS; i++) {
-        // Interleaved, so drift in machine load hits both alike.
+        // Interleaved, so drift in machine load hits all alike.
         chainTimes.push(await timed(chainExec));
         directTimes.push(await timed(directExec));
+        workerTimes.push(await timed(workerOnly));
+        objectTimes.push(await timed(workerAndObject));
       }
-      chainTimes.sort((a, b) => a - b);
-      directTimes.sort((a, b) => a - b);
+      for (const list of [chainTimes, directTimes, workerTimes, objectTimes]) list.sort((a, b) => a - b);
       const chainMedian = percentile(chainTimes, 50);
       const directMedian = percentile(directTimes, 50);
+      const platformHop = percentile(objectTimes, 50);
 
       const stream = async (url: string, headers: Record<string, string>) => {
         let bytes = 0;
@@ -78,9 +86,14 @@ const bench: BenchModule = {
           title: `Chain vs direct: exec round trip (${EXEC_ROUNDS} × \`true\`, keep-alive, sequential)`,
           baselineLabel: "container server directly",
           rows: [
-            { metric: "median", ours: ms(chainMedian), baseline: ms(directMedian), target: "≤ baseline + 8 ms", met: chainMedian - directMedian <= 8 },
-            { metric: "p99", ours: ms(percentile(chainTimes, 99)), baseline: ms(percentile(directTimes, 99)) },
-            { metric: "added by the chain (median)", ours: ms(chainMedian - directMedian), baseline: "—" },
+            { metric: "exec median", ours: ms(chainMedian), baseline: ms(directMedian), target: "≤ baseline + platform hop", met: chainMedian - directMedian <= platformHop + 0.5 },
+            { metric: "exec p99", ours: ms(percentile(chainTimes, 99)), baseline: ms(percentile(directTimes, 99)) },
+            { metric: "added by the chain (median)", ours: ms(chainMedian - directMedian), baseline: "—", target: "≤ ~8 ms", met: chainMedian - directMedian <= 8 },
+            { metric: "platform hop: wrangler dev → Worker (median)", ours: ms(percentile(workerTimes, 50)), baseline: "—" },
+            { metric: "platform hop: → Worker → Durable Object RPC (median)", ours: ms(platformHop), baseline: "—" },
+          ],
+          notes: [
+            "Platform hops are measured in the same run: GET / (answered by the Worker) and GET /v1/sandboxes/:id (one RPC to the Durable Object, no container call).",
           ],
         },
         {
