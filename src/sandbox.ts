@@ -5,14 +5,39 @@
  * process server. Errors leave as RPC exceptions with the wire code encoded (client/errors.ts).
  */
 import { Container } from "@cloudflare/containers";
-import type { ExecResponse, GetProcessResponse, ListProcessesResponse, StartProcessResponse, KillResponse,
-  KillAllResponse, CleanupResponse, GetProcessLogsResponse, StdinResponse, PingResponse, ProcessInfo, ExecResult } from "../protocol/process.ts";
+import type {
+  CleanupResponse,
+  ExecResponse,
+  ExecResult,
+  GetProcessLogsResponse,
+  GetProcessResponse,
+  KillAllResponse,
+  KillResponse,
+  ListProcessesResponse,
+  PingResponse,
+  ProcessInfo,
+  StartProcessResponse,
+  StdinResponse,
+} from "../protocol/process.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema, parseSignal } from "../protocol/process.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import { ContainerUnavailableError, InvalidRequestError, ProcessNotFoundError, SandboxError, toRpcError } from "./client/errors.ts";
-import type { ExecRequestOptions, HandleRef, KillAllRequest, KillResult, ListRequest, LogStreamRequest, ProcessLogs,
-  ProcessRecord, SandboxConfig, SandboxInfo, SandboxRpc, StartRequestOptions, StdinResult } from "./client/types.ts";
+import type {
+  ExecRequestOptions,
+  HandleRef,
+  KillAllRequest,
+  KillResult,
+  ListRequest,
+  LogStreamRequest,
+  ProcessLogs,
+  ProcessRecord,
+  SandboxConfig,
+  SandboxInfo,
+  SandboxRpc,
+  StartRequestOptions,
+  StdinResult,
+} from "./client/types.ts";
 import type { Env } from "./env.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
 import { assertSameGeneration, GenerationTracker, type Generation } from "./sandbox/generation.ts";

@@ -10,8 +10,21 @@ import { errorFromBody, ProcessNotFoundError, SandboxConnectionError } from "./e
 import { assertSandboxId } from "./sandbox-id.ts";
 import { resumableSse, type RetryPolicy } from "./resumable-stream.ts";
 import { SandboxClient } from "./sandbox-client.ts";
-import type { ExecRequestOptions, HandleRef, KillAllRequest, ListRequest, LogStreamRequest, ProcessLogs, ProcessRecord,
-  SandboxConfig, SandboxInfo, SandboxRpc, StartRequestOptions, StdinResult, KillResult } from "./types.ts";
+import type {
+  ExecRequestOptions,
+  HandleRef,
+  KillAllRequest,
+  KillResult,
+  ListRequest,
+  LogStreamRequest,
+  ProcessLogs,
+  ProcessRecord,
+  SandboxConfig,
+  SandboxInfo,
+  SandboxRpc,
+  StartRequestOptions,
+  StdinResult,
+} from "./types.ts";
 
 export interface HttpSandboxOptions {
   /** Base URL of the Worker, e.g. `http://127.0.0.1:8787` or `https://sandbox.example.workers.dev`. */
