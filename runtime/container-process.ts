@@ -44,6 +44,7 @@ export class ContainerProcess {
   readonly #pidPath: string;
   readonly #stopGraceMs: number;
   #exit: ExitInfo | undefined;
+  #stopping = false;
 
   private constructor(options: ContainerOptions, port: number) {
     this.key = options.key;
@@ -113,6 +114,11 @@ export class ContainerProcess {
     return this.#exit === undefined;
   }
 
+  /** Asked to stop (signalled or killed) and not yet gone: a new start must wait for it. */
+  get stopping(): boolean {
+    return this.#stopping && this.running;
+  }
+
   info(): RuntimeContainerInfo {
     return {
       key: this.key,
@@ -140,6 +146,7 @@ export class ContainerProcess {
   signal(signo: number): void {
     if (!this.running || this.#child.pid === undefined) return;
     const name = SIGNAL_NAMES[signo] ?? signo;
+    if ([1, 2, 9, 15].includes(signo)) this.#stopping = true;
     if (signo === 9) {
       void this.kill();
       return;
@@ -157,6 +164,7 @@ export class ContainerProcess {
   /** SIGKILLs the server and every process of this container; resolves once the server is gone. */
   async kill(): Promise<ExitInfo> {
     const pid = this.#child.pid;
+    this.#stopping = true;
     if (this.running && pid !== undefined) {
       const tree = [pid, ...descendantsOf(pid), ...processesTagged(this.runId)];
       signalAll(tree, "SIGKILL");

@@ -33,10 +33,13 @@ export class ContainerPool {
   /** Starts the key's container unless it runs already (then the running one is returned as is). */
   async start(key: string, request: RuntimeStartRequest): Promise<ContainerProcess> {
     const current = this.#running.get(key);
-    if (current?.running) return current;
+    if (current?.running && !current.stopping) return current;
     const pending = this.#starting.get(key);
     if (pending) return pending;
-    const starting = ContainerProcess.start({ ...this.#options, key, request });
+    // A container on its way out (sleep, destroy) finishes going before the next one starts.
+    const starting = (current?.stopping ? current.exited : Promise.resolve()).then(() =>
+      ContainerProcess.start({ ...this.#options, key, request }),
+    );
     this.#starting.set(key, starting);
     try {
       const container = await starting;
