@@ -131,8 +131,12 @@ export class ProcessHandle implements Process {
       });
     });
     exited.catch(() => undefined);
+    // Named, so it can be killed the moment we stop waiting (a cancelled stream is noticed late).
+    const probeId = `port-probe-${port}-${Math.random().toString(36).slice(2, 10)}`;
+    let probing = false;
     try {
-      const stream = await this.#rpc.execStream(probe, { timeout, killOnDisconnect: true });
+      const stream = await this.#rpc.execStream(probe, { timeout, killOnDisconnect: true, processId: probeId });
+      probing = true;
       const probed = (async () => {
         for await (const event of sseEvents<{ type: string; exitCode?: number; result?: { timedOut?: boolean } }>(stream, stop.signal)) {
           if (event.type === "complete") {
@@ -145,8 +149,10 @@ export class ProcessHandle implements Process {
         throw new SandboxError(`The port probe for ${port} ended without a result`, "CONNECTION_FAILED");
       })();
       await Promise.race([probed, exited]);
+      probing = false;
     } finally {
       stop.abort();
+      if (probing) await this.#rpc.killProcess(probeId, "SIGKILL").catch(() => undefined);
     }
   }
 }
