@@ -107,7 +107,18 @@ class HttpTransport implements SandboxRpc {
       },
       reopen: async (lastEventId) => {
         if (processId === undefined) throw new SandboxConnectionError(`exec stream of "${command}" broke before it started`);
-        return this.#stream("GET", `/processes/${encodeURIComponent(processId)}/logs/stream`, { ...(lastEventId === undefined ? {} : { lastEventId }) });
+        try {
+          return await this.#stream("GET", `/processes/${encodeURIComponent(processId)}/logs/stream`, {
+            ...(lastEventId === undefined ? {} : { lastEventId }),
+          });
+        } catch (error) {
+          // An exec's record goes when it ends: it finished while we were disconnected.
+          if (!(error instanceof ProcessNotFoundError)) throw error;
+          throw new SandboxConnectionError(`"${command}" finished while its output stream was disconnected; its result is gone`, {
+            cause: error,
+            context: { processId, lastEventId },
+          });
+        }
       },
       map: (message) => this.#asExecEvent(message, command),
     });
