@@ -114,7 +114,7 @@ class HttpTransport implements SandboxRpc {
         } catch (error) {
           // An exec's record goes when it ends: it finished while we were disconnected.
           if (!(error instanceof ProcessNotFoundError)) throw error;
-          throw new SandboxConnectionError(`"${command}" finished while its output stream was disconnected; its result is gone`, {
+          throw new ProcessNotFoundError(`"${command}" finished while its output stream was disconnected; its result is gone`, {
             cause: error,
             context: { processId, lastEventId },
           });
