@@ -119,6 +119,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     if (config.envVars !== undefined) this.envVars = { ...config.envVars };
   }
 
+  /** Stops the container now (SIGKILL to everything in it); the next call starts a new generation. */
+  override async destroy(): Promise<void> {
+    return this.#guard(async () => {
+      await super.destroy();
+      this.#generations.reset();
+    });
+  }
+
   async info(): Promise<SandboxInfo> {
     return this.#call(async ({ generation }) => ({
       generation: generation.instanceId,
