@@ -66,6 +66,12 @@ describe("auth", () => {
         "/v1/sandboxes/{id}/processes/cleanup",
       ]),
     );
+    // Every route the app serves under /v1/sandboxes is documented, with its method.
+    const served = createApp()
+      .routes.filter((route) => route.path.startsWith("/v1/sandboxes/:id") && route.method !== "ALL")
+      .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, "{$1}").replace(/\/$/, "")}`);
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).filter((key) => key !== "parameters").map((method) => `${method} ${path}`));
+    expect(new Set(served)).toEqual(new Set(documented));
     const execBody = doc.paths["/v1/sandboxes/{id}/exec"]!.post!.requestBody!.content["application/json"]!.schema;
     expect(execBody.properties).toHaveProperty("command");
     expect(execBody.properties).toHaveProperty("timeout");
