@@ -146,8 +146,9 @@ describe("streamed files", () => {
       clearInterval(sampler);
       client.kill();
     }
-    // Holding the file anywhere in the server would add 100 MB or more.
-    expect(peak - baseline).toBeLessThan(64 * MiB);
+    // Holding the file anywhere in the server would add 100 MB or more; streaming peaks at about 45
+    // (garbage chunks the collector has not reclaimed yet), more when the machine is busy.
+    expect(peak - baseline).toBeLessThan(90 * MiB);
   });
 
   it("serves text with a charset and HEAD without a body", async () => {
