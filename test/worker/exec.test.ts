@@ -27,6 +27,13 @@ describe("exec", () => {
     expect(inSub.stdout.trim()).toMatch(/\/workspace\/sub$/);
   });
 
+  it("passes sessionId through: cd and export persist within a session", async () => {
+    await sandbox.exec("mkdir -p place && cd place && export MARK=kept", { sessionId: "s1" });
+    const next = await sandbox.exec('basename "$PWD"; echo "${MARK:-none}"', { sessionId: "s1" });
+    expect(next.stdout).toBe("place\nkept\n");
+    expect((await sandbox.exec('echo "${MARK:-none}"')).stdout).toBe("none\n");
+  });
+
   it("reports a timeout in the result", async () => {
     const result = await sandbox.exec("sleep 10", { timeout: 200 });
     expect(result).toMatchObject({ success: false, timedOut: true, exitCode: 124 });
