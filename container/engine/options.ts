@@ -29,8 +29,12 @@ export interface CommandSpec {
   killOnDisconnect: boolean;
 }
 
-/** A buffered exec keeps its full (capped) output in the result; its log only serves live readers. */
-const BUFFERED_EXEC_LOG_RETENTION = 1024 * 1024;
+/**
+ * Exec logs are small: a buffered exec keeps its (capped) output in the result, and for a streamed
+ * exec the log is only the window between the command and its reader (which holds the command back
+ * when full). Small windows also let output buffers die young, which keeps the GC cheap.
+ */
+const EXEC_LOG_RETENTION = 1024 * 1024;
 
 export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered" | "stream"): CommandSpec {
   return {
@@ -46,7 +50,7 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
     stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
     keepStdinOpen: false,
     autoCleanup: true,
-    logRetentionBytes: mode === "buffered" ? Math.min(BUFFERED_EXEC_LOG_RETENTION, limits.defaultLogRetentionBytes) : limits.defaultLogRetentionBytes,
+    logRetentionBytes: Math.min(EXEC_LOG_RETENTION, limits.defaultLogRetentionBytes),
     captureBytes: mode === "buffered" ? (req.maxOutputBytes ?? limits.defaultExecOutputBytes) : undefined,
     killOnDisconnect: req.killOnDisconnect ?? false,
   };

@@ -63,7 +63,7 @@ export class ProcessTable {
     };
     try {
       const { plan, onExit } = await this.hooks.prepare(initialPlan(spec, this.workspace), request);
-      await checkCwd(plan.cwd);
+      checkCwd(plan.cwd);
       const stdin = spec.keepStdinOpen || spec.stdin !== undefined ? "pipe" : "ignore";
       const child = await spawnChild(plan, spec.args === undefined ? plan.file : spec.command, stdin);
       record.attach(child, plan.cwd, onExit);

@@ -3,8 +3,9 @@
  * it, wait for the socket to drain, repeat. Nothing is queued for a slow client beyond one batch.
  * Idle streams get a keepalive comment. Resolves with how the stream ended.
  */
-import { formatSseEvent, KEEPALIVE_FRAME, SSE_HEADERS } from "../../protocol/sse.ts";
-import type { LogItem, LogReader } from "../engine/log-reader.ts";
+import { KEEPALIVE_FRAME, SSE_HEADERS } from "../../protocol/sse.ts";
+import type { LogReader } from "../engine/log-reader.ts";
+import type { Framer } from "./sse-frames.ts";
 import type { RequestContext } from "./types.ts";
 
 /** Output bytes per write; big enough to amortise syscalls, small enough to bound memory per client. */
@@ -15,7 +16,7 @@ export type StreamEnd = "complete" | "disconnected";
 export async function streamLogAsSse(
   ctx: RequestContext,
   reader: LogReader,
-  render: (item: LogItem) => { type: string; seq?: number },
+  frame: Framer,
 ): Promise<StreamEnd> {
   const { res } = ctx;
   const stop = new AbortController();
@@ -37,10 +38,10 @@ export async function streamLogAsSse(
     while (!stop.signal.aborted) {
       const items = reader.take(BATCH_BYTES);
       if (items.length > 0) {
-        let frames = "";
-        for (const item of items) frames += formatSseEvent(render(item));
+        const parts: Buffer[] = [];
+        for (const item of items) frame(item, parts);
         lastWrite = Date.now();
-        if (!res.write(frames)) await drained(ctx, stop.signal);
+        if (!writeParts(res, parts)) await drained(ctx, stop.signal);
         continue;
       }
       if (reader.done) break;
@@ -59,14 +60,50 @@ export async function streamLogAsSse(
   return "complete";
 }
 
+/** Output bytes at least this large are written as they are; smaller pieces are joined first. */
+const ZERO_COPY_BYTES = 16 * 1024;
+
+/**
+ * Writes the pieces of a batch: large pieces (raw output) without copying, runs of small ones (frame
+ * headers, escapes) joined. Node's http layer corks the socket for the rest of the tick by itself, so
+ * the whole batch leaves in one writev (an explicit res.cork() defeats that).
+ */
+function writeParts(res: RequestContext["res"], parts: Buffer[]): boolean {
+  let ok = true;
+  let run: Buffer[] = [];
+  const flushRun = () => {
+    if (run.length === 0) return;
+    ok = res.write(run.length === 1 ? run[0]! : Buffer.concat(run)) && ok;
+    run = [];
+  };
+  for (const part of parts) {
+    if (part.length < ZERO_COPY_BYTES) {
+      run.push(part);
+      continue;
+    }
+    flushRun();
+    ok = res.write(part) && ok;
+  }
+  flushRun();
+  return ok;
+}
+
+/**
+ * Waits until the socket has flushed. Watches the socket itself, not the response: a corked batch
+ * can drain synchronously inside uncork(), before a 'drain' listener on the response could see it.
+ */
 function drained(ctx: RequestContext, signal: AbortSignal): Promise<void> {
+  const socket = ctx.res.socket;
+  if (!socket || !socket.writableNeedDrain || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
-      ctx.res.off("drain", done);
+      socket.off("drain", done);
+      socket.off("close", done);
       signal.removeEventListener("abort", done);
       resolve();
     };
-    ctx.res.once("drain", done);
+    socket.once("drain", done);
+    socket.once("close", done);
     signal.addEventListener("abort", done, { once: true });
   });
 }

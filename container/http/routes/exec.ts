@@ -9,12 +9,12 @@
  */
 import { execRequestSchema } from "../../../protocol/process.ts";
 import { execResultOf } from "../../engine/exec.ts";
-import { toExecEvent } from "../../engine/events.ts";
 import { LogReader } from "../../engine/log-reader.ts";
 import { execSpec } from "../../engine/options.ts";
 import { readJson } from "../request.ts";
 import { sendJson } from "../response.ts";
 import { streamLogAsSse } from "../sse.ts";
+import { execFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 async function execute(ctx: RequestContext): Promise<void> {
@@ -36,7 +36,7 @@ async function executeStream(ctx: RequestContext): Promise<void> {
   // Pinned: the command runs at the reader's pace (like a pipe) instead of losing output.
   const reader = new LogReader(record.log, 0, { pin: true });
   try {
-    const end = await streamLogAsSse(ctx, reader, (item) => toExecEvent(item, record));
+    const end = await streamLogAsSse(ctx, reader, execFramer(record));
     if (end === "disconnected" && request.killOnDisconnect) record.kill("SIGTERM");
   } finally {
     reader.unpin();

@@ -6,12 +6,12 @@
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { OutputStream } from "../../../protocol/process.ts";
 import { ServiceError } from "../../errors.ts";
-import { toLogEvent } from "../../engine/events.ts";
 import { LogReader } from "../../engine/log-reader.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
 import { parseSeq, readJson } from "../request.ts";
 import { sendOk } from "../response.ts";
 import { streamLogAsSse } from "../sse.ts";
+import { logFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 function sessionFilter(ctx: RequestContext): { sessionId?: string } {
@@ -77,7 +77,7 @@ async function stream(ctx: RequestContext): Promise<void> {
   const lastEventId = parseSeq(Array.isArray(header) ? header[0] : header, "Last-Event-ID");
   const since = lastEventId ?? parseSeq(ctx.url.searchParams.get("since"), "since") ?? 0;
   record.flushOutput();
-  await streamLogAsSse(ctx, new LogReader(record.log, since), (item) => toLogEvent(item, record));
+  await streamLogAsSse(ctx, new LogReader(record.log, since), logFramer(record));
 }
 
 async function stdin(ctx: RequestContext): Promise<void> {

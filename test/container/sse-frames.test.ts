@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { toExecEvent, toLogEvent } from "../../container/engine/events.ts";
+import { ManagedProcess } from "../../container/engine/managed-process.ts";
+import { resolveLimits } from "../../container/config.ts";
+import { execSpec, startSpec } from "../../container/engine/options.ts";
+import { jsonStringOfUtf8 } from "../../container/http/json-text.ts";
+import { execFramer, logFramer } from "../../container/http/sse-frames.ts";
+import { SseParser } from "../../protocol/sse.ts";
+
+const limits = resolveLimits();
+const quote = (bytes: Buffer) => Buffer.concat(jsonStringOfUtf8(bytes)).toString("utf8");
+
+function randomBytes(length: number, alphabet: number[]): Buffer {
+  const bytes = Buffer.alloc(length + 3).subarray(Math.floor(Math.random() * 3)); // vary alignment
+  for (let i = 0; i < length; i++) {
+    bytes[i] = Math.random() < 0.7 ? 0x20 + Math.floor(Math.random() * 0x5f) : alphabet[Math.floor(Math.random() * alphabet.length)]!;
+  }
+  return bytes.subarray(0, length);
+}
+
+describe("jsonStringOfUtf8", () => {
+  const tricky = [0x22, 0x5c, 0x0a, 0x0d, 0x09, 0x1b, 0x00, 0x01, 0x1f, 0x7f, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xff, 0xc3];
+  it("always equals JSON.stringify of the decoded text", () => {
+    for (let round = 0; round < 20_000; round++) {
+      const bytes = randomBytes(Math.floor(Math.random() * 100), tricky);
+      expect(quote(bytes)).toBe(JSON.stringify(bytes.toString("utf8")));
+    }
+  });
+
+  it("covers the fast paths on long chunks", () => {
+    const cases = [
+      "a".repeat(70_000),
+      ("x".repeat(1023) + "\n").repeat(64),
+      'say "hi" \\ there\n'.repeat(500) + "z".repeat(60_000),
+      "ab😀\n".repeat(9000),
+      "\x1b[31mred\x1b[0m\n".repeat(4000),
+      "a\x01b\n".repeat(10_000),
+    ];
+    for (const text of cases) expect(quote(Buffer.from(text))).toBe(JSON.stringify(text));
+    const invalid = Buffer.concat([Buffer.from("ok"), Buffer.from([0xff, 0xfe]), Buffer.alloc(100, 0x61)]);
+    expect(quote(invalid)).toBe(JSON.stringify(invalid.toString("utf8")));
+  });
+});
+
+describe("SSE frames", () => {
+  function parseFrames(frames: Buffer[]) {
+    const messages = new SseParser().push(Buffer.concat(frames).toString("utf8"));
+    return messages.map((message) => ({ id: message.id, event: message.event, data: JSON.parse(message.data) }));
+  }
+
+  for (const encoding of ["utf8", "base64"] as const) {
+    it(`frame output exactly as the event objects, ${encoding}`, () => {
+      const log = new ManagedProcess("proc-1", startSpec({ command: "x", encoding }, limits), limits);
+      const exec = new ManagedProcess("proc-2", execSpec({ command: "x", encoding }, limits, "stream"), limits);
+      for (const record of [log, exec]) {
+        record.log.appendStatus({ status: "running", pid: 42 });
+        record.log.appendOutput("stdout", Buffer.from('line "one"\n\ttwo\\ 😀'));
+        record.log.appendOutput("stderr", Buffer.from("x".repeat(20_000) + "\n"));
+      }
+      for (const [record, framer, toEvent] of [
+        [log, logFramer(log), toLogEvent],
+        [exec, execFramer(exec), toExecEvent],
+      ] as const) {
+        const items = record.log.read(0, Infinity).entries;
+        const frames: Buffer[] = [];
+        for (const item of items) framer(item, frames);
+        const parsed = parseFrames(frames);
+        expect(parsed).toHaveLength(items.length);
+        parsed.forEach((message, i) => {
+          const event = (toEvent as (item: unknown, record: ManagedProcess) => { type: string; seq?: number })(items[i], record);
+          expect(message.data).toEqual(JSON.parse(JSON.stringify(event)));
+          expect(message.event).toBe(event.type);
+          expect(message.id).toBe(String(event.seq));
+        });
+      }
+    });
+  }
+});
