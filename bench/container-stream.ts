@@ -1,0 +1,115 @@
+/**
+ * Streamed output throughput: a fast writer through POST /api/execute/stream to a reader that parses
+ * every event (node:http + the protocol's SseParser + JSON.parse), against the same command writing
+ * to /dev/null, and against a bare relay of the same pipe over HTTP with no framing at all (the most
+ * any server in Node could do on this machine).
+ * The writer is `yes` with a long line cut by `head -c`: cheap to generate, so the pipe is the limit.
+ */
+import { spawn } from "node:child_process";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ExecEvent } from "../protocol/events.ts";
+import { SseParser } from "../protocol/sse.ts";
+import { keepAliveAgent, mbPerSecond, nowMs, startServerProcess } from "./support.ts";
+import type { BenchModule } from "./types.ts";
+
+const BYTES = 1024 * 1024 * 1024;
+const LINE = "0123456789abcdef".repeat(64).slice(0, 1023);
+export const fastWriter = (bytes: number) => `yes ${LINE} | head -c ${bytes}`;
+
+function toDevNull(command: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    const child = spawn("bash", ["-c", command], { stdio: ["ignore", "ignore", "inherit"] });
+    child.on("error", reject);
+    child.on("close", () => resolve(nowMs() - t0));
+  });
+}
+
+/** Streams `command` through the server; resolves with [stdout bytes received, milliseconds]. */
+export function streamThrough(url: string, command: string): Promise<[number, number]> {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    const body = JSON.stringify({ command });
+    const req = request(
+      `${url}/api/execute/stream`,
+      { method: "POST", agent: keepAliveAgent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        const parser = new SseParser();
+        const decoder = new TextDecoder();
+        let bytes = 0;
+        let exitCode = -1;
+        res.on("data", (chunk: Buffer) => {
+          for (const message of parser.push(decoder.decode(chunk, { stream: true }))) {
+            const event = JSON.parse(message.data) as ExecEvent;
+            if (event.type === "stdout") bytes += Buffer.byteLength(event.data);
+            else if (event.type === "complete") exitCode = event.exitCode;
+            else if (event.type === "truncated" || event.type === "error") reject(new Error(`unexpected ${event.type} event`));
+          }
+        });
+        res.on("end", () => (exitCode === 0 ? resolve([bytes, nowMs() - t0]) : reject(new Error(`exit code ${exitCode}`))));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** The ceiling: the same pipe relayed as raw bytes over HTTP by a minimal server in a child process. */
+async function bareRelay(command: string): Promise<[number, number]> {
+  const source = `
+    const { createServer } = require("node:http"); const { spawn } = require("node:child_process");
+    const s = createServer((req, res) => { res.writeHead(200);
+      const c = spawn("bash", ["-c", ${JSON.stringify(command)}], { stdio: ["ignore", "pipe", "ignore"] });
+      c.stdout.on("data", (d) => { if (!res.write(d)) { c.stdout.pause(); res.once("drain", () => c.stdout.resume()); } });
+      c.on("close", () => res.end()); });
+    s.listen(0, "127.0.0.1", () => console.log(s.address().port));`;
+  const child = spawn(process.execPath, ["-e", source], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve) => child.stdout!.once("data", (d: Buffer) => resolve(Number(String(d).trim()))));
+  try {
+    return await new Promise((resolve, reject) => {
+      const t0 = nowMs();
+      request(`http://127.0.0.1:${port}/`, (res) => {
+        let bytes = 0;
+        res.on("data", (chunk: Buffer) => (bytes += chunk.length));
+        res.on("end", () => resolve([bytes, nowMs() - t0]));
+      })
+        .on("error", reject)
+        .end();
+    });
+  } finally {
+    child.kill();
+  }
+}
+
+const bench: BenchModule = {
+  name: "container-stream",
+  async run() {
+    const server = await startServerProcess();
+    try {
+      await streamThrough(server.url, fastWriter(64 * 1024 * 1024)); // warm up
+      const devNullMs = await toDevNull(fastWriter(BYTES));
+      const [relayBytes, relayMs] = await bareRelay(fastWriter(BYTES));
+      const [bytes, oursMs] = await streamThrough(server.url, fastWriter(BYTES));
+      if (bytes !== BYTES || relayBytes !== BYTES) throw new Error(`lost bytes: ours ${BYTES - bytes}, relay ${BYTES - relayBytes}`);
+      const ours = mbPerSecond(bytes, oursMs);
+      const relay = mbPerSecond(relayBytes, relayMs);
+      return [
+        {
+          title: "Streamed output throughput (1 GiB of `yes` lines through /api/execute/stream; the reader parses every event)",
+          baselineLabel: "same command > /dev/null",
+          rows: [
+            { metric: "throughput", ours: `${ours.toFixed(0)} MB/s`, baseline: `${mbPerSecond(BYTES, devNullMs).toFixed(0)} MB/s`, target: "≥ 250 MB/s", met: ours >= 250 },
+            { metric: "time for 1 GiB", ours: `${(oursMs / 1000).toFixed(2)} s`, baseline: `${(devNullMs / 1000).toFixed(2)} s` },
+            { metric: "vs. a bare pipe→HTTP relay (no framing, no parsing)", ours: `${ours.toFixed(0)} MB/s`, baseline: `${relay.toFixed(0)} MB/s (relay)`, target: "the ceiling for a Node server here" },
+          ],
+        },
+      ];
+    } finally {
+      await server.close();
+    }
+  },
+};
+
+export default bench;
