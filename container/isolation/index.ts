@@ -7,8 +7,7 @@
  * It also owns the server's private state directory: the sandbox's /tmp and HOME under bwrap, and the
  * per-run files sessions use to carry state out of a command (visible to commands at RUNS_PATH).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import os from "node:os";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { IsolationInEffect, IsolationOptions, IsolationSupport } from "../../protocol/isolation.ts";
 import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
@@ -16,6 +15,7 @@ import { ServiceError } from "../errors.ts";
 import { isInside } from "../files/paths.ts";
 import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./bwrap.ts";
 import { detectIsolation } from "./detect.ts";
+import { createStateDir } from "./state-dir.ts";
 
 export { detectIsolation } from "./detect.ts";
 export { resolveIsolationOptions, isolationOptionsFromEnv, DEFAULT_ISOLATION } from "./config.ts";
@@ -54,7 +54,7 @@ export class CommandIsolation {
       if (!existsSync(p)) throw new ServiceError("INVALID_REQUEST", `isolation config: configured path does not exist: ${p}`, { path: p });
     }
     this.#ownsStateDir = setup.stateDir === undefined;
-    this.#stateDir = setup.stateDir ?? mkdtempSync(path.join(os.tmpdir(), "sandbox-state-"));
+    this.#stateDir = setup.stateDir ?? createStateDir();
     const runs = path.join(this.#stateDir, "runs");
     mkdirSync(runs, { recursive: true, mode: 0o700 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -91,6 +91,28 @@ describe("isolation config and detection", () => {
       expect(output).not.toContain("listening");
     } finally {
       rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  it("removes its state directory on close, and those of servers that died without closing", async () => {
+    const dead = spawn("true");
+    await new Promise((resolve) => dead.once("exit", resolve));
+    const stale = join(tmpdir(), `sandbox-state-${dead.pid}-abc123`);
+    const live = join(tmpdir(), `sandbox-state-${process.pid}-xyz789`);
+    mkdirSync(join(stale, "runs"), { recursive: true });
+    mkdirSync(live);
+    try {
+      const t = await startSandbox();
+      const own = readdirSync(tmpdir()).filter((name) => name.startsWith(`sandbox-state-${process.pid}-`) && name !== "sandbox-state-" + process.pid + "-xyz789");
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+      expect(own.length).toBeGreaterThanOrEqual(1);
+      await t.close();
+      const after = readdirSync(tmpdir()).filter((name) => own.includes(name));
+      expect(after.length).toBe(own.length - 1);
+    } finally {
+      rmSync(stale, { recursive: true, force: true });
+      rmSync(live, { recursive: true, force: true });
     }
   });
 
