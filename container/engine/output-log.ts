@@ -62,7 +62,8 @@ export class OutputLog {
   /** Called when a pinned reader holds back dropping and the log is over budget (true), or no longer (false). */
   onPressure: ((overBudget: boolean) => void) | undefined;
 
-  #entries: LogEntry[] = [];
+  /** Slots before #head are dropped entries, cleared so their buffers can be freed at once. */
+  #entries: (LogEntry | undefined)[] = [];
   #head = 0;
   #nextSeq = 1;
   #cost = 0;
@@ -232,7 +233,7 @@ export class OutputLog {
         break;
       }
       this.#drop(entry);
-      this.#head++;
+      this.#entries[this.#head++] = undefined;
     }
     if (this.#head > 1024 && this.#head * 2 > this.#entries.length) {
       this.#entries = this.#entries.slice(this.#head);
