@@ -1,8 +1,8 @@
 /**
  * Streamed output throughput: a fast writer through POST /api/execute/stream to a reader that parses
- * every event (node:http + the protocol's SseParser + JSON.parse), against the same command writing
- * to /dev/null, and against a bare relay of the same pipe over HTTP with no framing at all (the most
- * any server in Node could do on this machine).
+ * every event (node:http + the protocol's SseParser + JSON.parse) and to one that only takes the
+ * bytes, against the same command writing to /dev/null, and against a bare relay of the same pipe
+ * over HTTP with no framing at all (the most any server in Node could do on this machine).
  * The writer is `yes` with a long line cut by `head -c`: cheap to generate, so the pipe is the limit.
  */
 import { spawn } from "node:child_process";
@@ -56,6 +56,34 @@ export function streamThrough(url: string, command: string): Promise<[number, nu
   });
 }
 
+/** A reader that only counts the SSE bytes, as the Durable Object relays them; resolves with milliseconds. */
+function streamRaw(url: string, command: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    const body = JSON.stringify({ command });
+    const req = request(
+      `${url}/api/execute/stream`,
+      { method: "POST", agent: keepAliveAgent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        let previous = Buffer.alloc(0);
+        let last = Buffer.alloc(0);
+        res.on("data", (chunk: Buffer) => {
+          previous = last;
+          last = chunk;
+        });
+        res.on("end", () => {
+          const tail = Buffer.concat([previous, last]).toString("latin1");
+          if (/event: complete\ndata: \{"type":"complete","timestamp":"[^"]+","seq":\d+,"exitCode":0,/.test(tail)) resolve(nowMs() - t0);
+          else reject(new Error("no successful complete event"));
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** The ceiling: the same pipe relayed as raw bytes over HTTP by a minimal server in a child process. */
 async function bareRelay(command: string): Promise<[number, number]> {
   const source = `
@@ -92,6 +120,7 @@ const bench: BenchModule = {
       const devNullMs = await toDevNull(fastWriter(BYTES));
       const [relayBytes, relayMs] = await bareRelay(fastWriter(BYTES));
       const [bytes, oursMs] = await streamThrough(server.url, fastWriter(BYTES));
+      const rawMs = await streamRaw(server.url, fastWriter(BYTES));
       if (bytes !== BYTES || relayBytes !== BYTES) throw new Error(`lost bytes: ours ${BYTES - bytes}, relay ${BYTES - relayBytes}`);
       const ours = mbPerSecond(bytes, oursMs);
       const relay = mbPerSecond(relayBytes, relayMs);
@@ -102,7 +131,12 @@ const bench: BenchModule = {
           rows: [
             { metric: "throughput", ours: `${ours.toFixed(0)} MB/s`, baseline: `${mbPerSecond(BYTES, devNullMs).toFixed(0)} MB/s`, target: "≥ 250 MB/s", met: ours >= 250 },
             { metric: "time for 1 GiB", ours: `${(oursMs / 1000).toFixed(2)} s`, baseline: `${(devNullMs / 1000).toFixed(2)} s` },
-            { metric: "vs. a bare pipe→HTTP relay (no framing, no parsing)", ours: `${ours.toFixed(0)} MB/s`, baseline: `${relay.toFixed(0)} MB/s (relay)`, target: "the ceiling for a Node server here" },
+            {
+              metric: "throughput, reader takes the SSE bytes unparsed (as the Durable Object relays them)",
+              ours: `${mbPerSecond(BYTES, rawMs).toFixed(0)} MB/s`,
+              baseline: `${relay.toFixed(0)} MB/s (bare relay)`,
+            },
+            { metric: "bare pipe→HTTP relay in Node (no framing, no parsing): the ceiling here", ours: "", baseline: `${relay.toFixed(0)} MB/s` },
           ],
         },
       ];
