@@ -65,8 +65,8 @@ function streamRaw(url: string, command: string): Promise<number> {
       `${url}/api/execute/stream`,
       { method: "POST", agent: keepAliveAgent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
       (res) => {
-        let previous = Buffer.alloc(0);
-        let last = Buffer.alloc(0);
+        let previous: Buffer = Buffer.alloc(0);
+        let last: Buffer = Buffer.alloc(0);
         res.on("data", (chunk: Buffer) => {
           previous = last;
           last = chunk;

@@ -26,13 +26,11 @@ export async function streamLogAsSse(
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
 
-  let lastWrite = Date.now();
-  const keepaliveMs = ctx.server.limits.keepaliveMs;
-  const keepalive = setInterval(() => {
-    if (Date.now() - lastWrite < keepaliveMs / 2 || res.writableNeedDrain) return;
-    res.write(KEEPALIVE_FRAME);
-    lastWrite = Date.now();
-  }, keepaliveMs);
+  // A keepalive goes out whenever the stream has been silent for keepaliveMs; every write resets it.
+  const keepalive = setTimeout(function beat() {
+    if (!res.writableNeedDrain) res.write(KEEPALIVE_FRAME);
+    keepalive.refresh();
+  }, ctx.server.limits.keepaliveMs);
 
   try {
     while (!stop.signal.aborted) {
@@ -40,7 +38,7 @@ export async function streamLogAsSse(
       if (items.length > 0) {
         const parts: Buffer[] = [];
         for (const item of items) frame(item, parts);
-        lastWrite = Date.now();
+        keepalive.refresh();
         if (!writeParts(res, parts)) await drained(ctx, stop.signal);
         continue;
       }
@@ -48,7 +46,7 @@ export async function streamLogAsSse(
       await reader.wait(stop.signal);
     }
   } finally {
-    clearInterval(keepalive);
+    clearTimeout(keepalive);
     res.off("close", onClose);
     ctx.server.shutdown.removeEventListener("abort", onClose);
   }
