@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { call, eventually, groupMembers, startTestServer } from "./helpers.ts";
+
+const MAIN = fileURLToPath(new URL("../../container/main.ts", import.meta.url));
+
+async function runMain(env: Record<string, string>) {
+  const workspace = mkdtempSync(join(tmpdir(), "sandbox-main-"));
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", WORKSPACE: workspace, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, url, workspace, exited, stderr: () => stderr };
+}
+
+describe("npm run container (container/main.ts)", () => {
+  it("runs from a type-stripped copy, serves, and on SIGTERM kills its processes and exits 0", async () => {
+    const main = await runMain({});
+    try {
+      expect(readFileSync(`/proc/${main.child.pid}/cmdline`, "utf8")).toMatch(/sandbox-container\/[0-9a-f]+\/container\/main\.js/);
+      const ping = await call(main.url, "GET", "/api/ping");
+      expect(ping.body).toMatchObject({ success: true, status: "ok" });
+      const pwd = await call(main.url, "POST", "/api/execute", { command: "pwd" });
+      expect(pwd.body.stdout.trim()).toBe(main.workspace);
+      const started = await call(main.url, "POST", "/api/process/start", { command: "sleep 100 & sleep 100 & wait" });
+      const pid: number = started.body.process.pid;
+      expect(await eventually(() => groupMembers(pid).length === 3)).toBe(true);
+      main.child.kill("SIGTERM");
+      expect(await main.exited).toBe(0);
+      expect(await eventually(() => groupMembers(pid).length === 0)).toBe(true);
+      expect(main.stderr()).toBe("");
+    } finally {
+      main.child.kill("SIGKILL");
+      rmSync(main.workspace, { recursive: true, force: true });
+    }
+  });
+
+  it("can run straight from the TypeScript sources", async () => {
+    const main = await runMain({ SANDBOX_PRECOMPILE: "0" });
+    try {
+      expect(readFileSync(`/proc/${main.child.pid}/cmdline`, "utf8")).toContain("container/main.ts");
+      expect((await call(main.url, "GET", "/api/ping")).status).toBe(200);
+    } finally {
+      main.child.kill("SIGTERM");
+      await main.exited;
+      rmSync(main.workspace, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("startServer().close()", () => {
+  it("ends open streams and kills every process tree", async () => {
+    const t = await startTestServer();
+    const started = await call(t.url, "POST", "/api/process/start", { command: "sleep 100 & sleep 100 & wait" });
+    const pid: number = started.body.process.pid;
+    const stream = await fetch(`${t.url}/api/process/${started.body.process.id}/stream`);
+    const reading = stream.text().catch(() => "closed");
+    await t.close();
+    await reading; // the stream ended instead of hanging
+    expect(await eventually(() => groupMembers(pid).length === 0)).toBe(true);
+  });
+});
