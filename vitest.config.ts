@@ -20,7 +20,7 @@ export default defineConfig({
         // The Worker and its Durable Object in workerd, against the real local container runtime.
         plugins: [
           cloudflareTest(({ inject }) => ({
-            wrangler: { configPath: process.env.SANDBOX_TEST_WRANGLER_CONFIG ?? "./wrangler.toml" },
+            wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
                 SANDBOX_CONTAINER_URL: inject("runtimeUrl"),
