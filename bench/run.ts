@@ -12,6 +12,7 @@ const MODULES: (() => Promise<{ default: BenchModule }>)[] = [
   () => import("./isolation-exec.ts"),
   () => import("./container-memory.ts"),
   () => import("./container-loss.ts"),
+  () => import("./chain-exec.ts"),
 ];
 
 function render(table: BenchTable): string {
