@@ -11,7 +11,7 @@
  * `.ts` import specifiers are rewritten to `.js`.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -66,7 +66,20 @@ export function precompile(entry = "container/main.ts"): string {
     rmSync(staging, { recursive: true, force: true });
     if (!existsSync(compiledEntry)) throw error;
   }
+  pruneOldTrees(outDir);
   return compiledEntry;
+}
+
+/** Each source change makes a new tree; drop old ones (a day old and not among the newest few). */
+function pruneOldTrees(keep: string): void {
+  const dayAgo = Date.now() - 24 * 60 * 60 * 1000;
+  const trees = readdirSync(CACHE_DIR)
+    .map((name) => join(CACHE_DIR, name))
+    .map((path) => ({ path, mtime: statSync(path).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const { path, mtime } of trees.slice(4)) {
+    if (path !== keep && mtime < dayAgo) rmSync(path, { recursive: true, force: true });
+  }
 }
 
 // `node container/boot/precompile.ts` warms the cache (the image does this at build time).
