@@ -66,7 +66,11 @@ export function precompile(entry = "container/main.ts"): string {
     rmSync(staging, { recursive: true, force: true });
     if (!existsSync(compiledEntry)) throw error;
   }
-  pruneOldTrees(outDir);
+  try {
+    pruneOldTrees(outDir);
+  } catch {
+    // Another server is pruning or compiling at the same time: leave it to them.
+  }
   return compiledEntry;
 }
 
