@@ -179,7 +179,8 @@ export type GetProcessLogsResponse = SuccessEnvelope & {
   stdoutDropped?: number;
   stderrDropped?: number;
 };
-export type ExecResponse = SuccessEnvelope & ExecResult;
+/** `success` here is the seed's "exit code 0"; errors are told apart by their `code`. */
+export type ExecResponse = { timestamp: string } & ExecResult;
 export type KillResponse = SuccessEnvelope & { processId: string; signal: string; status: ProcessStatus };
 export type KillAllResponse = SuccessEnvelope & { killed: number };
 export type CleanupResponse = SuccessEnvelope & { cleaned: number };

@@ -38,23 +38,27 @@ export class SseParser {
 
   push(text: string): SseMessage[] {
     this.#buffer += text;
+    const buffer = this.#buffer;
     const out: SseMessage[] = [];
     let start = 0;
+    // Where the next CR is; found once and reused, because SSE from our servers never has one and a
+    // fresh scan per line would make parsing quadratic in the chunk size.
+    let cr = buffer.indexOf("\r");
     for (;;) {
-      const lf = this.#buffer.indexOf("\n", start);
-      const cr = this.#buffer.indexOf("\r", start);
+      if (cr !== -1 && cr < start) cr = buffer.indexOf("\r", start);
+      const lf = buffer.indexOf("\n", start);
       let end: number;
       let next: number;
       if (cr !== -1 && (lf === -1 || cr < lf)) {
         // A CR at the very end may be the first half of CRLF: wait for more.
-        if (cr === this.#buffer.length - 1) break;
+        if (cr === buffer.length - 1) break;
         end = cr;
-        next = this.#buffer[cr + 1] === "\n" ? cr + 2 : cr + 1;
+        next = buffer[cr + 1] === "\n" ? cr + 2 : cr + 1;
       } else if (lf !== -1) {
         end = lf;
         next = lf + 1;
       } else break;
-      const message = this.#line(this.#buffer.slice(start, end));
+      const message = this.#line(buffer.slice(start, end));
       if (message) out.push(message);
       start = next;
     }
