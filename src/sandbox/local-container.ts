@@ -94,12 +94,12 @@ export class LocalContainer {
         if (!run || !this.#running) throw new Error("the container is not running, consider calling start()");
         const info = await run.info;
         const target = info.ports?.[String(port)] ?? port;
-        const request = new Request(input, init);
-        const url = new URL(request.url);
+        const url = new URL(input instanceof Request ? input.url : String(input));
         url.protocol = "http:";
         url.hostname = "127.0.0.1";
         url.port = String(target);
-        return fetch(new Request(url, request));
+        // A string URL with init is sent as is (a body re-wrapped in a Request would go out chunked).
+        return input instanceof Request ? fetch(new Request(url, input)) : fetch(url, init);
       },
     };
   }
