@@ -4,6 +4,7 @@
  * at start; lists are JSON arrays or colon-separated paths. Asking for an isolation this machine does
  * not offer stops the server with ISOLATION_UNAVAILABLE: there is never a silent downgrade.
  */
+import { z } from "zod";
 
 export const ISOLATION_MODES = ["none", "bwrap"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
@@ -48,3 +49,36 @@ export interface IsolationInEffect {
   pidNamespace: boolean;
   version?: string;
 }
+
+/** Absolute paths only: an isolation root is named on the machine that runs the sandbox. */
+const isolationPathSchema = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => p.startsWith("/") && !p.includes("\0"), "isolation paths must be absolute");
+
+/**
+ * Isolation asked for by one sandbox (getSandbox options, the /v1 config, the local runtime's start
+ * request). Fields left out take the runtime's defaults; `allowNetwork` defaults to false.
+ */
+export const isolationRequestSchema = z
+  .object({
+    isolation: z.enum(ISOLATION_MODES).optional(),
+    allowNetwork: z.boolean().optional(),
+    readOnlyPaths: z.array(isolationPathSchema).max(64).optional(),
+    readWritePaths: z.array(isolationPathSchema).max(64).optional(),
+    allowSystemBinaries: z.boolean().optional(),
+    bwrapArgs: z.array(z.string().max(4096)).max(256).optional(),
+  })
+  .strict();
+export type IsolationRequest = z.output<typeof isolationRequestSchema>;
+
+/** The fields of IsolationRequest, for picking them out of a wider options object. */
+export const ISOLATION_REQUEST_FIELDS = [
+  "isolation",
+  "allowNetwork",
+  "readOnlyPaths",
+  "readWritePaths",
+  "allowSystemBinaries",
+  "bwrapArgs",
+] as const satisfies readonly (keyof IsolationRequest)[];

@@ -9,8 +9,11 @@
  *   POST   /containers/{key}/signal   {signal: number} → RuntimeContainerInfo
  *   DELETE /containers/{key}          kill (SIGKILL, whole process tree) → RuntimeContainerInfo
  *   GET    /health                    → RuntimeHealth
- * Errors: protocol `errorBody` JSON.
+ *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
+ * Errors: protocol `errorBody` JSON. A start whose container server refused its isolation answers
+ * with the server's own code (ISOLATION_UNAVAILABLE, INVALID_REQUEST), not a generic failure.
  */
+import type { IsolationRequest } from "./isolation.ts";
 
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
@@ -21,6 +24,11 @@ export interface RuntimeStartRequest {
   /** Container entrypoint override; the local runtime only runs the container server and ignores it. */
   entrypoint?: string[];
   enableInternet?: boolean;
+  /**
+   * Isolation of this sandbox's commands, over the runtime's defaults. Applied after `env`, so the
+   * container's env vars can never change it.
+   */
+  isolation?: IsolationRequest;
 }
 
 export interface RuntimeContainerInfo {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
-import type { IsolationMode } from "../protocol/isolation.ts";
+import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
 import { descendantsOf, isAlive, signalAll } from "./process-tree.ts";
@@ -23,7 +23,8 @@ export interface ContainerOptions {
   key: string;
   dataDir: string;
   launcher: Launcher;
-  isolation: IsolationMode;
+  /** The runtime's isolation defaults; the request's `isolation` overrides them. */
+  isolation: RuntimeIsolation;
   request: RuntimeStartRequest;
   startTimeoutMs: number;
   /** After a stop signal, how long the server gets to shut down before everything is SIGKILLed. */
@@ -55,14 +56,17 @@ export class ContainerProcess {
     mkdirSync(workspace, { recursive: true });
     this.#logPath = join(sandboxDir, "container.log");
     this.#pidPath = join(sandboxDir, "container.pid");
+    const enableInternet = options.request.enableInternet ?? true;
+    const isolation = resolveIsolation(options.isolation, options.request.isolation, enableInternet);
     const launch = options.launcher.launch({
       key: options.key,
       port,
       sandboxDir,
       workspace,
       env: options.request.env ?? {},
-      enableInternet: options.request.enableInternet ?? true,
-      isolation: options.isolation,
+      enableInternet,
+      isolation: isolation.mode,
+      isolationEnv: isolation.env,
     });
     const log = openSync(this.#logPath, "w");
     try {

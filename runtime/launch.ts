@@ -4,9 +4,14 @@
  * commands (SANDBOX_ISOLATION=none|bwrap and the other protocol/isolation.ts variables, which the
  * server enforces itself). A Launcher may also wrap the server command as a whole (e.g. to confine
  * the server, not only its commands); the default runs it as a plain child process.
+ *
+ * The sandbox's env vars are the container's env, as on the platform, with one difference: locally
+ * the server itself runs outside the walls, so variables that steer the server process (its own
+ * SANDBOX_* settings, NODE_*, LD_*, PATH, where it finds bubblewrap) are not taken from them.
+ * Commands still see every sandbox env var: the Durable Object sets them through the env API.
  */
 import { fileURLToPath } from "node:url";
-import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode } from "../protocol/isolation.ts";
+import type { IsolationMode } from "../protocol/isolation.ts";
 
 export interface LaunchSpec {
   /** Sandbox key (validated sandbox id or Durable Object id). */
@@ -21,6 +26,8 @@ export interface LaunchSpec {
   enableInternet: boolean;
   /** Isolation the server applies to its commands. */
   isolation: IsolationMode;
+  /** The server env vars that carry the isolation (runtime/isolation.ts): written last. */
+  isolationEnv: Record<string, string>;
 }
 
 export interface Launch {
@@ -37,39 +44,29 @@ export interface Launcher {
 
 export const CONTAINER_SERVER_ENTRY = fileURLToPath(new URL("../container/main.ts", import.meta.url));
 
-/** Isolation settings of the runtime's own environment that are handed on to every server. */
-const FORWARDED_ISOLATION_VARS = [
-  ISOLATION_ENV.allowNetwork,
-  ISOLATION_ENV.readOnlyPaths,
-  ISOLATION_ENV.readWritePaths,
-  ISOLATION_ENV.allowSystemBinaries,
-  ISOLATION_ENV.bwrapArgs,
-];
+export { parseIsolationMode } from "./isolation.ts";
 
-export function parseIsolationMode(value: string | undefined): IsolationMode {
-  const mode = value === undefined || value === "" ? "none" : value;
-  if (!(ISOLATION_MODES as readonly string[]).includes(mode)) {
-    throw new Error(`Unknown isolation "${value}" (SANDBOX_ISOLATION): use one of ${ISOLATION_MODES.join(", ")}`);
-  }
-  return mode as IsolationMode;
+/** Server env vars a sandbox's env vars may not set (they would steer the unconfined server process). */
+export function isServerControlVar(name: string): boolean {
+  return /^(SANDBOX_|NODE_|LD_)/.test(name) || ["PATH", "PORT", "HOST", "WORKSPACE"].includes(name);
 }
 
 /** The server's environment: a small base, the sandbox's env vars, then what the runtime decides. */
 export function serverEnv(spec: LaunchSpec): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of ["PATH", "LANG", "LC_ALL", "TZ", ...FORWARDED_ISOLATION_VARS]) {
+  for (const name of ["PATH", "LANG", "LC_ALL", "TZ"]) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
+  for (const [name, value] of Object.entries(spec.env)) if (!isServerControlVar(name)) env[name] = value;
   return {
     ...env,
-    ...spec.env,
     PORT: String(spec.port),
     HOST: "127.0.0.1",
     WORKSPACE: spec.workspace,
     SANDBOX_ID: spec.key,
-    [ISOLATION_ENV.mode]: spec.isolation,
-    [ISOLATION_ENV.enableInternet]: spec.enableInternet ? "1" : "0",
+    // Last, so nothing above can loosen it.
+    ...spec.isolationEnv,
   };
 }
 

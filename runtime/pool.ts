@@ -4,13 +4,13 @@
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ContainerProcess } from "./container-process.ts";
-import type { IsolationMode } from "../protocol/isolation.ts";
+import type { RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 
 export interface PoolOptions {
   dataDir: string;
   launcher: Launcher;
-  isolation: IsolationMode;
+  isolation: RuntimeIsolation;
   startTimeoutMs?: number;
   stopGraceMs?: number;
 }

@@ -10,18 +10,22 @@ import { errorBody, type ErrorCode } from "../protocol/errors.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { RuntimeHealth, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { RUNTIME_EXIT_POLL_MAX_MS } from "../protocol/runtime.ts";
+import { isolationRequestSchema, type IsolationMode } from "../protocol/isolation.ts";
+import { detectIsolation } from "../container/isolation/detect.ts";
 import { reapLeftovers } from "./container-process.ts";
-import type { IsolationMode } from "../protocol/isolation.ts";
 import { directLauncher, parseIsolationMode, type Launcher } from "./launch.ts";
 import { ContainerPool } from "./pool.ts";
+import { startRefusalOf } from "./start-failure.ts";
 
 export interface RuntimeOptions {
   port?: number;
   host?: string;
   /** Where sandboxes keep their folders (default `.sandbox` in the working directory). */
   dataDir?: string;
-  /** Isolation of the commands in every sandbox: "none" (default) or "bwrap" (SANDBOX_ISOLATION). */
+  /** Isolation of the commands of sandboxes that ask for none: "none" (default) or "bwrap" (SANDBOX_ISOLATION). */
   isolation?: IsolationMode | string;
+  /** bubblewrap binary the container servers use (default SANDBOX_BWRAP_PATH, else `bwrap` on PATH). */
+  bwrapPath?: string;
   /** How container servers are launched (default: plain child processes). */
   launcher?: Launcher;
   startTimeoutMs?: number;
@@ -70,15 +74,21 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 function startRequest(body: unknown): RuntimeStartRequest {
   if (typeof body !== "object" || body === null) throw new HttpError("INVALID_REQUEST", "start body must be an object");
-  const { env, enableInternet } = body as Record<string, unknown>;
+  const { env, enableInternet, isolation } = body as Record<string, unknown>;
   if (env !== undefined) {
     const valid =
       typeof env === "object" && env !== null && Object.values(env).every((value) => typeof value === "string");
     if (!valid) throw new HttpError("INVALID_REQUEST", "env must map names to strings");
   }
+  const parsed = isolationRequestSchema.optional().safeParse(isolation);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new HttpError("INVALID_REQUEST", `invalid isolation: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim());
+  }
   return {
     env: env as Record<string, string> | undefined,
     enableInternet: typeof enableInternet === "boolean" ? enableInternet : true,
+    ...(parsed.data === undefined ? {} : { isolation: parsed.data }),
   };
 }
 
@@ -92,9 +102,10 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   if (reaped > 0) console.warn(`runtime: stopped ${reaped} container server(s) left over from an earlier run`);
 
   const isolation = parseIsolationMode(options.isolation);
+  const bwrapPath = options.bwrapPath ?? (process.env.SANDBOX_BWRAP_PATH || undefined);
   const pool = new ContainerPool({
     dataDir,
-    isolation,
+    isolation: { mode: isolation, ...(bwrapPath === undefined ? {} : { bwrapPath }) },
     launcher: options.launcher ?? directLauncher,
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
@@ -106,6 +117,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     if (url.pathname === "/health" && method === "GET") {
       const health: RuntimeHealth = { status: "ok", containers: pool.size, isolation, dataDir };
       return send(res, 200, health);
+    }
+    if (url.pathname === "/isolation" && method === "GET") {
+      return send(res, 200, detectIsolation(bwrapPath === undefined ? {} : { bwrapPath }));
     }
     const match = /^\/containers\/([^/]+)(\/start|\/exit|\/signal)?$/.exec(url.pathname);
     if (!match) throw new HttpError("NOT_FOUND", `no route for ${method} ${url.pathname}`);
@@ -120,6 +134,8 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
         return send(res, 200, container.info());
       } catch (error) {
         const logTail = (error as { logTail?: string }).logTail;
+        const refusal = logTail ? startRefusalOf(logTail) : undefined;
+        if (refusal) throw new HttpError(refusal.code, refusal.message, { logTail });
         throw new HttpError("CONTAINER_UNAVAILABLE", (error as Error).message, logTail ? { logTail } : undefined);
       }
     }

@@ -8,15 +8,24 @@ import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 
-let cached: IsolationSupport | undefined;
+const cached = new Map<string, IsolationSupport>();
 
-export function detectIsolation(options: { refresh?: boolean } = {}): IsolationSupport {
-  if (!cached || options.refresh) cached = { none: { available: true }, bwrap: probeBwrap() };
-  return cached;
+/**
+ * `bwrapPath` names the bubblewrap to probe (default SANDBOX_BWRAP_PATH, else `bwrap` on PATH), so a
+ * caller that starts servers with a given SANDBOX_BWRAP_PATH can ask what they will find.
+ */
+export function detectIsolation(options: { refresh?: boolean; bwrapPath?: string } = {}): IsolationSupport {
+  const wanted = options.bwrapPath || process.env.SANDBOX_BWRAP_PATH || "bwrap";
+  let support = cached.get(wanted);
+  if (!support || options.refresh) {
+    support = { none: { available: true }, bwrap: probeBwrap(wanted) };
+    cached.set(wanted, support);
+  }
+  return support;
 }
 
-function probeBwrap(): IsolationSupport["bwrap"] {
-  const binary = findExecutable(process.env.SANDBOX_BWRAP_PATH || "bwrap");
+function probeBwrap(wanted: string): IsolationSupport["bwrap"] {
+  const binary = findExecutable(wanted);
   if (!binary) return { available: false, reason: "bwrap (bubblewrap) is not installed: apt-get install bubblewrap" };
   const version = run(binary, ["--version"]);
   if (!version.ok) return { available: false, path: binary, reason: `bwrap --version failed: ${version.output}` };
