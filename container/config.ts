@@ -14,6 +14,11 @@ export interface ServerLimits {
   finishedRetentionMs: number;
   /** Finished records kept at most (oldest auto-cleaned ones go first); autoCleanup:false ones are exempt. */
   maxFinishedRecords: number;
+  /** Finished exec records stay reachable by id (not listed) this long, so a broken exec stream can resume. */
+  finishedExecRetentionMs: number;
+  /** Finished exec records kept at most, and the total bytes their logs may retain; the oldest go first. */
+  maxFinishedExecs: number;
+  maxFinishedExecBytes: number;
   chunkMaxBytes: number;
   chunkMaxDelayMs: number;
   keepaliveMs: number;
@@ -28,6 +33,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   killGraceMs: LIMITS.killGraceMs,
   finishedRetentionMs: LIMITS.finishedRetentionMs,
   maxFinishedRecords: 1024,
+  finishedExecRetentionMs: LIMITS.finishedExecRetentionMs,
+  maxFinishedExecs: LIMITS.maxFinishedExecs,
+  maxFinishedExecBytes: LIMITS.maxFinishedExecBytes,
   chunkMaxBytes: LIMITS.chunkMaxBytes,
   chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,
   keepaliveMs: LIMITS.keepaliveMs,

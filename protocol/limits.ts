@@ -19,6 +19,14 @@ export const LIMITS = {
   killGraceMs: 2000,
   /** How long finished process records are kept when `autoCleanup` is on. */
   finishedRetentionMs: 10 * 60 * 1000,
+  /**
+   * How long a finished exec's record (status and log) stays reachable by id, so a client whose exec
+   * stream broke can resume it from the process log (`Last-Event-ID`) after the command ended.
+   */
+  finishedExecRetentionMs: 60 * 1000,
+  /** Finished exec records kept at most, and their retained logs' total size: the oldest go first. */
+  maxFinishedExecs: 256,
+  maxFinishedExecBytes: 16 * 1024 * 1024,
   /** Output is coalesced into chunks of up to this many bytes… */
   chunkMaxBytes: 64 * 1024,
   /** …or flushed after this long, whichever comes first. */

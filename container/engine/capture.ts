@@ -20,11 +20,22 @@ export class OutputCapture {
     stderr: { chunks: [], bytes: 0, truncated: false },
   };
 
+  readonly #unsubscribe: () => void;
+
   constructor(log: OutputLog, maxBytes: number) {
     this.maxBytes = maxBytes;
-    log.subscribe((entry) => {
+    this.#unsubscribe = log.subscribe((entry) => {
       if (entry.kind === "output") this.#add(entry.stream, entry.data);
     });
+  }
+
+  /** Stops capturing and lets the captured chunks go. */
+  release(): void {
+    this.#unsubscribe();
+    for (const capture of Object.values(this.#streams)) {
+      capture.chunks = [];
+      capture.bytes = 0;
+    }
   }
 
   #add(stream: OutputStream, data: Buffer): void {

@@ -21,10 +21,9 @@ type StdinState = "none" | "open" | "closed";
 
 export class ManagedProcess {
   readonly id: string;
+  /** What was asked for, minus the stdin bytes (handed to the pipe, then let go). */
   readonly spec: CommandSpec;
   readonly log: OutputLog;
-  /** Buffered exec only: the capped result output. */
-  readonly capture: OutputCapture | undefined;
   readonly startTime = new Date();
   /** Resolves once the terminal status is logged (never rejects). */
   readonly finished: Promise<void>;
@@ -37,6 +36,8 @@ export class ManagedProcess {
   error: string | undefined;
 
   readonly #limits: ServerLimits;
+  #capture: OutputCapture | undefined;
+  #stdinBytes: Buffer | undefined;
   #coalescer: OutputCoalescer | undefined;
   #stdin: Writable | undefined;
   #stdinState: StdinState = "none";
@@ -49,11 +50,24 @@ export class ManagedProcess {
 
   constructor(id: string, spec: CommandSpec, limits: ServerLimits) {
     this.id = id;
-    this.spec = spec;
+    // A finished record may be kept for a while: it must not hold on to megabytes of stdin.
+    this.spec = spec.stdin === undefined ? spec : { ...spec, stdin: undefined };
+    this.#stdinBytes = spec.stdin;
     this.#limits = limits;
     this.log = new OutputLog(spec.logRetentionBytes);
-    this.capture = spec.captureBytes === undefined ? undefined : new OutputCapture(this.log, spec.captureBytes);
+    this.#capture = spec.captureBytes === undefined ? undefined : new OutputCapture(this.log, spec.captureBytes);
     this.finished = new Promise((resolve) => (this.#resolveFinished = resolve));
+  }
+
+  /** Buffered exec only: the capped result output, until the result has been sent (releaseCapture). */
+  get capture(): OutputCapture | undefined {
+    return this.#capture;
+  }
+
+  /** The buffered result is out: let its output go (the record may be kept a while for readers). */
+  releaseCapture(): void {
+    this.#capture?.release();
+    this.#capture = undefined;
   }
 
   get isLive(): boolean {
@@ -201,7 +215,9 @@ export class ManagedProcess {
     stdin.on("close", () => (this.#stdinState = "closed"));
     if (!this.spec.keepStdinOpen) {
       this.#stdinState = "closed";
-      if (this.spec.stdin && this.spec.stdin.length > 0) stdin.end(this.spec.stdin);
+      const bytes = this.#stdinBytes;
+      this.#stdinBytes = undefined;
+      if (bytes && bytes.length > 0) stdin.end(bytes);
       else stdin.end();
     }
   }

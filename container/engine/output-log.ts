@@ -89,6 +89,10 @@ export class OutputLog {
   get closed(): boolean {
     return this.#closed;
   }
+  /** What the retained entries cost: their bytes plus a fixed overhead each (what retention bounds). */
+  get retainedBytes(): number {
+    return this.#cost;
+  }
   get droppedEvents(): number {
     return this.#droppedEvents;
   }

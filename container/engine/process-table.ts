@@ -1,10 +1,15 @@
 /**
  * The process table: every record by id, the limits on how many run, how long finished ones stay,
  * and the operations the routes need (launch, find, kill, kill-all, cleanup). One per server.
+ *
+ * Finished background records stay for `finishedRetentionMs` (or until cleanup, without autoCleanup).
+ * Finished exec records stay briefly (FinishedExecs) so a broken exec stream can resume by id; their
+ * ids are free for reuse meanwhile, and the routes leave them out of lists unless asked.
  */
 import { randomBytes } from "node:crypto";
 import type { ServerLimits } from "../config.ts";
 import { isServiceError, ServiceError } from "../errors.ts";
+import { FinishedExecs } from "./finished-execs.ts";
 import { SpawnHooks, type SpawnRequest } from "./hooks.ts";
 import { isTerminatingSignal } from "./kill.ts";
 import { ManagedProcess } from "./managed-process.ts";
@@ -13,6 +18,8 @@ import { checkCwd, initialPlan, spawnChild } from "./spawn.ts";
 
 export interface ProcessFilter {
   sessionId?: string | undefined;
+  /** Only records of this kind (default: both). */
+  kind?: CommandSpec["kind"] | undefined;
 }
 
 export class ProcessTable {
@@ -21,17 +28,23 @@ export class ProcessTable {
   readonly hooks = new SpawnHooks();
   readonly #records = new Map<string, ManagedProcess>();
   readonly #cleanupTimers = new Map<string, NodeJS.Timeout>();
+  readonly #finishedExecs: FinishedExecs;
+  #live = 0;
   #closed = false;
 
   constructor(workspace: string, limits: ServerLimits) {
     this.workspace = workspace;
     this.limits = limits;
+    this.#finishedExecs = new FinishedExecs(limits, (record) => this.#remove(record));
   }
 
   get liveCount(): number {
-    let live = 0;
-    for (const record of this.#records.values()) if (record.isLive) live++;
-    return live;
+    return this.#live;
+  }
+
+  /** Finished exec records kept for resuming, and what their logs retain. */
+  get finishedExecs(): { count: number; bytes: number } {
+    return { count: this.#finishedExecs.size, bytes: this.#finishedExecs.bytes };
   }
 
   /**
@@ -41,14 +54,18 @@ export class ProcessTable {
   async launch(spec: CommandSpec): Promise<ManagedProcess> {
     if (this.#closed) throw new ServiceError("CONTAINER_UNAVAILABLE", "the server is shutting down");
     const id = spec.processId ?? newProcessId();
-    if (this.#records.has(id)) throw new ServiceError("PROCESS_EXISTS", `process ${id} already exists`, { processId: id });
-    if (this.liveCount >= this.limits.maxLiveProcesses) {
+    const existing = this.#records.get(id);
+    // A finished exec is kept only for a late reader: reusing its id replaces it.
+    if (existing && this.#finishedExecs.has(existing)) this.#remove(existing);
+    else if (existing) throw new ServiceError("PROCESS_EXISTS", `process ${id} already exists`, { processId: id });
+    if (this.#live >= this.limits.maxLiveProcesses) {
       throw new ServiceError("TOO_MANY_PROCESSES", `too many live processes (limit ${this.limits.maxLiveProcesses})`, {
         limit: this.limits.maxLiveProcesses,
       });
     }
     const record = new ManagedProcess(id, spec, this.limits);
     this.#records.set(id, record);
+    this.#live++;
     void record.finished.then(() => this.#onFinished(record));
 
     const request: SpawnRequest = {
@@ -114,7 +131,7 @@ export class ProcessTable {
     let cleaned = 0;
     for (const record of this.list(filter)) {
       if (record.isLive) continue;
-      this.#remove(record.id);
+      this.#remove(record);
       cleaned++;
     }
     return cleaned;
@@ -127,41 +144,51 @@ export class ProcessTable {
     await waitBounded(Promise.all(live.map((record) => record.finished)), 5000);
     for (const timer of this.#cleanupTimers.values()) clearTimeout(timer);
     this.#cleanupTimers.clear();
+    this.#finishedExecs.close();
   }
 
   #onFinished(record: ManagedProcess): void {
+    this.#live--;
     if (this.#records.get(record.id) !== record) return;
-    // An exec's result goes to its caller; only a failed start is kept, so the caller can look it up.
-    if (record.spec.kind === "exec" && record.status !== "error") {
-      this.#remove(record.id);
+    // An exec's result went to its caller; the record stays a short while for a reader to resume.
+    if (record.spec.kind === "exec") {
+      this.#finishedExecs.add(record);
       return;
     }
     if (!record.spec.autoCleanup) return;
-    const timer = setTimeout(() => this.#remove(record.id), this.limits.finishedRetentionMs);
+    const timer = setTimeout(() => this.#remove(record), this.limits.finishedRetentionMs);
     timer.unref();
     this.#cleanupTimers.set(record.id, timer);
     this.#evictOverflow();
   }
 
-  /** Too many finished records: the oldest auto-cleaned ones go first. */
+  /** Too many finished background records: the oldest auto-cleaned ones go first. */
   #evictOverflow(): void {
-    const finished = [...this.#records.values()].filter((record) => !record.isLive && record.spec.autoCleanup);
+    const finished = [...this.#records.values()].filter(
+      (record) => !record.isLive && record.spec.kind === "background" && record.spec.autoCleanup,
+    );
     const excess = finished.length - this.limits.maxFinishedRecords;
     if (excess <= 0) return;
     finished.sort((a, b) => (a.endTime?.getTime() ?? 0) - (b.endTime?.getTime() ?? 0));
-    for (const record of finished.slice(0, excess)) this.#remove(record.id);
+    for (const record of finished.slice(0, excess)) this.#remove(record);
   }
 
-  #remove(id: string): void {
-    this.#records.delete(id);
-    const timer = this.#cleanupTimers.get(id);
+  /** Drops a record (if it is still the one under its id) and whatever was keeping it. */
+  #remove(record: ManagedProcess): void {
+    this.#finishedExecs.delete(record);
+    if (this.#records.get(record.id) !== record) return;
+    this.#records.delete(record.id);
+    const timer = this.#cleanupTimers.get(record.id);
     if (timer) clearTimeout(timer);
-    this.#cleanupTimers.delete(id);
+    this.#cleanupTimers.delete(record.id);
   }
 }
 
 function matches(record: ManagedProcess, filter: ProcessFilter): boolean {
-  return filter.sessionId === undefined || record.spec.sessionId === filter.sessionId;
+  return (
+    (filter.sessionId === undefined || record.spec.sessionId === filter.sessionId) &&
+    (filter.kind === undefined || record.spec.kind === filter.kind)
+  );
 }
 
 function newProcessId(): string {

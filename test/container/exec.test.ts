@@ -134,9 +134,17 @@ describe("POST /api/execute", () => {
     expect(ids.size).toBe(100);
   });
 
-  it("does not list finished execs", async () => {
-    const { body } = await exec({ command: "true", processId: "gone-after-exec" });
+  it("keeps a finished exec reachable by id but out of the process list", async () => {
+    const { body } = await exec({ command: "echo kept", processId: "kept-after-exec" });
     expect(body.exitCode).toBe(0);
-    expect((await call(t.url, "GET", "/api/process/gone-after-exec")).status).toBe(404);
+    const record = await call(t.url, "GET", "/api/process/kept-after-exec");
+    expect(record.body.process).toMatchObject({ id: "kept-after-exec", status: "completed", exitCode: 0 });
+    expect((await call(t.url, "GET", "/api/process/kept-after-exec/logs")).body).toMatchObject({ stdout: "kept\n", stderr: "" });
+    const ids = (path: string) => call(t.url, "GET", path).then((reply) => reply.body.processes.map((p: { id: string }) => p.id));
+    expect(await ids("/api/process/list")).not.toContain("kept-after-exec");
+    expect(await ids("/api/process/list?include=exec")).toContain("kept-after-exec");
+    expect((await call(t.url, "GET", "/api/process/list?include=zombies")).body.code).toBe("INVALID_REQUEST");
+    // The id of a finished exec is free again: a new exec replaces the kept record.
+    expect((await exec({ command: "echo again", processId: "kept-after-exec" })).body).toMatchObject({ exitCode: 0, stdout: "again\n" });
   });
 });

@@ -3,6 +3,9 @@
  * (`POST /api/execute/stream` → SSE of ExecEvent). Both reply only once the command has started,
  * so a command that cannot start is a 422 JSON error, never a half-open stream.
  *
+ * A finished exec stays reachable by id for a short while (LIMITS.finishedExecRetentionMs): a client
+ * whose stream broke resumes from `GET /api/process/{id}/stream` with its Last-Event-ID.
+ *
  * The buffered body is the seed's ExecResult: `success` means "exit code 0" (HTTP 200 either way;
  * an error response is told apart by its `code`). The stream's `complete.result` has empty
  * stdout/stderr: every byte was already sent as an event.
@@ -26,8 +29,12 @@ async function execute(ctx: RequestContext): Promise<void> {
   if (request.killOnDisconnect) ctx.res.once("close", onGone);
   await record.finished;
   ctx.res.off("close", onGone);
-  if (ctx.res.destroyed) return;
-  sendJson(ctx.res, 200, execResultOf(record));
+  try {
+    if (!ctx.res.destroyed) sendJson(ctx.res, 200, execResultOf(record));
+  } finally {
+    // The record stays a while for late readers (status, log); the captured result need not.
+    record.releaseCapture();
+  }
 }
 
 async function executeStream(ctx: RequestContext): Promise<void> {

@@ -2,11 +2,15 @@
  * Background processes: start, inspect, read logs, stream the log (resumable), write stdin, kill,
  * clean up. Unknown ids are 404 PROCESS_NOT_FOUND on every route, including `GET /api/process/{id}`
  * (the seed allowed `{process: null}` there; one rule for all routes is clearer for clients).
+ *
+ * Exec records answer by id too, and are kept a short while after exit so a broken exec stream can
+ * resume here; list and cleanup leave them out unless asked with `?include=exec`.
  */
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { OutputStream } from "../../../protocol/process.ts";
 import { ServiceError } from "../../errors.ts";
 import { LogReader } from "../../engine/log-reader.ts";
+import type { ProcessFilter } from "../../engine/process-table.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
 import { parseSeq, readJson } from "../request.ts";
 import { sendOk } from "../response.ts";
@@ -14,9 +18,20 @@ import { streamLogAsSse } from "../sse.ts";
 import { logFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
-function sessionFilter(ctx: RequestContext): { sessionId?: string } {
+function sessionFilter(ctx: RequestContext): ProcessFilter {
   const sessionId = ctx.url.searchParams.get("sessionId");
   return sessionId ? { sessionId } : {};
+}
+
+/**
+ * What list and cleanup cover: background processes; with `?include=exec`, exec records as well
+ * (running execs, and finished ones kept for resuming).
+ */
+function recordFilter(ctx: RequestContext): ProcessFilter {
+  const include = ctx.url.searchParams.getAll("include").flatMap((value) => value.split(",")).map((value) => value.trim()).filter(Boolean);
+  const unknown = include.filter((value) => value !== "exec");
+  if (unknown.length > 0) throw new ServiceError("INVALID_REQUEST", `include accepts "exec", not ${JSON.stringify(unknown[0])}`, { include: unknown });
+  return include.includes("exec") ? sessionFilter(ctx) : { ...sessionFilter(ctx), kind: "background" };
 }
 
 function signalParam(ctx: RequestContext): NodeJS.Signals {
@@ -33,7 +48,7 @@ async function start(ctx: RequestContext): Promise<void> {
 }
 
 function list(ctx: RequestContext): void {
-  sendOk(ctx.res, { processes: ctx.server.processes.list(sessionFilter(ctx)).map((record) => record.info()) });
+  sendOk(ctx.res, { processes: ctx.server.processes.list(recordFilter(ctx)).map((record) => record.info()) });
 }
 
 function get(ctx: RequestContext): void {
@@ -67,7 +82,7 @@ async function killAll(ctx: RequestContext): Promise<void> {
 }
 
 function cleanup(ctx: RequestContext): void {
-  sendOk(ctx.res, { cleaned: ctx.server.processes.cleanup(sessionFilter(ctx)) });
+  sendOk(ctx.res, { cleaned: ctx.server.processes.cleanup(recordFilter(ctx)) });
 }
 
 /** SSE of the process log from just after `Last-Event-ID` (or `?since=`); ends after the final status. */
