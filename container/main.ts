@@ -3,20 +3,37 @@
  * (default 127.0.0.1; the image sets 0.0.0.0), WORKSPACE (default .sandbox/workspace),
  * SANDBOX_HOME (HOME of commands; default the workspace).
  *
- * Started from the TypeScript sources, it first re-executes itself on a type-stripped JS copy
- * (see boot/precompile.ts: a leaner process spawns faster). SANDBOX_PRECOMPILE=0 turns that off.
+ * Before serving, it re-executes itself (same pid) for two reasons:
+ * - with a scrubbed environment (boot/server-env.ts): only the variables the server reads, so the
+ *   secrets a container was started with are not in /proc/<server pid>/environ for commands to read;
+ * - started from the TypeScript sources, on a type-stripped JS copy (boot/precompile.ts: a leaner
+ *   process spawns faster). SANDBOX_PRECOMPILE=0 turns that off.
  */
-if (import.meta.url.endsWith(".ts") && process.env.SANDBOX_PRECOMPILE !== "0") {
+import { fileURLToPath } from "node:url";
+import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
+
+const env = serverEnvironment(process.env);
+let entry: string | undefined;
+if (import.meta.url.endsWith(".ts") && env.SANDBOX_PRECOMPILE !== "0") {
   try {
     const { precompile } = await import("./boot/precompile.ts");
     // stripTypeScriptTypes announces itself as experimental; that line is noise in server logs.
     const emitWarning = process.emitWarning;
     process.emitWarning = () => {};
-    const compiled = precompile();
+    entry = precompile();
     process.emitWarning = emitWarning;
-    process.execve!(process.execPath, [process.execPath, ...process.execArgv, compiled, ...process.argv.slice(2)], process.env);
   } catch (error) {
     console.error(`running from TypeScript sources (precompile failed: ${(error as Error).message})`);
+    env.SANDBOX_PRECOMPILE = "0"; // a re-exec below need not fail the same way again
+  }
+}
+if (entry === undefined && hasForeignVariables(process.env)) entry = fileURLToPath(import.meta.url);
+if (entry !== undefined) {
+  try {
+    process.execve!(process.execPath, [process.execPath, ...process.execArgv, entry, ...process.argv.slice(2)], env);
+  } catch (error) {
+    // No process.execve (Node < 22.15), or the exec failed: serve from here, unscrubbed.
+    console.error(`cannot re-execute the server (${(error as Error).message}): it keeps the environment it was started with`);
   }
 }
 

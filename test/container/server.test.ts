@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVER_ENV_NAMES } from "../../container/boot/server-env.ts";
 import { call, eventually, groupMembers, startTestServer } from "./helpers.ts";
 
 const MAIN = fileURLToPath(new URL("../../container/main.ts", import.meta.url));
@@ -62,6 +63,36 @@ describe("npm run container (container/main.ts)", () => {
       rmSync(main.workspace, { recursive: true, force: true });
     }
   });
+});
+
+describe("the server's own environment", () => {
+  const secrets = { SECRET_TOKEN: "s3cret-token-value", SANDBOX_API_TOKEN: "s3cret-api-token", AWS_SECRET_ACCESS_KEY: "s3cret-aws" };
+
+  for (const [how, extra] of [["precompiled", {}], ["from the sources", { SANDBOX_PRECOMPILE: "0" }]] as const) {
+    it(`holds only what the server reads, not the secrets it was started with (${how})`, async () => {
+      const home = mkdtempSync(join(tmpdir(), "sandbox-home-"));
+      const main = await runMain({ ...secrets, ...extra, SANDBOX_HOME: home });
+      try {
+        // A command (same user, no isolation) reads its parent's environ: the parent is the server.
+        const reply = await call(main.url, "POST", "/api/execute", { command: "echo $PPID; echo $HOME; tr '\\0' '\\n' < /proc/$PPID/environ" });
+        const [ppid, commandHome, ...environ] = (reply.body.stdout as string).trim().split("\n");
+        expect(Number(ppid)).toBe(main.child.pid);
+        expect(environ).toContain(`WORKSPACE=${main.workspace}`);
+        expect(environ).toContain(`SANDBOX_HOME=${home}`);
+        expect(reply.body.stdout).not.toContain("s3cret");
+        expect(environ.map((line) => line.slice(0, line.indexOf("="))).filter((name) => !SERVER_ENV_NAMES.has(name))).toEqual([]);
+        // What the server needs still reaches it: SANDBOX_HOME became the commands' HOME.
+        expect(commandHome).toBe(home);
+        expect(readFileSync(`/proc/${main.child.pid}/environ`, "utf8")).not.toContain("s3cret");
+        expect(main.stderr()).toBe("");
+      } finally {
+        main.child.kill("SIGTERM");
+        await main.exited;
+        rmSync(main.workspace, { recursive: true, force: true });
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe("startServer().close()", () => {
