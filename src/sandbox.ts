@@ -20,9 +20,15 @@ import type {
   StdinResponse,
 } from "../protocol/process.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema, parseSignal } from "../protocol/process.ts";
+import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../protocol/info.ts";
+import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
-import { ContainerUnavailableError, InvalidRequestError, ProcessNotFoundError, SandboxError, toRpcError } from "./client/errors.ts";
+import type { SessionInfo } from "../protocol/sessions.ts";
+import { ContainerUnavailableError, errorFromCode, InvalidRequestError, ProcessNotFoundError, SandboxError, toRpcError } from "./client/errors.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SandboxDetails, SetEnvOptions } from "./client/types.ts";
+import type { DeleteFileOptions, ExistsResult, FileContent, FileListing, FileStream, ListFilesOptions } from "./client/types.ts";
+import type { MkdirOptions, MoveOptions, ReadFileOptions, WriteFileOptions, WriteFileResult, WriteStreamOptions } from "./client/types.ts";
 import type {
   ExecRequestOptions,
   HandleRef,
@@ -39,13 +45,15 @@ import type {
   StdinResult,
 } from "./client/types.ts";
 import type { Env } from "./env.ts";
+import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
+import * as files from "./sandbox/files.ts";
 import { assertSameGeneration, GenerationTracker, type Generation } from "./sandbox/generation.ts";
-import { installLocalContainer } from "./sandbox/local-container.ts";
+import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./sandbox/local-container.ts";
 import { parseRequest, processPath, query } from "./sandbox/request.ts";
+import * as sessions from "./sandbox/sessions.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
 
-const CONFIG_KEY = "sandbox:config";
 const DEFAULT_SLEEP_AFTER = "10m";
 const PORT_READY_TIMEOUT_MS = 30_000;
 
@@ -101,39 +109,81 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async configure(config: SandboxConfig): Promise<void> {
     return this.#guard(async () => {
-      const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
-      const next: SandboxConfig = { ...stored, ...config };
-      this.#apply(next);
-      await this.ctx.storage.put(CONFIG_KEY, next);
+      const valid = parseRequest(sandboxConfigSchema, config, "sandbox config");
+      await this.#updateConfig((stored) => ({ ...stored, ...valid }));
     });
+  }
+
+  /** Sandbox-level vars join the kept config (so a restarted container gets them too); a session's go to the container. */
+  async setEnvVars(vars: EnvVarsUpdate, options: SetEnvOptions = {}): Promise<void> {
+    const { sessionId } = options;
+    if (sessionId !== undefined) return this.#call(({ api }) => sessions.setSessionEnv(api, sessionId, sessions.envUpdate(vars)));
+    return this.#guard(async () => {
+      const update = sessions.envUpdate(vars);
+      await this.#updateConfig((stored) => ({ ...stored, envVars: updatedEnv(stored.envVars, update) }));
+      if (this.ctx.container?.running) await this.#link();
+    });
+  }
+
+  async #updateConfig(change: (stored: SandboxConfig) => SandboxConfig): Promise<void> {
+    const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
+    const next = change(stored);
+    this.#apply(next);
+    await this.ctx.storage.put(CONFIG_KEY, next);
+    // New walls need a new container: never leave one running with other walls than asked for.
+    if (!sameIsolation(stored, next) && this.#localContainer()?.running) await this.#destroyContainer();
   }
 
   #apply(config: SandboxConfig): void {
     if (config.sleepAfter !== undefined) {
-      if (!/^\d+(\.\d+)?[smh]?$/.test(String(config.sleepAfter))) {
-        throw new InvalidRequestError(`sleepAfter must look like "30s", "10m", "2h" or a number of seconds`, "INVALID_REQUEST");
-      }
       this.sleepAfter = config.sleepAfter;
       this.renewActivityTimeout();
     }
     if (config.envVars !== undefined) this.envVars = { ...config.envVars };
+    const local = this.#localContainer();
+    if (local) local.isolation = isolationOf(config);
+  }
+
+  /** The stand-in container of the local runtime (undefined on Cloudflare, where isolation is the container). */
+  #localContainer(): LocalContainer | undefined {
+    const container = this.ctx.container as unknown;
+    return container instanceof LocalContainer ? container : undefined;
   }
 
   /** Stops the container now (SIGKILL to everything in it); the next call starts a new generation. */
   override async destroy(): Promise<void> {
-    return this.#guard(async () => {
-      await super.destroy();
-      this.#generations.reset();
-    });
+    return this.#guard(() => this.#destroyContainer());
+  }
+
+  async #destroyContainer(): Promise<void> {
+    await super.destroy();
+    this.#generations.reset();
   }
 
   async info(): Promise<SandboxInfo> {
-    return this.#call(async ({ generation }) => ({
-      generation: generation.instanceId,
-      generationNumber: generation.number,
-      containerStartedAt: generation.startedAt,
-      sleepAfter: String(this.sleepAfter),
-    }));
+    return this.#call(async ({ generation }) => this.#describe(generation));
+  }
+
+  /** info() plus what the container server reports: status, resources, isolation in effect. */
+  async getInfo(): Promise<SandboxDetails> {
+    return this.#call(async ({ api, generation }) => {
+      const { success: _ok, timestamp: _at, instanceId: _id, ...report } = await api.json<InfoResponse>("GET", INFO_ROUTES.info);
+      return { ...this.#describe(generation), ...report };
+    });
+  }
+
+  #describe(generation: Generation): SandboxInfo {
+    const { instanceId, number, startedAt } = generation;
+    return { generation: instanceId, generationNumber: number, containerStartedAt: startedAt, sleepAfter: String(this.sleepAfter) };
+  }
+
+  /** A few lines describing the sandbox, for an agent's tool prompt. */
+  async getInstructions(): Promise<string> {
+    return this.#call(async ({ api }) => (await api.json<InstructionsResponse>("GET", INFO_ROUTES.instructions)).instructions);
+  }
+
+  async detectIsolation(): Promise<IsolationSupport> {
+    return this.#guard(async () => (await this.#localContainer()?.detectIsolation()) ?? PLATFORM_ISOLATION);
   }
 
   // ── commands ─────────────────────────────────────────────────────────────
@@ -231,6 +281,78 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true })), { ref, processId: id });
   }
 
+  // ── sessions ─────────────────────────────────────────────────────────────
+
+  async createSession(options: CreateSessionOptions = {}): Promise<SessionInfo> {
+    return this.#call(({ api }) => sessions.createSession(api, options));
+  }
+
+  async getSession(id: string): Promise<SessionInfo> {
+    return this.#call(({ api }) => sessions.getSession(api, id));
+  }
+
+  async listSessions(): Promise<SessionInfo[]> {
+    return this.#call(({ api }) => sessions.listSessions(api));
+  }
+
+  async deleteSession(id: string): Promise<DeleteSessionResult> {
+    return this.#call(({ api }) => sessions.deleteSession(api, id));
+  }
+
+  // ── files ────────────────────────────────────────────────────────────────
+
+  async writeFile(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult> {
+    return this.#call(({ api }) => files.writeFile(api, path, content, options));
+  }
+
+  /** The caller's stream goes on to the container as it arrives; an upload in flight keeps the container awake. */
+  async writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult> {
+    return this.#call(async ({ api }) => {
+      this.#openStreams++;
+      try {
+        return await files.writeFileStream(api, path, body, options);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
+  async readFile(path: string, options?: ReadFileOptions): Promise<FileContent> {
+    return this.#call(({ api }) => files.readFile(api, path, options));
+  }
+
+  async readFileStream(path: string): Promise<FileStream> {
+    return this.#call(async ({ api }) => {
+      const { body, ...file } = await files.openFile(api, path);
+      return { ...file, stream: this.#guardStream(body) };
+    });
+  }
+
+  async mkdir(path: string, options?: MkdirOptions): Promise<{ path: string; created: boolean }> {
+    return this.#call(({ api }) => files.mkdir(api, path, options));
+  }
+
+  async deleteFile(path: string, options?: DeleteFileOptions): Promise<{ path: string }> {
+    return this.#call(({ api }) => files.deleteFile(api, path, options));
+  }
+
+  async renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<{ oldPath: string; newPath: string }> {
+    return this.#call(({ api }) => files.renameFile(api, oldPath, newPath, options));
+  }
+
+  async moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<{ sourcePath: string; destinationPath: string }> {
+    return this.#call(({ api }) => files.moveFile(api, sourcePath, destinationPath, options));
+  }
+
+  async listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing> {
+    return this.#call(({ api }) => files.listFiles(api, path, options));
+  }
+
+  async exists(path: string): Promise<ExistsResult> {
+    return this.#call(({ api }) => files.exists(api, path));
+  }
+
   // ── plumbing ─────────────────────────────────────────────────────────────
 
   /** Runs one RPC call against the running container; a handle's generation is checked first. */
@@ -262,14 +384,11 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /**
    * Gives the container the sandbox's env vars. The container server keeps commands away from its
    * own process env, so `envVars` (passed at start, as the platform does) are also set through its
-   * env API — once per container, and again when configure() changes them.
+   * env API — once per container, and again when configure() or setEnvVars() changes them.
    */
   async #applyEnv(api: ContainerApi, generation: Generation): Promise<void> {
     const wanted = this.envVars ?? {};
-    const applied = this.#appliedEnv?.generation === generation.instanceId ? this.#appliedEnv.vars : {};
-    const vars: Record<string, string | null> = {};
-    for (const name of Object.keys(applied)) if (!(name in wanted)) vars[name] = null;
-    for (const [name, value] of Object.entries(wanted)) if (applied[name] !== value) vars[name] = value;
+    const vars = envChanges(this.#appliedEnv?.generation === generation.instanceId ? this.#appliedEnv.vars : {}, wanted);
     if (Object.keys(vars).length > 0) await api.json("POST", "/api/env", { vars });
     this.#appliedEnv = { generation: generation.instanceId, vars: { ...wanted } };
   }
@@ -284,6 +403,10 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       });
     } catch (error) {
       if (error instanceof SandboxError) throw error;
+      // The local runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): keep its code.
+      if (error instanceof LocalRuntimeError && error.code !== undefined && error.code !== "CONTAINER_UNAVAILABLE") {
+        throw errorFromCode(error.code, error.message, { cause: error });
+      }
       throw new ContainerUnavailableError(
         `The sandbox's container could not be started: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },

@@ -2,6 +2,9 @@
  * Global setup of the workers project: starts the real local container runtime on loopback (it
  * spawns real container servers, one per sandbox) and hands its URL to the Worker as the
  * SANDBOX_CONTAINER_URL binding. Sandboxes live in a temporary folder removed afterwards.
+ *
+ * A second runtime whose container servers find no bubblewrap (a machine without it) lets tests see
+ * how a sandbox that asks for bwrap there fails.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,15 +15,18 @@ import { startRuntime } from "../runtime/server.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     runtimeUrl: string;
+    noBwrapRuntimeUrl: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dataDir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
   const runtime = await startRuntime({ dataDir, stopGraceMs: 1_000 });
+  const noBwrap = await startRuntime({ dataDir: join(dataDir, "no-bwrap"), stopGraceMs: 1_000, bwrapPath: "/nonexistent/bwrap" });
   project.provide("runtimeUrl", runtime.url);
+  project.provide("noBwrapRuntimeUrl", noBwrap.url);
   return async () => {
-    await runtime.close();
+    await Promise.all([runtime.close(), noBwrap.close()]);
     rmSync(dataDir, { recursive: true, force: true });
   };
 }

@@ -3,14 +3,15 @@
  * with wire codes, and the OpenAPI document at /v1/openapi.json.
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
-import { LIMITS } from "../../protocol/limits.ts";
 import { requireToken } from "./auth.ts";
+import { bodyLimits } from "./body-limit.ts";
 import { errorResponse, handleError } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { execRoutes } from "./routes/exec.ts";
+import { fileRoutes } from "./routes/files.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
 import { processRoutes } from "./routes/processes.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
 import { sandboxParam } from "./sandbox-param.ts";
 import type { ApiEnv } from "./types.ts";
 
@@ -22,13 +23,9 @@ export function createApp(): Hono<ApiEnv> {
   app.get("/", (c) => c.json({ service: "sandbox", api: "/v1", openapi: "/v1/openapi.json" }));
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
-  const limit = bodyLimit({
-    maxSize: LIMITS.maxRequestBodyBytes,
-    onError: (c) => errorResponse(c, "PAYLOAD_TOO_LARGE", `Request bodies are limited to ${LIMITS.maxRequestBodyBytes} bytes`),
-  });
-  app.use("/v1/sandboxes/*", requireToken(), limit);
+  app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes]) app.route("/v1/sandboxes/:id", routes);
   return app;
 }

@@ -4,8 +4,20 @@
  * here by hand; the shapes are not.
  */
 import { z } from "zod";
+import {
+  deleteFileRequestSchema,
+  existsRequestSchema,
+  listFilesRequestSchema,
+  mkdirRequestSchema,
+  moveFileRequestSchema,
+  readFileRequestSchema,
+  renameFileRequestSchema,
+  streamWriteQuerySchema,
+  writeFileRequestSchema,
+} from "../../protocol/files.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
+import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
 import * as s from "./schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -44,9 +56,19 @@ function queryParameters(type: z.ZodObject): Json[] {
 }
 
 const pid: Json = { name: "pid", in: "path", required: true, schema: { type: "string" }, description: "Process id" };
+const sid: Json = { name: "sid", in: "path", required: true, schema: { type: "string" }, description: "Session id" };
+const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
 
 function op(summary: string, responses: Json, extra: Json = {}): Json {
   return { summary, ...extra, responses: { ...responses, ...errors } };
+}
+
+/** A JSON file operation: POST with its protocol body. */
+function fileOp(summary: string, request: z.ZodType, response: z.ZodType): Json {
+  return {
+    parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+    post: op(summary, { 200: json(response, "Done") }, { requestBody: body(request) }),
+  };
 }
 
 export function openApiDocument(serverUrl?: string): Json {
@@ -58,7 +80,8 @@ export function openApiDocument(serverUrl?: string): Json {
       version: "1",
       description:
         "Run commands in per-sandbox containers. Every /v1/sandboxes route needs `Authorization: Bearer <SANDBOX_API_TOKEN>`. " +
-        "A sandbox's container starts on first use and sleeps when idle.",
+        "A sandbox's container starts on first use and sleeps when idle. File paths are relative to the sandbox's workspace; " +
+        "a path that leads out of it is refused with 403 PATH_OUTSIDE_WORKSPACE.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],
@@ -77,8 +100,61 @@ export function openApiDocument(serverUrl?: string): Json {
       },
       [`${sandbox}/config`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        patch: op("Change sandbox settings", { 204: { description: "Saved" } }, { requestBody: body(s.configRequestSchema) }),
+        patch: op(
+          "Change sandbox settings. The isolation fields confine commands under the local container runtime (on Cloudflare the container is " +
+            "the isolation); changing them restarts a running container. Asking for an isolation the machine lacks fails with 501 ISOLATION_UNAVAILABLE.",
+          { 204: { description: "Saved" } },
+          { requestBody: body(s.configRequestSchema) },
+        ),
       },
+      [`${sandbox}/info`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        get: op("Status, resources and isolation of the sandbox's container", { 200: json(s.sandboxDetailsSchema.extend({ id: z.string() }), "Info") }),
+      },
+      [`${sandbox}/instructions`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        get: op("A short description of the sandbox for an agent's tool prompt", { 200: json(s.instructionsSchema, "Instructions") }),
+      },
+      [`${sandbox}/isolation`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        get: op("What isolation the machine running the sandbox offers", { 200: json(s.isolationSupportSchema, "Support") }),
+      },
+      [`${sandbox}/env`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op("Set (string) or unset (null) env vars, for the sandbox (kept across restarts) or one session", { 204: { description: "Set" } }, {
+          requestBody: body(setEnvRequestSchema),
+        }),
+      },
+      [`${sandbox}/sessions`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op("Create a session (cwd and env kept between its commands)", { 201: json(s.sessionResponseSchema, "Created") }, {
+          requestBody: body(createSessionRequestSchema),
+        }),
+        get: op("List sessions", { 200: json(s.sessionListSchema, "Sessions") }),
+      },
+      [`${sandbox}/sessions/{sid}`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, sid],
+        get: op("A session", { 200: json(s.sessionResponseSchema, "Session") }),
+        delete: op("Delete a session, killing its processes", { 200: json(s.sessionDeletedSchema, "Deleted") }),
+      },
+      [`${sandbox}/files/content`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        get: op("Download a file's bytes (streamed; headers x-file-size, x-file-binary, x-file-path)", { 200: bytes("The file") }, {
+          parameters: queryParameters(s.fileQuery),
+        }),
+        put: op("Upload a file as the raw request body (streamed, any size up to the container's limit)", { 200: json(s.fileWrittenSchema, "Written") }, {
+          parameters: queryParameters(streamWriteQuerySchema),
+          requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
+        }),
+      },
+      [`${sandbox}/files/write`]: fileOp("Write a whole file (text or base64, up to 16 MiB)", writeFileRequestSchema, s.fileWrittenSchema),
+      [`${sandbox}/files/read`]: fileOp("Read a whole file (up to 16 MiB) with its size, MIME type and binary flag", readFileRequestSchema, s.fileContentSchema),
+      [`${sandbox}/files/mkdir`]: fileOp("Make a directory", mkdirRequestSchema, s.mkdirResultSchema),
+      [`${sandbox}/files/delete`]: fileOp("Delete a file (a directory with recursive)", deleteFileRequestSchema, s.deleteResultSchema),
+      [`${sandbox}/files/rename`]: fileOp("Rename to exactly newPath", renameFileRequestSchema, s.renameResultSchema),
+      [`${sandbox}/files/move`]: fileOp("Move (into destinationPath when it is a directory)", moveFileRequestSchema, s.moveResultSchema),
+      [`${sandbox}/files/list`]: fileOp("List a directory", listFilesRequestSchema, s.fileListingSchema),
+      [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
       [`${sandbox}/exec`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         post: op("Run a command to completion", { 200: json(s.execResultSchema, "Result (success means exit code 0)") }, {

@@ -3,8 +3,11 @@
  * bodies. Routes validate with them and the OpenAPI document is generated from them.
  */
 import { z } from "zod";
+import { FILE_LIMITS } from "../../protocol/files.ts";
+import { ISOLATION_MODES } from "../../protocol/isolation.ts";
 import { PROCESS_STATUSES, SIGNALS } from "../../protocol/process.ts";
 import { ERROR_CODES } from "../../protocol/errors.ts";
+import { sandboxConfigSchema } from "../sandbox/config.ts";
 
 const signal = z
   .string()
@@ -29,12 +32,10 @@ export const logStreamQuery = z.object({
     .describe("Resume after this event id (Last-Event-ID header wins)"),
   generation: generation.optional(),
 });
-export const configRequestSchema = z
-  .object({
-    sleepAfter: z.union([z.string().regex(/^\d+(\.\d+)?[smh]?$/), z.number().positive()]).optional(),
-    envVars: z.record(z.string(), z.string()).optional(),
-  })
-  .strict();
+/** Settings; the isolation fields apply under the local container runtime (on Cloudflare the container is the wall). */
+export const configRequestSchema = sandboxConfigSchema.strict();
+/** `GET /files/content?path=…` */
+export const fileQuery = z.object({ path: z.string().min(1).max(FILE_LIMITS.maxPathLength).describe("File path (relative: in the workspace)") });
 
 // ── responses ──────────────────────────────────────────────────────────────
 
@@ -101,6 +102,84 @@ export const sandboxInfoSchema = z.object({
   containerStartedAt: z.string(),
   sleepAfter: z.string(),
 });
+const fileType = z.enum(["file", "directory", "symlink", "other"]);
+const fileEncoding = z.enum(["utf8", "base64"]);
+
+export const sandboxDetailsSchema = sandboxInfoSchema.extend({
+  status: z.literal("ok"),
+  version: z.string(),
+  uptimeMs: z.number(),
+  workspace: z.string(),
+  resources: z.object({
+    memory: z.object({ totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number(), source: z.enum(["cgroup", "host"]) }),
+    cpus: z.number(),
+    loadAverage: z.array(z.number()),
+    disk: z.object({ path: z.string(), totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number() }),
+  }),
+  isolation: z.object({
+    mode: z.enum(ISOLATION_MODES),
+    allowNetwork: z.boolean(),
+    readOnlyPaths: z.array(z.string()),
+    readWritePaths: z.array(z.string()),
+    allowSystemBinaries: z.boolean(),
+    pidNamespace: z.boolean(),
+    version: z.string().optional(),
+  }),
+  processes: z.object({ live: z.number().int() }),
+  sessions: z.number().int(),
+  platform: z.object({ os: z.string(), arch: z.string(), kernel: z.string(), node: z.string() }),
+});
+export const instructionsSchema = z.object({ instructions: z.string().describe("Plain text for an agent's tool prompt") });
+export const isolationSupportSchema = z.object({
+  none: z.object({ available: z.literal(true) }),
+  bwrap: z.object({ available: z.boolean(), version: z.string().optional(), path: z.string().optional(), reason: z.string().optional() }),
+});
+
+export const sessionInfoSchema = z.object({
+  id: z.string(),
+  cwd: z.string(),
+  env: z.record(z.string(), z.string()),
+  unsetEnv: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  runningProcesses: z.number().int(),
+});
+export const sessionResponseSchema = z.object({ session: sessionInfoSchema });
+export const sessionListSchema = z.object({ sessions: z.array(sessionInfoSchema) });
+export const sessionDeletedSchema = z.object({ sessionId: z.string(), killed: z.number().int() });
+
+export const fileWrittenSchema = z.object({ path: z.string(), bytesWritten: z.number().int() });
+export const fileContentSchema = z.object({
+  path: z.string(),
+  content: z.string(),
+  encoding: fileEncoding,
+  size: z.number().int(),
+  mimeType: z.string(),
+  isBinary: z.boolean(),
+});
+export const mkdirResultSchema = z.object({ path: z.string(), created: z.boolean() });
+export const deleteResultSchema = z.object({ path: z.string() });
+export const renameResultSchema = z.object({ oldPath: z.string(), newPath: z.string() });
+export const moveResultSchema = z.object({ sourcePath: z.string(), destinationPath: z.string() });
+export const fileListingSchema = z.object({
+  path: z.string(),
+  files: z.array(
+    z.object({
+      name: z.string(),
+      relativePath: z.string(),
+      absolutePath: z.string(),
+      type: fileType,
+      size: z.number().int(),
+      mode: z.string().describe('Octal, e.g. "0644"'),
+      modifiedAt: z.string(),
+      target: z.string().optional(),
+    }),
+  ),
+  count: z.number().int(),
+  truncated: z.boolean(),
+});
+export const existsResultSchema = z.object({ path: z.string(), exists: z.boolean(), type: fileType.optional() });
+
 export const errorResponseSchema = z.object({
   success: z.literal(false),
   code: z.enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES, ...(keyof typeof ERROR_CODES)[]]),

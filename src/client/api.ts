@@ -4,7 +4,29 @@
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
-import type { ProcessLogs, SandboxConfig, SandboxInfo, StdinResult } from "./types.ts";
+import type { IsolationSupport } from "../../protocol/isolation.ts";
+import type { SessionInfo } from "../../protocol/sessions.ts";
+import type {
+  CreateSessionOptions,
+  DeleteFileOptions,
+  DeleteSessionResult,
+  EnvVarsUpdate,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  ListFilesOptions,
+  MkdirOptions,
+  MoveOptions,
+  ProcessLogs,
+  ReadFileOptions,
+  SandboxConfig,
+  SandboxDetails,
+  SandboxInfo,
+  StdinResult,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
+} from "./types.ts";
 
 export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void;
 
@@ -112,8 +134,12 @@ export interface Process {
   streamLogs(options?: LogStreamOptions): AsyncIterable<LogEvent>;
 }
 
-export interface ISandbox {
-  readonly id: string;
+/**
+ * What a sandbox and a session of it both offer. On a session (ExecutionSession) commands run in the
+ * session, and listProcesses/killAllProcesses cover only its processes. File paths are relative to
+ * the workspace either way.
+ */
+export interface SandboxCommands {
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   execStream(command: string, options?: ExecStreamOptions): AsyncIterable<ExecEvent>;
   startProcess(command: string, options?: ProcessOptions): Promise<Process>;
@@ -123,12 +149,59 @@ export interface ISandbox {
   killAllProcesses(options?: { sessionId?: string; signal?: string | number }): Promise<number>;
   streamProcessLogs(processId: string, options?: LogStreamOptions): AsyncIterable<LogEvent>;
   getProcessLogs(id: string): Promise<ProcessLogs>;
-  cleanupCompletedProcesses(): Promise<number>;
   writeStdin(processId: string, data: string, options?: { encoding?: "utf8" | "base64"; close?: boolean }): Promise<StdinResult>;
   closeStdin(processId: string): Promise<StdinResult>;
-  /** Sandbox-wide settings (sleepAfter, envVars), kept by the sandbox. */
+  /** Sets (or, with null/undefined, unsets) variables: sandbox-wide and kept across restarts, or the session's. */
+  setEnvVars(vars: EnvVarsUpdate): Promise<void>;
+
+  /** Text (utf8), base64 text (`encoding: "base64"`), or bytes; up to 16 MiB — larger files: writeFileStream. */
+  writeFile(path: string, content: string | Uint8Array, options?: WriteFileOptions): Promise<WriteFileResult>;
+  /** Streams the bytes into the file as they come (any size). */
+  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult>;
+  /** The whole file (up to 16 MiB): text as utf8, binary as base64 unless `encoding` says otherwise. */
+  readFile(path: string, options?: ReadFileOptions): Promise<FileContent>;
+  /** The file's bytes as a stream (any size). */
+  readFileStream(path: string): Promise<ReadableStream<Uint8Array>>;
+  mkdir(path: string, options?: MkdirOptions): Promise<{ path: string; created: boolean }>;
+  deleteFile(path: string, options?: DeleteFileOptions): Promise<{ path: string }>;
+  /** Renames to exactly `newPath`. */
+  renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<{ oldPath: string; newPath: string }>;
+  /** `mv`: into `destinationPath` when it is a directory, else to it. */
+  moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<{ sourcePath: string; destinationPath: string }>;
+  listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
+  exists(path: string): Promise<ExistsResult>;
+}
+
+/** A session of a sandbox: its own cwd and env, kept between commands (`cd` and `export` persist). */
+export interface ExecutionSession extends SandboxCommands {
+  /** The session id. */
+  readonly id: string;
+  readonly sandboxId: string;
+  /** The session's state now (cwd, env, running processes). */
+  info(): Promise<SessionInfo>;
+  /** Deletes the session, killing its processes. */
+  delete(): Promise<DeleteSessionResult>;
+}
+
+export interface ISandbox extends SandboxCommands {
+  readonly id: string;
+  cleanupCompletedProcesses(): Promise<number>;
+  /** A new session, as an object whose commands run in it. */
+  createSession(options?: CreateSessionOptions): Promise<ExecutionSession>;
+  /** An existing session (SessionNotFoundError otherwise). */
+  getSession(id: string): Promise<ExecutionSession>;
+  listSessions(): Promise<SessionInfo[]>;
+  /** Deletes a session, killing its processes. */
+  deleteSession(id: string): Promise<DeleteSessionResult>;
+  /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
+  /** Status and resources (memory, CPUs, disk), the isolation in effect, and the generation. */
+  getInfo(): Promise<SandboxDetails>;
+  /** A short description of the sandbox for an agent's tool prompt. */
+  getInstructions(): Promise<string>;
+  /** What isolation the machine running the sandbox offers. */
+  detectIsolation(): Promise<IsolationSupport>;
   /** Stops the container now (SIGKILL); the next call starts a fresh one. */
   destroy(): Promise<void>;
 }

@@ -69,6 +69,43 @@ export class ContainerUnavailableError extends SandboxError {
   }
 }
 
+export class SessionNotFoundError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "SESSION_NOT_FOUND", options);
+    this.name = "SessionNotFoundError";
+  }
+}
+
+export class SessionAlreadyExistsError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "SESSION_EXISTS", options);
+    this.name = "SessionAlreadyExistsError";
+  }
+}
+
+export class FileNotFoundError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "FILE_NOT_FOUND", options);
+    this.name = "FileNotFoundError";
+  }
+}
+
+/** A path that leads out of what the sandbox may touch (`..`, absolute paths elsewhere, symlinks out). */
+export class PathOutsideWorkspaceError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "PATH_OUTSIDE_WORKSPACE", options);
+    this.name = "PathOutsideWorkspaceError";
+  }
+}
+
+/** The sandbox asked for an isolation the machine does not offer: never silently run without it. */
+export class IsolationUnavailableError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "ISOLATION_UNAVAILABLE", options);
+    this.name = "IsolationUnavailableError";
+  }
+}
+
 /** The HTTP client could not reach the service, or lost a stream and ran out of reconnects. */
 export class SandboxConnectionError extends SandboxError {
   constructor(message: string, options?: SandboxErrorOptions) {
@@ -118,6 +155,16 @@ export function errorFromCode(code: string, message: string, options: SandboxErr
       return new ProcessNotRunningError(message, options);
     case "CONTAINER_UNAVAILABLE":
       return new ContainerUnavailableError(message, options);
+    case "SESSION_NOT_FOUND":
+      return new SessionNotFoundError(message, options);
+    case "SESSION_EXISTS":
+      return new SessionAlreadyExistsError(message, options);
+    case "FILE_NOT_FOUND":
+      return new FileNotFoundError(message, options);
+    case "PATH_OUTSIDE_WORKSPACE":
+      return new PathOutsideWorkspaceError(message, options);
+    case "ISOLATION_UNAVAILABLE":
+      return new IsolationUnavailableError(message, options);
     case "CONNECTION_FAILED":
       return new SandboxConnectionError(message, options);
     case "UNAUTHORIZED":

@@ -8,6 +8,12 @@ import { rpcTransport } from "./rpc-transport.ts";
 import { SandboxClient } from "./sandbox-client.ts";
 import type { SandboxConfig } from "./types.ts";
 
+/**
+ * Settings of the sandbox: `sleepAfter`, `envVars`, and its isolation under the local runtime
+ * (`isolation: "none" | "bwrap"`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
+ * `allowSystemBinaries`, `bwrapArgs`; on Cloudflare the container is the isolation). They are kept by
+ * the sandbox and sent before the first call of this client.
+ */
 export type GetSandboxOptions = SandboxConfig;
 
 export function getSandbox(namespace: DurableObjectNamespace<Sandbox>, id: string, options: GetSandboxOptions = {}): SandboxClient {
@@ -15,7 +21,7 @@ export function getSandbox(namespace: DurableObjectNamespace<Sandbox>, id: strin
   const stub = namespace.get(namespace.idFromName(id));
   // Settings travel once, before the first call of this client.
   let configured: Promise<void> | undefined;
-  const hasConfig = options.sleepAfter !== undefined || options.envVars !== undefined;
+  const hasConfig = Object.values(options).some((value) => value !== undefined);
   const before = hasConfig ? () => (configured ??= stub.configure(options)) : undefined;
   return new SandboxClient(id, rpcTransport(stub, before));
 }

@@ -3,14 +3,34 @@
  * browsers, other clouds), over the Worker's /v1 HTTP API. Streams reconnect by themselves from the
  * last event id when a connection breaks (bounded retries with backoff, then SandboxConnectionError).
  */
+import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { ExecResult } from "../../protocol/process.ts";
+import type { SessionInfo } from "../../protocol/sessions.ts";
 import { isTerminalStatus } from "../../protocol/process.ts";
 import type { SseMessage } from "../../protocol/sse.ts";
 import { errorFromBody, ProcessNotFoundError, SandboxConnectionError } from "./errors.ts";
+import { fileStreamInfo } from "./file-headers.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
 import { resumableSse, type RetryPolicy } from "./resumable-stream.ts";
 import { SandboxClient } from "./sandbox-client.ts";
 import type {
+  CreateSessionOptions,
+  DeleteFileOptions,
+  DeleteSessionResult,
+  EnvVarsUpdate,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  FileStream,
+  ListFilesOptions,
+  MkdirOptions,
+  MoveOptions,
+  ReadFileOptions,
+  SandboxDetails,
+  SetEnvOptions,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
   ExecRequestOptions,
   HandleRef,
   KillAllRequest,
@@ -37,7 +57,18 @@ export interface HttpSandboxOptions {
   headers?: Record<string, string>;
 }
 
-type Query = Record<string, string | number | undefined>;
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RequestParts {
+  query?: Query;
+  /** JSON body. */
+  body?: unknown;
+  /** Raw byte body, streamed as it is read. */
+  bytes?: ReadableStream<Uint8Array>;
+  headers?: Record<string, string>;
+}
+
+const segment = (value: string) => encodeURIComponent(value);
 
 class HttpTransport implements SandboxRpc {
   readonly #base: string;
@@ -50,15 +81,23 @@ class HttpTransport implements SandboxRpc {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
-  async #request(method: string, path: string, init: { query?: Query; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
+  async #request(method: string, path: string, init: RequestParts = {}): Promise<Response> {
     const url = new URL(this.#base + path);
     for (const [name, value] of Object.entries(init.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = { ...this.#options.headers, ...init.headers };
     if (this.#options.token) headers.authorization = `Bearer ${this.#options.token}`;
-    if (init.body !== undefined) headers["content-type"] = "application/json";
+    const request: RequestInit & { duplex?: "half" } = { method, headers };
+    if (init.bytes !== undefined) {
+      headers["content-type"] = "application/octet-stream";
+      request.body = init.bytes;
+      request.duplex = "half"; // what fetch needs to send a stream body (in Node; ignored where not)
+    } else if (init.body !== undefined) {
+      headers["content-type"] = "application/json";
+      request.body = JSON.stringify(init.body);
+    }
     let response: Response;
     try {
-      response = await this.#fetch(url, { method, headers, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
+      response = await this.#fetch(url, request);
     } catch (error) {
       throw new SandboxConnectionError(`Cannot reach the sandbox service at ${this.#options.url}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
@@ -77,7 +116,7 @@ class HttpTransport implements SandboxRpc {
     return response;
   }
 
-  async #json<T>(method: string, path: string, init?: { query?: Query; body?: unknown }): Promise<T> {
+  async #json<T>(method: string, path: string, init?: RequestParts): Promise<T> {
     const response = await this.#request(method, path, init);
     return response.status === 204 ? (undefined as T) : ((await response.json()) as T);
   }
@@ -210,12 +249,95 @@ class HttpTransport implements SandboxRpc {
     return this.#json("POST", `/processes/${encodeURIComponent(id)}/stdin`, { query: { generation: ref.generation }, body: { close: true } });
   }
 
+  // ── sessions, env ────────────────────────────────────────────────────────
+
+  async createSession(options: CreateSessionOptions = {}): Promise<SessionInfo> {
+    return (await this.#json<{ session: SessionInfo }>("POST", "/sessions", { body: options })).session;
+  }
+
+  async getSession(id: string): Promise<SessionInfo> {
+    return (await this.#json<{ session: SessionInfo }>("GET", `/sessions/${segment(id)}`)).session;
+  }
+
+  async listSessions(): Promise<SessionInfo[]> {
+    return (await this.#json<{ sessions: SessionInfo[] }>("GET", "/sessions")).sessions;
+  }
+
+  deleteSession(id: string): Promise<DeleteSessionResult> {
+    return this.#json("DELETE", `/sessions/${segment(id)}`);
+  }
+
+  async setEnvVars(vars: EnvVarsUpdate, options: SetEnvOptions = {}): Promise<void> {
+    // JSON has no undefined: null unsets.
+    const update = Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, value ?? null]));
+    await this.#json("POST", "/env", { body: { vars: update, ...options } });
+  }
+
+  // ── files ────────────────────────────────────────────────────────────────
+
+  writeFile(path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
+    return this.#json("POST", "/files/write", { body: { ...options, path, content } });
+  }
+
+  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options: WriteStreamOptions = {}): Promise<WriteFileResult> {
+    const mode = typeof options.mode === "number" ? options.mode.toString(8) : options.mode;
+    return this.#json("PUT", "/files/content", { query: { path, createParents: options.createParents, mode }, bytes: body });
+  }
+
+  readFile(path: string, options: ReadFileOptions = {}): Promise<FileContent> {
+    return this.#json("POST", "/files/read", { body: { ...options, path } });
+  }
+
+  async readFileStream(path: string): Promise<FileStream> {
+    const response = await this.#request("GET", "/files/content", { query: { path } });
+    if (!response.body) throw new SandboxConnectionError(`${path}: response without a body`);
+    return { ...fileStreamInfo(response.headers, path), stream: response.body };
+  }
+
+  mkdir(path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+    return this.#json("POST", "/files/mkdir", { body: { ...options, path } });
+  }
+
+  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+    return this.#json("POST", "/files/delete", { body: { ...options, path } });
+  }
+
+  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+    return this.#json("POST", "/files/rename", { body: { ...options, oldPath, newPath } });
+  }
+
+  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<{ sourcePath: string; destinationPath: string }> {
+    return this.#json("POST", "/files/move", { body: { ...options, sourcePath, destinationPath } });
+  }
+
+  listFiles(path?: string, options: ListFilesOptions = {}): Promise<FileListing> {
+    return this.#json("POST", "/files/list", { body: { ...options, ...(path === undefined ? {} : { path }) } });
+  }
+
+  exists(path: string): Promise<ExistsResult> {
+    return this.#json("POST", "/files/exists", { body: { path } });
+  }
+
+  // ── the sandbox as a whole ───────────────────────────────────────────────
+
   configure(config: SandboxConfig): Promise<void> {
     return this.#json("PATCH", "/config", { body: config });
   }
 
   info(): Promise<SandboxInfo> {
     return this.#json("GET", "");
+  }
+
+  getInfo(): Promise<SandboxDetails> {
+    return this.#json("GET", "/info");
+  }
+
+  async getInstructions(): Promise<string> {
+    return (await this.#json<{ instructions: string }>("GET", "/instructions")).instructions;
+  }
+
+  detectIsolation(): Promise<IsolationSupport> {
+    return this.#json("GET", "/isolation");
   }
 
   destroy(): Promise<void> {

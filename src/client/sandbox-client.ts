@@ -1,206 +1,68 @@
 /**
  * The ISandbox API over any SandboxRpc: the Durable Object stub (getSandbox) or the /v1 HTTP API
- * (getHttpSandbox). Callbacks, AbortSignals and stream parsing happen here, on the caller's side.
+ * (getHttpSandbox). Commands, processes, env and files come from SandboxOperations; this adds what
+ * belongs to the sandbox as a whole: sessions, settings, info, destroy.
  */
-import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
-import type { ExecResult } from "../../protocol/process.ts";
-import type { ExecOptions, ExecStreamOptions, ISandbox, LogStreamOptions, Process, ProcessOptions } from "./api.ts";
-import { asSandboxError, errorFromCode, SandboxError } from "./errors.ts";
-import { outputText, sseEvents } from "./events.ts";
-import { ProcessHandle } from "./process.ts";
-import type { ExecRequestOptions, ProcessLogs, SandboxConfig, SandboxInfo, SandboxRpc, StartRequestOptions, StdinResult } from "./types.ts";
-import { isTerminalStatus } from "../../protocol/process.ts";
+import type { IsolationSupport } from "../../protocol/isolation.ts";
+import type { SessionInfo } from "../../protocol/sessions.ts";
+import type { ISandbox } from "./api.ts";
+import { SandboxOperations } from "./operations.ts";
+import { SessionClient } from "./session.ts";
+import type { CreateSessionOptions, DeleteSessionResult, SandboxConfig, SandboxDetails, SandboxInfo, SandboxRpc } from "./types.ts";
 
-function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions {
-  const wire: ExecRequestOptions = {};
-  if (options.sessionId !== undefined) wire.sessionId = options.sessionId;
-  if (options.timeout !== undefined) wire.timeout = options.timeout;
-  if (options.env !== undefined) wire.env = options.env;
-  if (options.cwd !== undefined) wire.cwd = options.cwd;
-  if (options.encoding !== undefined) wire.encoding = options.encoding;
-  if (options.stdin !== undefined) wire.stdin = options.stdin;
-  if (options.maxOutputBytes !== undefined) wire.maxOutputBytes = options.maxOutputBytes;
-  if (options.processId !== undefined) wire.processId = options.processId;
-  if (options.args !== undefined) wire.args = options.args;
-  if (options.killOnDisconnect !== undefined) wire.killOnDisconnect = options.killOnDisconnect;
-  return wire;
-}
-
-function startWire(options: ProcessOptions): StartRequestOptions {
-  const { onExit: _e, onOutput: _o, onStart: _s, onError: _r, ...wire } = options;
-  return wire;
-}
-
-export class SandboxClient implements ISandbox {
+export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;
-  readonly #rpc: SandboxRpc;
 
   constructor(id: string, rpc: SandboxRpc) {
+    super(rpc);
     this.id = id;
-    this.#rpc = rpc;
-  }
-
-  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    const streaming = options.stream || options.onOutput || options.onComplete || options.signal;
-    if (!streaming) {
-      try {
-        return await this.#rpc.exec(command, execWire(options));
-      } catch (error) {
-        options.onError?.(asSandboxError(error));
-        throw error;
-      }
-    }
-    try {
-      const result = await this.#execStreaming(command, options);
-      options.onComplete?.(result);
-      return result;
-    } catch (error) {
-      options.onError?.(error instanceof Error ? error : asSandboxError(error));
-      throw error;
-    }
-  }
-
-  /** exec over the event stream: output to onOutput as it comes, abort kills the command. */
-  async #execStreaming(command: string, options: ExecOptions): Promise<ExecResult> {
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    let base64 = false;
-    const joined = (parts: string[]) => (base64 ? joinBase64(parts) : parts.join(""));
-    for await (const event of this.execStream(command, options)) {
-      if (event.type === "stdout" || event.type === "stderr") {
-        const text = outputText(event);
-        (event.type === "stdout" ? stdout : stderr).push(event.encoding === "base64" ? event.data : text);
-        base64 ||= event.encoding === "base64";
-        options.onOutput?.(event.type, text);
-      } else if (event.type === "complete") {
-        // The streamed result leaves stdout/stderr empty: every byte came as an event.
-        return {
-          ...event.result,
-          stdout: event.result.stdout || joined(stdout),
-          stderr: event.result.stderr || joined(stderr),
-          success: event.result.exitCode === 0,
-        };
-      } else if (event.type === "error") {
-        throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
-      }
-    }
-    throw new SandboxError(`The output stream of "${command}" ended before the command completed`, "CONNECTION_FAILED");
-  }
-
-  async *execStream(command: string, options: ExecStreamOptions = {}): AsyncGenerator<ExecEvent> {
-    const { signal } = options;
-    signal?.throwIfAborted();
-    const wire = execWire(options);
-    // With a signal, a cancelled stream must take the command with it even if the kill call is lost.
-    if (signal) wire.killOnDisconnect = true;
-    const stream = await this.#rpc.execStream(command, wire);
-    let processId: string | undefined;
-    let ended = false;
-    try {
-      for await (const event of sseEvents<ExecEvent>(stream, signal)) {
-        if (event.type === "start") processId = event.processId;
-        if (event.type === "complete" || event.type === "error") ended = true;
-        yield event;
-      }
-      ended = true;
-    } finally {
-      // Stopped early (abort, break, or a failure): kill now rather than wait for the server to
-      // notice the closed stream.
-      if (!ended && wire.killOnDisconnect && processId !== undefined) {
-        await this.#rpc.killProcess(processId, "SIGTERM").catch(() => undefined);
-      }
-    }
-  }
-
-  async startProcess(command: string, options: ProcessOptions = {}): Promise<Process> {
-    let process: ProcessHandle;
-    try {
-      process = new ProcessHandle(await this.#rpc.startProcess(command, startWire(options)), this.#rpc);
-    } catch (error) {
-      options.onError?.(asSandboxError(error));
-      throw error;
-    }
-    options.onStart?.(process);
-    if (options.onOutput || options.onExit || options.onError) void follow(process, options);
-    return process;
-  }
-
-  async listProcesses(options: { sessionId?: string } = {}): Promise<Process[]> {
-    return (await this.#rpc.listProcesses(options)).map((record) => new ProcessHandle(record, this.#rpc));
-  }
-
-  async getProcess(id: string): Promise<Process | null> {
-    const record = await this.#rpc.getProcess(id);
-    return record ? new ProcessHandle(record, this.#rpc) : null;
-  }
-
-  async killProcess(id: string, signal?: string | number): Promise<void> {
-    await this.#rpc.killProcess(id, signal);
-  }
-
-  killAllProcesses(options: { sessionId?: string; signal?: string | number } = {}): Promise<number> {
-    return this.#rpc.killAllProcesses(options);
-  }
-
-  async *streamProcessLogs(processId: string, options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
-    options.signal?.throwIfAborted();
-    const stream = await this.#rpc.streamProcessLogs(processId, options.since === undefined ? {} : { since: options.since });
-    yield* sseEvents<LogEvent>(stream, options.signal);
-  }
-
-  getProcessLogs(id: string): Promise<ProcessLogs> {
-    return this.#rpc.getProcessLogs(id);
   }
 
   cleanupCompletedProcesses(): Promise<number> {
-    return this.#rpc.cleanupCompletedProcesses();
+    return this.rpc.cleanupCompletedProcesses();
   }
 
-  writeStdin(processId: string, data: string, options: { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
-    return this.#rpc.writeStdin(processId, data, options);
+  // ── sessions ─────────────────────────────────────────────────────────────
+
+  async createSession(options: CreateSessionOptions = {}): Promise<SessionClient> {
+    return new SessionClient(this.id, await this.rpc.createSession(options), this.rpc);
   }
 
-  closeStdin(processId: string): Promise<StdinResult> {
-    return this.#rpc.closeStdin(processId);
+  async getSession(id: string): Promise<SessionClient> {
+    return new SessionClient(this.id, await this.rpc.getSession(id), this.rpc);
   }
+
+  listSessions(): Promise<SessionInfo[]> {
+    return this.rpc.listSessions();
+  }
+
+  deleteSession(id: string): Promise<DeleteSessionResult> {
+    return this.rpc.deleteSession(id);
+  }
+
+  // ── the sandbox as a whole ───────────────────────────────────────────────
 
   configure(config: SandboxConfig): Promise<void> {
-    return this.#rpc.configure(config);
+    return this.rpc.configure(config);
   }
 
   info(): Promise<SandboxInfo> {
-    return this.#rpc.info();
+    return this.rpc.info();
+  }
+
+  getInfo(): Promise<SandboxDetails> {
+    return this.rpc.getInfo();
+  }
+
+  getInstructions(): Promise<string> {
+    return this.rpc.getInstructions();
+  }
+
+  detectIsolation(): Promise<IsolationSupport> {
+    return this.rpc.detectIsolation();
   }
 
   destroy(): Promise<void> {
-    return this.#rpc.destroy();
-  }
-}
-
-/** Concatenates base64 chunks by their bytes (chunk boundaries need not fall on 3-byte groups). */
-function joinBase64(parts: string[]): string {
-  let binary = "";
-  for (const part of parts) binary += atob(part);
-  return btoa(binary);
-}
-
-/** Feeds a started process's callbacks from its log stream until it exits. */
-async function follow(process: ProcessHandle, options: ProcessOptions): Promise<void> {
-  try {
-    for await (const event of process.streamLogs()) {
-      if (event.type === "stdout" || event.type === "stderr") {
-        options.onOutput?.(event.type, outputText(event));
-      } else if (event.type === "error") {
-        options.onError?.(errorFromCode(event.code ?? "INTERNAL_ERROR", event.error));
-      } else if (event.type === "status" && isTerminalStatus(event.status)) {
-        options.onExit?.(event.exitCode ?? null);
-        return;
-      }
-    }
-    // Ended without a final status: report how the process actually ended, if it did.
-    const exit = await process.waitForExit();
-    options.onExit?.(exit.exitCode);
-  } catch (error) {
-    options.onError?.(asSandboxError(error));
+    return this.rpc.destroy();
   }
 }

@@ -3,7 +3,11 @@
  * Wire records come from protocol/; this file adds what the Worker side knows: the container
  * generation a process belongs to, and the options each method takes.
  */
+import type { FileEncoding, FileInfo, FileType } from "../../protocol/files.ts";
+import type { InfoResponse } from "../../protocol/info.ts";
+import type { IsolationRequest, IsolationSupport } from "../../protocol/isolation.ts";
 import type { ExecRequest, ProcessInfo, ProcessStatus, OutputEncoding, ExecResult } from "../../protocol/process.ts";
+import type { SessionInfo } from "../../protocol/sessions.ts";
 
 /** A process as the Durable Object reports it: the container's record plus its container generation. */
 export interface ProcessRecord extends ProcessInfo {
@@ -82,17 +86,132 @@ export interface SandboxInfo {
   sleepAfter: string;
 }
 
-/** Sandbox-wide settings, given to getSandbox() and kept by the Durable Object. */
-export interface SandboxConfig {
+/**
+ * Sandbox-wide settings, given to getSandbox() and kept by the Durable Object.
+ *
+ * The isolation fields (`isolation`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
+ * `allowSystemBinaries`, `bwrapArgs`) confine commands under the local container runtime, where no real
+ * container wraps them. On Cloudflare the container itself is the wall and these fields are not used.
+ * Changing them while the container runs restarts it (its processes end), so the walls always match.
+ */
+export interface SandboxConfig extends IsolationRequest {
   /** Idle time before the container sleeps, e.g. "10m", "30s" or seconds as a number. */
   sleepAfter?: string | number;
-  /** Environment of the container (applies from the next container start). */
+  /** Environment of the container (replaces the sandbox env vars; applied to the running container too). */
   envVars?: Record<string, string>;
 }
 
+// ── sessions, env ───────────────────────────────────────────────────────────
+
+export interface CreateSessionOptions {
+  /** Default: a generated id. */
+  id?: string;
+  /** Variables the session sets on top of the sandbox env. */
+  env?: Record<string, string>;
+  /** Starting directory (relative: against the workspace). */
+  cwd?: string;
+}
+
+export interface DeleteSessionResult {
+  sessionId: string;
+  /** Processes of the session that were still running and were killed. */
+  killed: number;
+}
+
+/** Variables to set; `null` or `undefined` unsets one. */
+export type EnvVarsUpdate = Record<string, string | null | undefined>;
+
+export interface SetEnvOptions {
+  /** Set the variables in this session only (default: for the whole sandbox). */
+  sessionId?: string;
+}
+
+// ── files ───────────────────────────────────────────────────────────────────
+
+export interface WriteFileOptions {
+  /** How `content` is encoded (default utf8). */
+  encoding?: FileEncoding;
+  /** Create missing parent directories (default true). */
+  createParents?: boolean;
+  /** Permission bits, e.g. 0o755 or "755". */
+  mode?: number | string;
+}
+
+export type WriteStreamOptions = Omit<WriteFileOptions, "encoding">;
+
+export interface WriteFileResult {
+  path: string;
+  bytesWritten: number;
+}
+
+export interface ReadFileOptions {
+  /** Default: utf8 for text, base64 for binary files. */
+  encoding?: FileEncoding;
+}
+
+export interface FileContent {
+  path: string;
+  content: string;
+  encoding: FileEncoding;
+  size: number;
+  mimeType: string;
+  isBinary: boolean;
+}
+
+/** A file opened for reading as a byte stream, with what is known about it up front. */
+export interface FileStream {
+  path: string;
+  size: number;
+  mimeType: string;
+  isBinary: boolean;
+  stream: ReadableStream<Uint8Array>;
+}
+
+export interface MkdirOptions {
+  /** Create parents and accept an existing directory (default false). */
+  recursive?: boolean;
+  mode?: number | string;
+}
+
+export interface DeleteFileOptions {
+  /** Needed to delete a directory with what is in it. */
+  recursive?: boolean;
+}
+
+export interface MoveOptions {
+  /** Replace an existing target (default false). */
+  overwrite?: boolean;
+}
+
+export interface ListFilesOptions {
+  recursive?: boolean;
+  /** Include names starting with "." (default false). */
+  includeHidden?: boolean;
+  maxEntries?: number;
+}
+
+export interface FileListing {
+  path: string;
+  files: FileInfo[];
+  count: number;
+  /** True when `maxEntries` cut the listing short. */
+  truncated: boolean;
+}
+
+export interface ExistsResult {
+  path: string;
+  exists: boolean;
+  type?: FileType;
+}
+
+// ── the sandbox as a whole ──────────────────────────────────────────────────
+
+/** getInfo(): the sandbox's generation and settings with what its container server reports. */
+export type SandboxDetails = SandboxInfo & Omit<InfoResponse, "success" | "timestamp" | "instanceId">;
+
 /**
  * The Durable Object's RPC surface (also what the HTTP client implements over /v1). Streams are SSE
- * bytes; errors are thrown with the wire code encoded (see errors.ts).
+ * bytes (file streams: raw bytes); errors are thrown with the wire code encoded (see errors.ts).
  */
 export interface SandboxRpc {
   exec(command: string, options?: ExecRequestOptions): Promise<ExecResult>;
@@ -107,7 +226,35 @@ export interface SandboxRpc {
   cleanupCompletedProcesses(): Promise<number>;
   writeStdin(id: string, data: string, options?: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean }): Promise<StdinResult>;
   closeStdin(id: string, ref?: HandleRef): Promise<StdinResult>;
+
+  createSession(options?: CreateSessionOptions): Promise<SessionInfo>;
+  /** Throws SESSION_NOT_FOUND for an unknown id. */
+  getSession(id: string): Promise<SessionInfo>;
+  listSessions(): Promise<SessionInfo[]>;
+  /** Deletes the session and kills its processes. */
+  deleteSession(id: string): Promise<DeleteSessionResult>;
+  /** Sandbox-level variables are kept by the sandbox (they survive a container restart); a session's live in the container. */
+  setEnvVars(vars: EnvVarsUpdate, options?: SetEnvOptions): Promise<void>;
+
+  writeFile(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult>;
+  /** Streams `body` into the file: never held whole in memory on the way. */
+  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult>;
+  readFile(path: string, options?: ReadFileOptions): Promise<FileContent>;
+  readFileStream(path: string): Promise<FileStream>;
+  mkdir(path: string, options?: MkdirOptions): Promise<{ path: string; created: boolean }>;
+  deleteFile(path: string, options?: DeleteFileOptions): Promise<{ path: string }>;
+  renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<{ oldPath: string; newPath: string }>;
+  moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<{ sourcePath: string; destinationPath: string }>;
+  listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
+  exists(path: string): Promise<ExistsResult>;
+
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
+  getInfo(): Promise<SandboxDetails>;
+  getInstructions(): Promise<string>;
+  /** What isolation the machine running this sandbox offers (locally: the container runtime's machine). */
+  detectIsolation(): Promise<IsolationSupport>;
   destroy(): Promise<void>;
 }
+
+export type { FileInfo, FileType, FileEncoding, SessionInfo, IsolationSupport };

@@ -19,7 +19,11 @@ export class ContainerApi {
 
   async #send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response> {
     const init: RequestInit = { method, headers: { ...headers } };
-    if (body !== undefined) {
+    if (body instanceof ReadableStream) {
+      // Raw bytes, passed on as they arrive (no length: the container reads to the end).
+      init.body = body;
+      (init.headers as Record<string, string>)["content-type"] = "application/octet-stream";
+    } else if (body !== undefined) {
       init.body = JSON.stringify(body);
       (init.headers as Record<string, string>)["content-type"] = "application/json";
     }
@@ -39,6 +43,19 @@ export class ContainerApi {
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.#send(method, path, body, { accept: "application/json" });
     return (await response.json()) as T;
+  }
+
+  /** Sends a raw byte stream as the request body; answers with the JSON result. */
+  async upload<T>(method: string, path: string, body: ReadableStream<Uint8Array>): Promise<T> {
+    const response = await this.#send(method, path, body, { accept: "application/json" });
+    return (await response.json()) as T;
+  }
+
+  /** A raw (non-SSE) response with its headers, e.g. a file's bytes; errors arrive as thrown SandboxErrors. */
+  async raw(method: string, path: string): Promise<Response> {
+    const response = await this.#send(method, path, undefined, { accept: "*/*" });
+    if (!response.body) throw new ContainerUnavailableError(`The container answered ${path} without a body`);
+    return response;
   }
 
   /** Opens an SSE stream; errors before the first byte arrive as thrown SandboxErrors. */

@@ -4,15 +4,23 @@
  * Docker. It implements what the Container base class uses: `running`, `start`, `monitor`,
  * `destroy`, `signal` and `getTcpPort(port).fetch`.
  */
+import { isErrorCode, type ErrorCode } from "../../protocol/errors.ts";
+import type { IsolationRequest, IsolationSupport } from "../../protocol/isolation.ts";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../../protocol/runtime.ts";
 
 const START_TIMEOUT_MS = 30_000;
 const CALL_TIMEOUT_MS = 10_000;
 const EXIT_POLL_MS = 30_000;
 
-/** Failures of the local runtime. The message says what to start. */
+/** Failures of the local runtime. The message says what to start; `code` is the runtime's wire code, when it gave one. */
 export class LocalRuntimeError extends Error {
   override name = "LocalRuntimeError";
+  readonly code: ErrorCode | undefined;
+
+  constructor(message: string, code?: ErrorCode) {
+    super(message);
+    this.code = code;
+  }
 }
 
 export function missingRuntimeMessage(): string {
@@ -40,6 +48,8 @@ export class LocalContainer {
   readonly #key: string;
   #run: Run | undefined;
   #running = false;
+  /** The sandbox's isolation, sent with every start (the Durable Object keeps it current). */
+  isolation: IsolationRequest | undefined;
 
   constructor(runtimeUrl: string | undefined, key: string) {
     this.#url = runtimeUrl?.replace(/\/+$/, "");
@@ -56,6 +66,7 @@ export class LocalContainer {
       ...(options.env ? { env: options.env } : {}),
       ...(options.entrypoint ? { entrypoint: options.entrypoint } : {}),
       enableInternet: options.enableInternet ?? true,
+      ...(this.isolation ? { isolation: this.isolation } : {}),
     };
     const info = this.#call<RuntimeContainerInfo>("POST", "/start", request, START_TIMEOUT_MS);
     const run: Run = { info, exit: info.then((started) => this.#watch(started)) };
@@ -106,6 +117,11 @@ export class LocalContainer {
 
   async setInactivityTimeout(): Promise<void> {}
 
+  /** What isolation the machine running the local runtime offers. */
+  detectIsolation(): Promise<IsolationSupport> {
+    return this.#call<IsolationSupport>("GET", "/isolation", undefined, CALL_TIMEOUT_MS, "");
+  }
+
   /** Long-polls the runtime until this run exits. */
   async #watch(started: RuntimeContainerInfo): Promise<void> {
     const query = `?runId=${encodeURIComponent(started.runId ?? "")}&waitMs=${EXIT_POLL_MS}`;
@@ -118,9 +134,9 @@ export class LocalContainer {
     }
   }
 
-  async #call<T>(method: string, path: string, body: unknown, timeoutMs: number): Promise<T> {
-    if (this.#url === undefined) throw new LocalRuntimeError(missingRuntimeMessage());
-    const url = `${this.#url}/containers/${encodeURIComponent(this.#key)}${path}`;
+  async #call<T>(method: string, path: string, body: unknown, timeoutMs: number, base = `/containers/${encodeURIComponent(this.#key)}`): Promise<T> {
+    if (this.#url === undefined) throw new LocalRuntimeError(missingRuntimeMessage(), "CONTAINER_UNAVAILABLE");
+    const url = `${this.#url}${base}${path}`;
     let response: Response;
     try {
       response = await fetch(url, {
@@ -129,7 +145,7 @@ export class LocalContainer {
         ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
       });
     } catch (error) {
-      throw new LocalRuntimeError(unreachableMessage(this.#url, error));
+      throw new LocalRuntimeError(unreachableMessage(this.#url, error), "CONTAINER_UNAVAILABLE");
     }
     const text = await response.text();
     let parsed: unknown;
@@ -139,9 +155,12 @@ export class LocalContainer {
       parsed = undefined;
     }
     if (!response.ok) {
-      const message = (parsed as { message?: string } | undefined)?.message ?? text.slice(0, 300);
-      const tail = (parsed as { context?: { logTail?: string } } | undefined)?.context?.logTail;
-      throw new LocalRuntimeError(`local container runtime: ${message}${tail ? `\n--- container output ---\n${tail}` : ""}`);
+      const answer = parsed as { message?: string; code?: unknown; context?: { logTail?: string } } | undefined;
+      const message = answer?.message ?? text.slice(0, 300);
+      const code = isErrorCode(answer?.code) ? answer.code : undefined;
+      // A refusal (bad or unavailable isolation) says all in its message; other failures show the output.
+      const tail = code === "ISOLATION_UNAVAILABLE" || code === "INVALID_REQUEST" ? undefined : answer?.context?.logTail;
+      throw new LocalRuntimeError(`local container runtime: ${message}${tail ? `\n--- container output ---\n${tail}` : ""}`, code);
     }
     return parsed as T;
   }

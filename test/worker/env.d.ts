@@ -10,5 +10,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** URL of the local container runtime started by test/global-setup.ts. */
     runtimeUrl: string;
+    /** A runtime whose container servers find no bubblewrap. */
+    noBwrapRuntimeUrl: string;
   }
 }

@@ -42,3 +42,50 @@ export async function collect<T>(iterable: AsyncIterable<T>, limit = Number.POSI
   }
   return out;
 }
+
+/** Fresh sandboxes that are all destroyed at the end (`afterAll(sandboxes.destroyAll)`). */
+export function sandboxPool(): { create(label: string, options?: GetSandboxOptions): SandboxClient; destroyAll(): Promise<void> } {
+  const made: SandboxClient[] = [];
+  return {
+    create(label, options) {
+      const sandbox = freshSandbox(label, options);
+      made.push(sandbox);
+      return sandbox;
+    },
+    async destroyAll() {
+      await Promise.all(made.splice(0).map((sandbox) => sandbox.destroy().catch(() => undefined)));
+    },
+  };
+}
+
+/** SHA-256 of a byte stream, hex (workerd's DigestStream: the bytes are never held together). */
+export async function sha256Hex(stream: ReadableStream<Uint8Array>): Promise<{ hex: string; bytes: number }> {
+  const digest = new crypto.DigestStream("SHA-256");
+  let bytes = 0;
+  const counted = stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  await counted.pipeTo(digest);
+  const hex = [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return { hex, bytes };
+}
+
+/** A deterministic byte stream of `size` bytes in `chunkSize` chunks (generated as it is read). */
+export function patternStream(size: number, chunkSize = 256 * 1024): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= size) return controller.close();
+      const length = Math.min(chunkSize, size - sent);
+      const chunk = new Uint8Array(length);
+      for (let i = 0; i < length; i++) chunk[i] = ((sent + i) * 31 + ((sent + i) >> 12)) & 0xff;
+      sent += length;
+      controller.enqueue(chunk);
+    },
+  });
+}

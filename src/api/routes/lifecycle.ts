@@ -1,4 +1,7 @@
-/** The sandbox itself: its state (starting the container if needed), its settings, destroying it. */
+/**
+ * The sandbox itself: its state (starting the container if needed), what its container reports
+ * (status, resources, isolation), a description for agents, its settings, destroying it.
+ */
 import { Hono } from "hono";
 import type { ApiEnv } from "../types.ts";
 import { configRequestSchema } from "../schemas.ts";
@@ -6,6 +9,9 @@ import { jsonBody } from "../validate.ts";
 
 export const lifecycleRoutes = new Hono<ApiEnv>()
   .get("/", async (c) => c.json({ id: c.var.sandboxId, ...(await c.var.sandbox.info()) }))
+  .get("/info", async (c) => c.json({ id: c.var.sandboxId, ...(await c.var.sandbox.getInfo()) }))
+  .get("/instructions", async (c) => c.json({ instructions: await c.var.sandbox.getInstructions() }))
+  .get("/isolation", async (c) => c.json(await c.var.sandbox.detectIsolation()))
   .patch("/config", jsonBody(configRequestSchema), async (c) => {
     await c.var.sandbox.configure(c.req.valid("json"));
     return c.body(null, 204);

@@ -1,0 +1,272 @@
+/**
+ * What a sandbox and each of its sessions offer (SandboxCommands) over any SandboxRpc: the Durable
+ * Object stub (getSandbox) or the /v1 HTTP API (getHttpSandbox). Callbacks, AbortSignals and stream
+ * parsing happen here, on the caller's side. Bound to a session, every command runs in it and the
+ * process list and kill-all cover only its processes.
+ */
+import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
+import { isTerminalStatus, type ExecResult } from "../../protocol/process.ts";
+import type { ExecOptions, ExecStreamOptions, LogStreamOptions, Process, ProcessOptions, SandboxCommands } from "./api.ts";
+import { asSandboxError, errorFromCode, SandboxError } from "./errors.ts";
+import { outputText, sseEvents } from "./events.ts";
+import { bytesToBase64 } from "./bytes.ts";
+import { ProcessHandle } from "./process.ts";
+import type {
+  DeleteFileOptions,
+  EnvVarsUpdate,
+  ExecRequestOptions,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  ListFilesOptions,
+  MkdirOptions,
+  MoveOptions,
+  ProcessLogs,
+  ReadFileOptions,
+  SandboxRpc,
+  StartRequestOptions,
+  StdinResult,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
+} from "./types.ts";
+
+function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions {
+  const wire: ExecRequestOptions = {};
+  if (options.sessionId !== undefined) wire.sessionId = options.sessionId;
+  if (options.timeout !== undefined) wire.timeout = options.timeout;
+  if (options.env !== undefined) wire.env = options.env;
+  if (options.cwd !== undefined) wire.cwd = options.cwd;
+  if (options.encoding !== undefined) wire.encoding = options.encoding;
+  if (options.stdin !== undefined) wire.stdin = options.stdin;
+  if (options.maxOutputBytes !== undefined) wire.maxOutputBytes = options.maxOutputBytes;
+  if (options.processId !== undefined) wire.processId = options.processId;
+  if (options.args !== undefined) wire.args = options.args;
+  if (options.killOnDisconnect !== undefined) wire.killOnDisconnect = options.killOnDisconnect;
+  return wire;
+}
+
+function startWire(options: ProcessOptions): StartRequestOptions {
+  const { onExit: _e, onOutput: _o, onStart: _s, onError: _r, ...wire } = options;
+  return wire;
+}
+
+export class SandboxOperations implements SandboxCommands {
+  protected readonly rpc: SandboxRpc;
+  /** The session every command runs in (undefined: the sandbox's default). */
+  readonly #sessionId: string | undefined;
+
+  constructor(rpc: SandboxRpc, sessionId?: string) {
+    this.rpc = rpc;
+    this.#sessionId = sessionId;
+  }
+
+  /** Options with the bound session filled in (a bound session wins over one in the options). */
+  #scoped<T extends { sessionId?: string }>(options: T): T {
+    return this.#sessionId === undefined ? options : { ...options, sessionId: this.#sessionId };
+  }
+
+  // ── commands ─────────────────────────────────────────────────────────────
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    const scoped = this.#scoped(options);
+    const streaming = scoped.stream || scoped.onOutput || scoped.onComplete || scoped.signal;
+    if (!streaming) {
+      try {
+        return await this.rpc.exec(command, execWire(scoped));
+      } catch (error) {
+        scoped.onError?.(asSandboxError(error));
+        throw error;
+      }
+    }
+    try {
+      const result = await this.#execStreaming(command, scoped);
+      scoped.onComplete?.(result);
+      return result;
+    } catch (error) {
+      scoped.onError?.(error instanceof Error ? error : asSandboxError(error));
+      throw error;
+    }
+  }
+
+  /** exec over the event stream: output to onOutput as it comes, abort kills the command. */
+  async #execStreaming(command: string, options: ExecOptions): Promise<ExecResult> {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    let base64 = false;
+    const joined = (parts: string[]) => (base64 ? joinBase64(parts) : parts.join(""));
+    for await (const event of this.execStream(command, options)) {
+      if (event.type === "stdout" || event.type === "stderr") {
+        const text = outputText(event);
+        (event.type === "stdout" ? stdout : stderr).push(event.encoding === "base64" ? event.data : text);
+        base64 ||= event.encoding === "base64";
+        options.onOutput?.(event.type, text);
+      } else if (event.type === "complete") {
+        // The streamed result leaves stdout/stderr empty: every byte came as an event.
+        return {
+          ...event.result,
+          stdout: event.result.stdout || joined(stdout),
+          stderr: event.result.stderr || joined(stderr),
+          success: event.result.exitCode === 0,
+        };
+      } else if (event.type === "error") {
+        throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+      }
+    }
+    throw new SandboxError(`The output stream of "${command}" ended before the command completed`, "CONNECTION_FAILED");
+  }
+
+  async *execStream(command: string, options: ExecStreamOptions = {}): AsyncGenerator<ExecEvent> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const wire = execWire(this.#scoped(options));
+    // With a signal, a cancelled stream must take the command with it even if the kill call is lost.
+    if (signal) wire.killOnDisconnect = true;
+    const stream = await this.rpc.execStream(command, wire);
+    let processId: string | undefined;
+    let ended = false;
+    try {
+      for await (const event of sseEvents<ExecEvent>(stream, signal)) {
+        if (event.type === "start") processId = event.processId;
+        if (event.type === "complete" || event.type === "error") ended = true;
+        yield event;
+      }
+      ended = true;
+    } finally {
+      // Stopped early (abort, break, or a failure): kill now rather than wait for the server to
+      // notice the closed stream.
+      if (!ended && wire.killOnDisconnect && processId !== undefined) {
+        await this.rpc.killProcess(processId, "SIGTERM").catch(() => undefined);
+      }
+    }
+  }
+
+  // ── processes ────────────────────────────────────────────────────────────
+
+  async startProcess(command: string, options: ProcessOptions = {}): Promise<Process> {
+    let process: ProcessHandle;
+    try {
+      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#scoped(options))), this.rpc);
+    } catch (error) {
+      options.onError?.(asSandboxError(error));
+      throw error;
+    }
+    options.onStart?.(process);
+    if (options.onOutput || options.onExit || options.onError) void follow(process, options);
+    return process;
+  }
+
+  async listProcesses(options: { sessionId?: string } = {}): Promise<Process[]> {
+    return (await this.rpc.listProcesses(this.#scoped(options))).map((record) => new ProcessHandle(record, this.rpc));
+  }
+
+  async getProcess(id: string): Promise<Process | null> {
+    const record = await this.rpc.getProcess(id);
+    return record ? new ProcessHandle(record, this.rpc) : null;
+  }
+
+  async killProcess(id: string, signal?: string | number): Promise<void> {
+    await this.rpc.killProcess(id, signal);
+  }
+
+  killAllProcesses(options: { sessionId?: string; signal?: string | number } = {}): Promise<number> {
+    return this.rpc.killAllProcesses(this.#scoped(options));
+  }
+
+  async *streamProcessLogs(processId: string, options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
+    options.signal?.throwIfAborted();
+    const stream = await this.rpc.streamProcessLogs(processId, options.since === undefined ? {} : { since: options.since });
+    yield* sseEvents<LogEvent>(stream, options.signal);
+  }
+
+  getProcessLogs(id: string): Promise<ProcessLogs> {
+    return this.rpc.getProcessLogs(id);
+  }
+
+  writeStdin(processId: string, data: string, options: { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+    return this.rpc.writeStdin(processId, data, options);
+  }
+
+  closeStdin(processId: string): Promise<StdinResult> {
+    return this.rpc.closeStdin(processId);
+  }
+
+  // ── env ──────────────────────────────────────────────────────────────────
+
+  setEnvVars(vars: EnvVarsUpdate): Promise<void> {
+    // JSON (the HTTP transport) drops undefined values; null says "unset" everywhere.
+    const update = Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, value ?? null]));
+    return this.rpc.setEnvVars(update, this.#sessionId === undefined ? {} : { sessionId: this.#sessionId });
+  }
+
+  // ── files ────────────────────────────────────────────────────────────────
+
+  writeFile(path: string, content: string | Uint8Array, options: WriteFileOptions = {}): Promise<WriteFileResult> {
+    if (typeof content === "string") return this.rpc.writeFile(path, content, options);
+    return this.rpc.writeFile(path, bytesToBase64(content), { ...options, encoding: "base64" });
+  }
+
+  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options: WriteStreamOptions = {}): Promise<WriteFileResult> {
+    return this.rpc.writeFileStream(path, body, options);
+  }
+
+  readFile(path: string, options: ReadFileOptions = {}): Promise<FileContent> {
+    return this.rpc.readFile(path, options);
+  }
+
+  async readFileStream(path: string): Promise<ReadableStream<Uint8Array>> {
+    return (await this.rpc.readFileStream(path)).stream;
+  }
+
+  mkdir(path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+    return this.rpc.mkdir(path, options);
+  }
+
+  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+    return this.rpc.deleteFile(path, options);
+  }
+
+  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+    return this.rpc.renameFile(oldPath, newPath, options);
+  }
+
+  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<{ sourcePath: string; destinationPath: string }> {
+    return this.rpc.moveFile(sourcePath, destinationPath, options);
+  }
+
+  listFiles(path?: string, options: ListFilesOptions = {}): Promise<FileListing> {
+    return this.rpc.listFiles(path, options);
+  }
+
+  exists(path: string): Promise<ExistsResult> {
+    return this.rpc.exists(path);
+  }
+}
+
+/** Concatenates base64 chunks by their bytes (chunk boundaries need not fall on 3-byte groups). */
+function joinBase64(parts: string[]): string {
+  let binary = "";
+  for (const part of parts) binary += atob(part);
+  return btoa(binary);
+}
+
+/** Feeds a started process's callbacks from its log stream until it exits. */
+async function follow(process: ProcessHandle, options: ProcessOptions): Promise<void> {
+  try {
+    for await (const event of process.streamLogs()) {
+      if (event.type === "stdout" || event.type === "stderr") {
+        options.onOutput?.(event.type, outputText(event));
+      } else if (event.type === "error") {
+        options.onError?.(errorFromCode(event.code ?? "INTERNAL_ERROR", event.error));
+      } else if (event.type === "status" && isTerminalStatus(event.status)) {
+        options.onExit?.(event.exitCode ?? null);
+        return;
+      }
+    }
+    // Ended without a final status: report how the process actually ended, if it did.
+    const exit = await process.waitForExit();
+    options.onExit?.(exit.exitCode);
+  } catch (error) {
+    options.onError?.(asSandboxError(error));
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The Durable Object's file operations: RPC arguments validated with the protocol schemas, then
+ * forwarded to the container's /api/files routes. The streamed pair passes bytes through as they
+ * come, in both directions, so a large file is never held whole in the Durable Object.
+ */
+import {
+  deleteFileRequestSchema,
+  existsRequestSchema,
+  FILE_ROUTES,
+  listFilesRequestSchema,
+  mkdirRequestSchema,
+  moveFileRequestSchema,
+  readFileRequestSchema,
+  renameFileRequestSchema,
+  streamWriteQuerySchema,
+  writeFileRequestSchema,
+  type DeleteFileResponse,
+  type ExistsResponse,
+  type ListFilesResponse,
+  type MkdirResponse,
+  type MoveFileResponse,
+  type ReadFileResponse,
+  type RenameFileResponse,
+  type WriteFileResponse,
+} from "../../protocol/files.ts";
+import type {
+  DeleteFileOptions,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  FileStream,
+  ListFilesOptions,
+  MkdirOptions,
+  MoveOptions,
+  ReadFileOptions,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
+} from "../client/types.ts";
+import { InvalidRequestError } from "../client/errors.ts";
+import { fileStreamInfo } from "../client/file-headers.ts";
+import type { ContainerApi } from "./container-api.ts";
+import { parseRequest, query } from "./request.ts";
+
+/** Drops the response envelope (`success`, `timestamp`). */
+function unwrap<T extends { success: true; timestamp: string }>({ success: _ok, timestamp: _at, ...rest }: T): Omit<T, "success" | "timestamp"> {
+  return rest;
+}
+
+export async function writeFile(api: ContainerApi, path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
+  const body = parseRequest(writeFileRequestSchema, { ...options, path, content }, "write request");
+  return unwrap(await api.json<WriteFileResponse>("POST", FILE_ROUTES.write, body));
+}
+
+/** `PUT /api/files/stream?path=…&createParents=…&mode=…` with the caller's stream as the body. */
+export function uploadPath(path: string, options: WriteStreamOptions = {}): string {
+  const raw = {
+    path,
+    ...(options.createParents === undefined ? {} : { createParents: String(options.createParents) }),
+    ...(options.mode === undefined ? {} : { mode: typeof options.mode === "number" ? options.mode.toString(8) : options.mode }),
+  };
+  parseRequest(streamWriteQuerySchema, raw, "write request");
+  return `${FILE_ROUTES.stream}${query(raw)}`;
+}
+
+export async function writeFileStream(
+  api: ContainerApi,
+  path: string,
+  body: ReadableStream<Uint8Array>,
+  options: WriteStreamOptions = {},
+): Promise<WriteFileResult> {
+  if (!(body instanceof ReadableStream)) throw new InvalidRequestError("writeFileStream needs a ReadableStream of bytes", "INVALID_REQUEST");
+  return unwrap(await api.upload<WriteFileResponse>("PUT", uploadPath(path, options), body));
+}
+
+export async function readFile(api: ContainerApi, path: string, options: ReadFileOptions = {}): Promise<FileContent> {
+  const body = parseRequest(readFileRequestSchema, { ...options, path }, "read request");
+  return unwrap(await api.json<ReadFileResponse>("POST", FILE_ROUTES.read, body));
+}
+
+/** Opens the file's bytes; the caller gets the container's body as it streams. */
+export async function openFile(api: ContainerApi, path: string): Promise<Omit<FileStream, "stream"> & { body: ReadableStream<Uint8Array> }> {
+  const { path: checked } = parseRequest(existsRequestSchema, { path }, "read request");
+  const response = await api.raw("GET", `${FILE_ROUTES.stream}${query({ path: checked })}`);
+  return { ...fileStreamInfo(response.headers, checked), body: response.body! };
+}
+
+export async function mkdir(api: ContainerApi, path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+  const body = parseRequest(mkdirRequestSchema, { ...options, path }, "mkdir request");
+  return unwrap(await api.json<MkdirResponse>("POST", FILE_ROUTES.mkdir, body));
+}
+
+export async function deleteFile(api: ContainerApi, path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+  const body = parseRequest(deleteFileRequestSchema, { ...options, path }, "delete request");
+  return unwrap(await api.json<DeleteFileResponse>("POST", FILE_ROUTES.delete, body));
+}
+
+export async function renameFile(api: ContainerApi, oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+  const body = parseRequest(renameFileRequestSchema, { ...options, oldPath, newPath }, "rename request");
+  return unwrap(await api.json<RenameFileResponse>("POST", FILE_ROUTES.rename, body));
+}
+
+export async function moveFile(
+  api: ContainerApi,
+  sourcePath: string,
+  destinationPath: string,
+  options: MoveOptions = {},
+): Promise<{ sourcePath: string; destinationPath: string }> {
+  const body = parseRequest(moveFileRequestSchema, { ...options, sourcePath, destinationPath }, "move request");
+  return unwrap(await api.json<MoveFileResponse>("POST", FILE_ROUTES.move, body));
+}
+
+export async function listFiles(api: ContainerApi, path: string | undefined, options: ListFilesOptions = {}): Promise<FileListing> {
+  const body = parseRequest(listFilesRequestSchema, { ...options, ...(path === undefined ? {} : { path }) }, "list request");
+  return unwrap(await api.json<ListFilesResponse>("POST", FILE_ROUTES.list, body));
+}
+
+export async function exists(api: ContainerApi, path: string): Promise<ExistsResult> {
+  const body = parseRequest(existsRequestSchema, { path }, "exists request");
+  return unwrap(await api.json<ExistsResponse>("POST", FILE_ROUTES.exists, body));
+}
