@@ -1,5 +1,5 @@
 /** Shared bits of the workers tests: unique sandbox ids, the runtime's view of a container. */
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
 import type { RuntimeContainerInfo } from "../../protocol/runtime.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
@@ -88,4 +88,18 @@ export function patternStream(size: number, chunkSize = 256 * 1024): ReadableStr
       controller.enqueue(chunk);
     },
   });
+}
+
+/** A request to the Worker's /v1 API (bearer token set unless the caller sets authorization; `json` becomes the body). */
+export function apiCall(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+  const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+  const headers = new Headers(init.headers);
+  if (!headers.has("authorization")) headers.set("authorization", `Bearer ${env.SANDBOX_API_TOKEN}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers.set("content-type", "application/json");
+  }
+  const { json: _json, ...rest } = init;
+  return worker.fetch(new Request(`http://sandbox.test${path}`, { ...rest, headers, body: body ?? null }));
 }

@@ -5,9 +5,17 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
-import { ProcessNotFoundError, SandboxAuthError, SandboxConnectionError, StaleProcessHandleError } from "../../src/client/errors.ts";
+import {
+  FileNotFoundError,
+  PathOutsideWorkspaceError,
+  ProcessNotFoundError,
+  SandboxAuthError,
+  SandboxConnectionError,
+  SessionNotFoundError,
+  StaleProcessHandleError,
+} from "../../src/client/errors.ts";
 import { getHttpSandbox, type HttpSandboxOptions } from "../../src/client/http.ts";
-import { collect, uniqueId } from "./helpers.ts";
+import { collect, patternStream, sha256Hex, uniqueId } from "./helpers.ts";
 
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
 const workerFetch: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
@@ -118,5 +126,47 @@ describe("getHttpSandbox", () => {
     expect(failure).toBeInstanceOf(SandboxConnectionError);
     expect(opened).toBe(3);
     await process.kill("SIGKILL");
+  });
+});
+
+describe("getHttpSandbox: sessions, files, env and info", () => {
+  it("gives session-bound objects that keep state over HTTP", async () => {
+    const sandbox = client("http-session");
+    const session = await sandbox.createSession({ id: "remote", env: { WHO: "http" } });
+    await session.exec("mkdir -p here && cd here && export STEP=1");
+    expect((await session.exec('basename "$PWD"; echo "$WHO $STEP"')).stdout).toBe("here\nhttp 1\n");
+    const process = await session.startProcess("sleep 30");
+    expect((await session.listProcesses()).map((p) => p.id)).toEqual([process.id]);
+    expect((await sandbox.getSession("remote")).id).toBe("remote");
+    expect(await session.delete()).toEqual({ sessionId: "remote", killed: 1 });
+    await expect(sandbox.getSession("remote")).rejects.toBeInstanceOf(SessionNotFoundError);
+    await sandbox.destroy();
+  });
+
+  it("moves files both ways, streamed and whole, with the same errors as over RPC", async () => {
+    const sandbox = client("http-files");
+    const size = 5 * 1024 * 1024;
+    expect(await sandbox.writeFileStream("up/stream.bin", patternStream(size))).toMatchObject({ bytesWritten: size });
+    expect(await sha256Hex(await sandbox.readFileStream("up/stream.bin"))).toEqual(await sha256Hex(patternStream(size)));
+    await sandbox.writeFile("up/bytes.bin", Uint8Array.of(0, 1, 2, 255));
+    expect(await sandbox.readFile("up/bytes.bin")).toMatchObject({ content: btoa("\u0000\u0001\u0002\u00ff"), isBinary: true, size: 4 });
+    expect((await sandbox.listFiles("up")).files.map((f) => f.name)).toEqual(["bytes.bin", "stream.bin"]);
+    await sandbox.mkdir("down");
+    await sandbox.moveFile("up/bytes.bin", "down");
+    expect(await sandbox.exists("down/bytes.bin")).toMatchObject({ exists: true, type: "file" });
+    await expect(sandbox.readFile("../container.log")).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
+    await expect(sandbox.readFileStream("missing.bin")).rejects.toBeInstanceOf(FileNotFoundError);
+    await sandbox.destroy();
+  });
+
+  it("sets env vars and reports info", async () => {
+    const sandbox = client("http-env");
+    await sandbox.setEnvVars({ FROM_HTTP: "yes", GONE: "x" });
+    await sandbox.setEnvVars({ GONE: undefined });
+    expect((await sandbox.exec('echo "$FROM_HTTP ${GONE:-unset}"')).stdout).toBe("yes unset\n");
+    expect(await sandbox.getInfo()).toMatchObject({ status: "ok", generationNumber: 1, isolation: { mode: "none" } });
+    expect(await sandbox.getInstructions()).toMatch(/working directory/);
+    expect((await sandbox.detectIsolation()).none.available).toBe(true);
+    await sandbox.destroy();
   });
 });

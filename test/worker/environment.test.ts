@@ -1,0 +1,88 @@
+/**
+ * The sandbox's env vars (setEnvVars, kept across container restarts; nothing of the server's own
+ * environment reaching commands) and what a sandbox says about itself: getInfo, getInstructions,
+ * detectIsolation.
+ */
+import { env } from "cloudflare:workers";
+import { afterAll, describe, expect, it } from "vitest";
+import { getSandbox } from "../../src/client/get-sandbox.ts";
+import { sandboxPool } from "./helpers.ts";
+
+const sandboxes = sandboxPool();
+afterAll(() => sandboxes.destroyAll());
+
+/** What bash adds by itself to any environment. */
+const SHELL_VARS = ["PWD", "SHLVL", "_", "OLDPWD"];
+
+describe("setEnvVars", () => {
+  it("sets and unsets sandbox env vars, under per-call env, and keeps them across a restart", async () => {
+    const sandbox = sandboxes.create("setenv", { envVars: { CONFIGURED: "c" } });
+    // Before the container ever ran.
+    await sandbox.setEnvVars({ EARLY: "e" });
+    expect((await sandbox.exec('echo "$CONFIGURED $EARLY"')).stdout).toBe("c e\n");
+    await sandbox.setEnvVars({ LATE: "l", CONFIGURED: undefined, EARLY: null });
+    expect((await sandbox.exec('echo "${CONFIGURED:-unset} ${EARLY:-unset} $LATE"')).stdout).toBe("unset unset l\n");
+    expect((await sandbox.exec('echo "$LATE"', { env: { LATE: "per call" } })).stdout).toBe("per call\n");
+
+    await sandbox.destroy();
+    const again = getSandbox(env.Sandbox, sandbox.id);
+    expect((await again.exec('echo "${CONFIGURED:-unset} ${EARLY:-unset} $LATE"')).stdout).toBe("unset unset l\n");
+    await expect(again.setEnvVars({ "BAD=NAME": "x" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+  });
+
+  it("commands see PATH, HOME, LANG and the sandbox's vars, nothing of the server's environment", async () => {
+    const sandbox = sandboxes.create("noleak", { envVars: { MINE: "1" } });
+    const names = (await sandbox.exec("env -0 | tr '\\0' '\\n' | cut -d= -f1")).stdout.split("\n").filter(Boolean);
+    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["HOME", "LANG", "MINE", "PATH"]);
+  });
+
+  it("sandbox env vars reach commands but cannot steer the container server itself", async () => {
+    const sandbox = sandboxes.create("steer", {
+      envVars: { NODE_OPTIONS: "--require /nonexistent/hook.js", PORT: "1", SANDBOX_ISOLATION: "bogus", WORKSPACE: "/" },
+    });
+    const result = await sandbox.exec('echo "$NODE_OPTIONS|$PORT|$SANDBOX_ISOLATION|$WORKSPACE"; pwd');
+    expect(result.stdout.split("\n")[0]).toBe("--require /nonexistent/hook.js|1|bogus|/");
+    expect(result.stdout.split("\n")[1]).toMatch(/\/workspace$/);
+    expect((await sandbox.getInfo()).isolation.mode).toBe("none");
+  });
+});
+
+describe("info", () => {
+  it("getInfo reports status, resources, isolation, sessions and the generation", async () => {
+    const sandbox = sandboxes.create("info");
+    await sandbox.createSession({ id: "counted" });
+    const info = await sandbox.getInfo();
+    expect(info).toMatchObject({
+      status: "ok",
+      generation: expect.any(String),
+      generationNumber: 1,
+      sleepAfter: expect.any(String),
+      workspace: expect.stringMatching(new RegExp(`/${sandbox.id}/workspace$`)),
+      isolation: { mode: "none", pidNamespace: false },
+      sessions: 1,
+      processes: { live: 0 },
+      platform: { os: "linux" },
+    });
+    expect(info.resources.memory.totalBytes).toBeGreaterThan(0);
+    expect(info.resources.memory.usedBytes).toBeGreaterThan(0);
+    expect(info.resources.cpus).toBeGreaterThanOrEqual(1);
+    expect(info.resources.disk.totalBytes).toBeGreaterThan(info.resources.disk.availableBytes);
+    expect(info.generation).toBe((await sandbox.info()).generation);
+  });
+
+  it("getInstructions describes the sandbox for an agent", async () => {
+    const sandbox = sandboxes.create("instructions");
+    const text = await sandbox.getInstructions();
+    const { workspace } = await sandbox.getInfo();
+    expect(text).toContain(workspace);
+    expect(text).toMatch(/session/);
+    expect(text.split("\n").length).toBeLessThan(15);
+  });
+
+  it("detectIsolation reports what the runtime's machine offers", async () => {
+    const support = await sandboxes.create("detect").detectIsolation();
+    expect(support.none).toEqual({ available: true });
+    // bubblewrap is installed wherever these tests run (.ci/run installs it).
+    expect(support.bwrap).toMatchObject({ available: true, version: expect.any(String) });
+  });
+});
