@@ -1,7 +1,9 @@
 /**
  * `npm run runtime`: the local container runtime on its own (`npm start` runs it beside wrangler dev).
  * Env: RUNTIME_PORT (default 8790), RUNTIME_HOST (127.0.0.1), SANDBOX_DATA_DIR (.sandbox),
- * SANDBOX_ISOLATION (none).
+ * SANDBOX_ISOLATION (none: the isolation of sandboxes that ask for none; each sandbox may ask for its
+ * own through getSandbox options), the other SANDBOX_* isolation defaults of protocol/isolation.ts, and
+ * SANDBOX_BWRAP_PATH (the bubblewrap binary; default `bwrap` on PATH).
  */
 import { startRuntime } from "./server.ts";
 

@@ -110,7 +110,9 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async configure(config: SandboxConfig): Promise<void> {
     return this.#guard(async () => {
       const valid = parseRequest(sandboxConfigSchema, config, "sandbox config");
-      await this.#updateConfig((stored) => ({ ...stored, ...valid }));
+      // A field given as undefined keeps its stored value (`{isolation: opts.isolation}` must not reset it).
+      const given = Object.fromEntries(Object.entries(valid).filter(([, value]) => value !== undefined));
+      await this.#updateConfig((stored) => ({ ...stored, ...given }));
     });
   }
 

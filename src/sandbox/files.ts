@@ -80,7 +80,7 @@ export async function readFile(api: ContainerApi, path: string, options: ReadFil
 
 /** Opens the file's bytes; the caller gets the container's body as it streams. */
 export async function openFile(api: ContainerApi, path: string): Promise<Omit<FileStream, "stream"> & { body: ReadableStream<Uint8Array> }> {
-  const { path: checked } = parseRequest(existsRequestSchema, { path }, "read request");
+  const { path: checked } = parseRequest(readFileRequestSchema.pick({ path: true }), { path }, "read request");
   const response = await api.raw("GET", `${FILE_ROUTES.stream}${query({ path: checked })}`);
   return { ...fileStreamInfo(response.headers, checked), body: response.body! };
 }
