@@ -4,7 +4,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { resolveLimits, type ServerLimits } from "./config.ts";
@@ -40,6 +41,13 @@ export interface RunningServer {
   /** Stops listening, ends open streams, kills every process. */
   close(): Promise<void>;
 }
+
+/**
+ * node:http through require, not an ESM import: an ESM import copies every export of the module, and
+ * one of them (http.WebSocket) loads undici on first read — ~2 MB of heap and ~10 MB resident that
+ * every spawn then pays for, since forking costs in proportion to the server's resident memory.
+ */
+const { createServer } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
 
 const VERSION = readVersion();
 

@@ -40,14 +40,14 @@ export class FinishedExecs {
     return this.#kept.size;
   }
 
-  /** Bytes the kept records' logs retain (as of when each was kept), plus a fixed overhead each. */
+  /** Bytes the kept records' logs hold (as of when each was kept), plus a fixed overhead each. */
   get bytes(): number {
     return this.#bytes;
   }
 
   /** Keeps a record that just finished; evicts the oldest ones past the limits (this one too if it alone is). */
   add(record: ManagedProcess): void {
-    const bytes = record.log.retainedBytes + RECORD_OVERHEAD;
+    const bytes = record.log.footprintBytes + RECORD_OVERHEAD;
     this.#kept.set(record, { expiresAt: Date.now() + this.#limits.finishedExecRetentionMs, bytes });
     this.#bytes += bytes;
     for (const oldest of this.#kept.keys()) {

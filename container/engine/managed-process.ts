@@ -237,6 +237,10 @@ export class ManagedProcess {
         this.log.appendError(`exit hook failed: ${(error as Error).message}`, "INTERNAL_ERROR");
       }
     }
+    // The pipes are gone: drop what referenced them (a finished record may be kept a while).
+    this.log.onPressure = undefined;
+    this.#coalescer = undefined;
+    this.#stdin = undefined;
     this.status = exit.status;
     this.log.appendStatus({
       status: exit.status,

@@ -52,6 +52,12 @@ export interface TruncatedNotice {
 const ENTRY_OVERHEAD = 128;
 /** Recently dropped entries whose byte position is remembered, for exact `droppedBytes` on resume. */
 const DROPPED_INDEX_SIZE = 4096;
+/**
+ * Chunks up to this size are copied into the log. A pipe read of a few bytes lands in its own
+ * malloc'd block (carved from a 64 KiB read buffer); kept in a log, such blocks fragment the heap
+ * and the server's resident size — which every fork pays for — grows with the number of logs.
+ */
+const SMALL_CHUNK_BYTES = 4096;
 
 interface Pin {
   cursor: number;
@@ -71,8 +77,8 @@ export class OutputLog {
   #streamBytes: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
   #droppedEvents = 0;
   #droppedStreamBytes: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
-  #droppedSeq = new Float64Array(DROPPED_INDEX_SIZE);
-  #droppedEnd = new Float64Array(DROPPED_INDEX_SIZE);
+  /** [seq, endBytes] pairs by seq % DROPPED_INDEX_SIZE; made on the first drop (most logs never drop). */
+  #droppedIndex: Float64Array | undefined;
   #closed = false;
   #overBudget = false;
   #waiters = new Set<() => void>();
@@ -93,6 +99,10 @@ export class OutputLog {
   get retainedBytes(): number {
     return this.#cost;
   }
+  /** Memory the log holds: the retained entries and its index of dropped ones. */
+  get footprintBytes(): number {
+    return this.#cost + (this.#droppedIndex?.byteLength ?? 0);
+  }
   get droppedEvents(): number {
     return this.#droppedEvents;
   }
@@ -104,8 +114,9 @@ export class OutputLog {
   }
 
   appendOutput(stream: OutputStream, data: Buffer): OutputEntry {
-    // A small chunk may be a view into a large pooled buffer: copy it so retention counts real memory.
-    if (data.byteLength * 2 < data.buffer.byteLength) data = Buffer.from(data);
+    // A chunk may be a view into a larger buffer: copy it so retention counts real memory. Small
+    // ones are always copied (see SMALL_CHUNK_BYTES).
+    if (data.byteLength <= SMALL_CHUNK_BYTES || data.byteLength * 2 < data.buffer.byteLength) data = Buffer.from(data);
     const offset = this.#streamBytes[stream];
     this.#streamBytes[stream] += data.length;
     this.#totalBytes += data.length;
@@ -255,14 +266,16 @@ export class OutputLog {
     this.#cost -= dataBytes + ENTRY_OVERHEAD;
     this.#droppedEvents++;
     if (entry.kind === "output") this.#droppedStreamBytes[entry.stream] += dataBytes;
-    const slot = entry.seq % DROPPED_INDEX_SIZE;
-    this.#droppedSeq[slot] = entry.seq;
-    this.#droppedEnd[slot] = entry.endBytes;
+    const slot = (entry.seq % DROPPED_INDEX_SIZE) * 2;
+    const index = (this.#droppedIndex ??= new Float64Array(DROPPED_INDEX_SIZE * 2));
+    index[slot] = entry.seq;
+    index[slot + 1] = entry.endBytes;
   }
 
   #droppedEndOf(seq: number): number | undefined {
-    const slot = seq % DROPPED_INDEX_SIZE;
-    return this.#droppedSeq[slot] === seq ? this.#droppedEnd[slot] : undefined;
+    const slot = (seq % DROPPED_INDEX_SIZE) * 2;
+    const index = this.#droppedIndex;
+    return index !== undefined && index[slot] === seq ? index[slot + 1] : undefined;
   }
 
   #wake(): void {
