@@ -1,82 +1,126 @@
 /**
- * Output bytes → a JSON string literal, as bytes, fast. JSON.stringify escapes long strings at only a
- * few hundred MB/s on the machines we measured, and most output needs no escaping at all (or only a
- * few newlines). So: check the bytes are valid UTF-8, scan them four at a time for the bytes JSON
- * must escape, and
- *  - none: the literal is the bytes themselves between quotes (no copy, no decoding);
- *  - a sparse few of `"` `\` \n \r \t ESC: copy the runs between them with escapes in between;
- *  - anything else (other control bytes, specials in most words, invalid UTF-8): JSON.stringify.
- * The bytes are always those of JSON.stringify(bytes.toString("utf8")): a special byte never occurs
- * inside a multi-byte UTF-8 sequence, and valid UTF-8 decodes to no lone surrogates.
+ * Output bytes → a JSON string literal, written straight into a frame buffer, fast. JSON.stringify
+ * escapes long strings at only a few hundred MB/s on the machines we measured, and most output needs
+ * no escaping at all (or only a newline per line). So: check the bytes are valid UTF-8, scan them for
+ * the bytes JSON must escape (control bytes, `"` and `\`), then copy the runs between them with the
+ * escapes JSON.stringify writes in between. Dense specials or invalid UTF-8 go through JSON.stringify
+ * instead. The bytes are always those of JSON.stringify(bytes.toString("utf8")): a
+ * special byte never occurs inside a multi-byte UTF-8 sequence, and valid UTF-8 decodes to no lone
+ * surrogates. The scan runs on WebAssembly SIMD where there is (simd-scan.ts), else in JavaScript.
  */
 import { isUtf8 } from "node:buffer";
+import { simdScanner, type SpecialScanner } from "./simd-scan.ts";
 
-const QUOTE = Buffer.from('"');
+/** The escape JSON.stringify writes for each byte that needs one (undefined: none needed). */
+const ESCAPES: (Buffer | undefined)[] = Array.from({ length: 256 }, (_, byte) =>
+  byte < 0x20 || byte === 0x22 || byte === 0x5c ? Buffer.from(JSON.stringify(String.fromCharCode(byte)).slice(1, -1)) : undefined,
+);
 
-/** Escapes for the bytes handled without JSON.stringify. */
-const ESCAPES: Record<number, Buffer> = {
-  0x22: Buffer.from('\\"'),
-  0x5c: Buffer.from("\\\\"),
-  0x0a: Buffer.from("\\n"),
-  0x0d: Buffer.from("\\r"),
-  0x09: Buffer.from("\\t"),
-  0x1b: Buffer.from("\\u001b"),
-};
+/** A JSON string literal of known length, written on demand. */
+export interface JsonStringLiteral {
+  readonly byteLength: number;
+  /** Writes the literal into `target` at `at` (which has room for it); returns the offset after it. */
+  writeTo(target: Buffer, at: number): number;
+}
 
-/** Bytes JSON must escape: control bytes, `"` and `\`. 1 = has a short escape above, 2 = needs stringify. */
-const SPECIAL = new Uint8Array(256);
-for (let byte = 0; byte < 0x20; byte++) SPECIAL[byte] = 2;
-for (const byte of Object.keys(ESCAPES)) SPECIAL[Number(byte)] = 1;
+/** Whether any of the four bytes of `x` is a control byte, `"` or `\`. */
+function hasSpecial(x: number): boolean {
+  const quote = x ^ 0x22222222;
+  const backslash = x ^ 0x5c5c5c5c;
+  return ((((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((x - 0x20202020) & ~x)) & 0x80808080) !== 0;
+}
 
 /**
- * Positions of bytes to escape, or undefined when the fast path does not apply (a control byte
- * without a short escape here, or so many specials that JSON.stringify is quicker).
+ * The scan without WebAssembly SIMD: four bytes at a time with the classic word tests ("has a zero
+ * byte" after xor with '"' or '\', "has a byte below 0x20"); a word with a hit is looked at bytewise.
  */
-function specialPositions(bytes: Uint8Array): number[] | undefined {
+export function wordScan(bytes: Uint8Array, maxHits: number): number[] | undefined {
   const length = bytes.length;
   const head = Math.min(length, (4 - (bytes.byteOffset & 3)) & 3);
   const words = length >= 8 ? (length - head) >>> 2 : 0;
   const view = new Uint32Array(bytes.buffer, words > 0 ? bytes.byteOffset + head : 0, words);
-  // Copying runs pays off only while specials are rare: more than one word in 16 → stringify.
-  const budget = (words >>> 4) + 4;
-  const hitWords: number[] = [];
-  // Hot loop, four bytes at a time, with the classic word tests: "has a zero byte" (after xor with
-  // '"' or '\') and "has a byte below 0x20".
-  for (let w = 0; w < words; w++) {
-    const x = view[w]!;
-    const quote = x ^ 0x22222222;
-    const backslash = x ^ 0x5c5c5c5c;
-    if (((((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((x - 0x20202020) & ~x)) & 0x80808080) !== 0) {
-      if (hitWords.push(w) > budget) return undefined;
-    }
-  }
   const positions: number[] = [];
-  const check = (at: number): boolean => {
-    const kind = SPECIAL[bytes[at]!]!;
-    if (kind === 1) positions.push(at);
-    return kind !== 2;
+  const check = (from: number, to: number): boolean => {
+    for (let i = from; i < to; i++) if (ESCAPES[bytes[i]!] && positions.push(i) > maxHits) return false;
+    return true;
   };
-  for (let i = 0; i < head; i++) if (!check(i)) return undefined;
-  for (const w of hitWords) {
+  if (!check(0, head)) return undefined;
+  for (let w = 0; w < words; w++) {
+    if (!hasSpecial(view[w]!)) continue;
     const at = head + (w << 2);
-    if (!check(at) || !check(at + 1) || !check(at + 2) || !check(at + 3)) return undefined;
+    if (!check(at, at + 4)) return undefined;
   }
-  for (let i = head + words * 4; i < length; i++) if (!check(i)) return undefined;
-  return positions.sort((a, b) => a - b);
+  return check(head + words * 4, length) ? positions : undefined;
 }
 
-/** The JSON string literal of the UTF-8 text in `bytes`, as a list of buffers to write in order. */
-export function jsonStringOfUtf8(bytes: Buffer): Buffer[] {
-  const positions = isUtf8(bytes) ? specialPositions(bytes) : undefined;
-  if (positions === undefined) return [Buffer.from(JSON.stringify(bytes.toString("utf8")))];
-  const parts: Buffer[] = [QUOTE];
-  let from = 0;
-  for (const at of positions) {
-    if (at > from) parts.push(bytes.subarray(from, at));
-    parts.push(ESCAPES[bytes[at]!]!);
-    from = at + 1;
+const scan: SpecialScanner = simdScanner() ?? wordScan;
+
+/**
+ * Positions of the bytes to escape, in order; undefined when there are so many (more than one in 32
+ * bytes or so) that JSON.stringify is quicker than copying the runs between them.
+ */
+function specialPositions(bytes: Buffer): number[] | undefined {
+  return scan(bytes, (bytes.length >>> 5) + 8);
+}
+
+class EscapedLiteral implements JsonStringLiteral {
+  readonly byteLength: number;
+  readonly #bytes: Buffer;
+  readonly #positions: number[];
+
+  constructor(bytes: Buffer, positions: number[]) {
+    this.#bytes = bytes;
+    this.#positions = positions;
+    let length = bytes.length + 2;
+    for (const at of positions) length += ESCAPES[bytes[at]!]!.length - 1;
+    this.byteLength = length;
   }
-  if (from < bytes.length) parts.push(bytes.subarray(from));
-  parts.push(QUOTE);
-  return parts;
+
+  /**
+   * One memcpy puts the raw bytes at the end of the literal's place; the runs between specials then
+   * move left into position (copyWithin: no view objects per run) with their escapes in between.
+   */
+  writeTo(target: Buffer, at: number): number {
+    const bytes = this.#bytes;
+    const end = at + this.byteLength;
+    target[at] = 0x22;
+    target[end - 1] = 0x22;
+    const raw = end - 1 - bytes.length;
+    target.set(bytes, raw);
+    let out = at + 1;
+    let from = 0;
+    for (const position of this.#positions) {
+      if (position > from) {
+        if (out !== raw + from) target.copyWithin(out, raw + from, raw + position);
+        out += position - from;
+      }
+      const escape = ESCAPES[bytes[position]!]!;
+      for (let i = 0; i < escape.length; i++) target[out++] = escape[i]!;
+      from = position + 1;
+    }
+    if (from < bytes.length && out !== raw + from) target.copyWithin(out, raw + from, raw + bytes.length);
+    return end;
+  }
+}
+
+class BufferLiteral implements JsonStringLiteral {
+  readonly byteLength: number;
+  readonly #text: Buffer;
+
+  constructor(text: Buffer) {
+    this.#text = text;
+    this.byteLength = text.length;
+  }
+
+  writeTo(target: Buffer, at: number): number {
+    target.set(this.#text, at);
+    return at + this.#text.length;
+  }
+}
+
+/** The JSON string literal of the UTF-8 text in `bytes` (invalid sequences as U+FFFD, like toString). */
+export function jsonStringOfUtf8(bytes: Buffer): JsonStringLiteral {
+  const positions = isUtf8(bytes) ? specialPositions(bytes) : undefined;
+  if (positions === undefined) return new BufferLiteral(Buffer.from(JSON.stringify(bytes.toString("utf8"))));
+  return new EscapedLiteral(bytes, positions);
 }

@@ -1,7 +1,7 @@
 /**
  * Log items → SSE frames, as buffers. Output chunks (nearly all the bytes) are framed straight from
- * their raw bytes with a fast JSON string encoder (no decoding, usually no copy); everything else goes
- * through the protocol's formatSseEvent. Both produce the JSON of toLogEvent/toExecEvent (tests
+ * their raw bytes, one buffer per frame, with a fast JSON string encoder (no decoding); everything
+ * else goes through the protocol's formatSseEvent. Both produce the JSON of toLogEvent/toExecEvent (tests
  * hold them to it).
  */
 import { formatSseEvent } from "../../protocol/sse.ts";
@@ -14,25 +14,30 @@ import { jsonStringOfUtf8 } from "./json-text.ts";
 /** Appends the frame(s) of one item to `out`. */
 export type Framer = (item: LogItem, out: Buffer[]) => void;
 
-function pushOutputFrame(out: Buffer[], entry: OutputEntry, record: ManagedProcess, processIdField: string): void {
+/** One output frame as one buffer: header, the data as a JSON string (or base64 text), trailer. */
+function outputFrame(entry: OutputEntry, record: ManagedProcess, processIdField: string): Buffer {
   const base64 = record.spec.encoding === "base64";
   const timestamp = new Date(entry.time).toISOString();
-  out.push(
-    Buffer.from(
-      `id: ${entry.seq}\nevent: ${entry.stream}\n` +
-        `data: {"type":"${entry.stream}"${processIdField},"timestamp":"${timestamp}","seq":${entry.seq},"data":` +
-        (base64 ? `"${entry.data.toString("base64")}"` : ""),
-    ),
-  );
-  if (!base64) out.push(...jsonStringOfUtf8(entry.data));
-  out.push(Buffer.from(`,"offset":${entry.offset}${base64 ? ',"encoding":"base64"' : ""}}\n\n`));
+  const head =
+    `id: ${entry.seq}\nevent: ${entry.stream}\n` +
+    `data: {"type":"${entry.stream}"${processIdField},"timestamp":"${timestamp}","seq":${entry.seq},"data":`;
+  const tail = `,"offset":${entry.offset}${base64 ? ',"encoding":"base64"' : ""}}\n\n`;
+  const text = base64 ? `"${entry.data.toString("base64")}"` : undefined;
+  const literal = text === undefined ? jsonStringOfUtf8(entry.data) : undefined;
+  const headBytes = Buffer.byteLength(head);
+  const literalBytes = literal ? literal.byteLength : text!.length;
+  const frame = Buffer.allocUnsafe(headBytes + literalBytes + Buffer.byteLength(tail));
+  frame.write(head, 0);
+  const at = literal ? literal.writeTo(frame, headBytes) : headBytes + frame.write(text!, headBytes, "latin1");
+  frame.write(tail, at);
+  return frame;
 }
 
 /** Frames for `GET /api/process/{id}/stream` (LogEvent). */
 export function logFramer(record: ManagedProcess): Framer {
   const processIdField = `,"processId":${JSON.stringify(record.id)}`;
   return (item, out) => {
-    if (item.kind === "output") pushOutputFrame(out, item, record, processIdField);
+    if (item.kind === "output") out.push(outputFrame(item, record, processIdField));
     else out.push(Buffer.from(formatSseEvent(toLogEvent(item, record))));
   };
 }
@@ -40,7 +45,7 @@ export function logFramer(record: ManagedProcess): Framer {
 /** Frames for `POST /api/execute/stream` (ExecEvent). */
 export function execFramer(record: ManagedProcess): Framer {
   return (item, out) => {
-    if (item.kind === "output") pushOutputFrame(out, item, record, "");
+    if (item.kind === "output") out.push(outputFrame(item, record, ""));
     else out.push(Buffer.from(formatSseEvent(toExecEvent(item, record))));
   };
 }

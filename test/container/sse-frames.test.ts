@@ -8,7 +8,15 @@ import { execFramer, logFramer } from "../../container/http/sse-frames.ts";
 import { SseParser } from "../../protocol/sse.ts";
 
 const limits = resolveLimits();
-const quote = (bytes: Buffer) => Buffer.concat(jsonStringOfUtf8(bytes)).toString("utf8");
+/** The literal written at an odd offset of a buffer with room to spare, as text (checks the length it claims). */
+function quote(bytes: Buffer): string {
+  const literal = jsonStringOfUtf8(bytes);
+  const target = Buffer.alloc(literal.byteLength + 8, 0x7e);
+  const end = literal.writeTo(target, 3);
+  expect(end).toBe(3 + literal.byteLength);
+  expect(target.subarray(0, 3).toString() + target.subarray(end).toString()).toBe("~".repeat(8));
+  return target.subarray(3, end).toString("utf8");
+}
 
 function randomBytes(length: number, alphabet: number[]): Buffer {
   const bytes = Buffer.alloc(length + 3).subarray(Math.floor(Math.random() * 3)); // vary alignment
@@ -35,6 +43,8 @@ describe("jsonStringOfUtf8", () => {
       "ab😀\n".repeat(9000),
       "\x1b[31mred\x1b[0m\n".repeat(4000),
       "a\x01b\n".repeat(10_000),
+      "\b\f\x00\x1f".repeat(5000),
+      "a".repeat(5000) + "\x02" + "b".repeat(5000) + "\\\"",
     ];
     for (const text of cases) expect(quote(Buffer.from(text))).toBe(JSON.stringify(text));
     const invalid = Buffer.concat([Buffer.from("ok"), Buffer.from([0xff, 0xfe]), Buffer.alloc(100, 0x61)]);
