@@ -9,3 +9,4 @@ export * from "./files.ts";
 export * from "./sessions.ts";
 export * from "./isolation.ts";
 export * from "./info.ts";
+export * from "./utf8.ts";

@@ -2,6 +2,7 @@
  * Server-Sent Events framing, both directions, with no runtime-specific imports.
  * Frame: `id: <seq>\nevent: <type>\ndata: <json>\n\n`. `: keepalive` comments keep idle streams open.
  */
+import { Utf8ChunkDecoder } from "./utf8.ts";
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -28,7 +29,8 @@ export interface SseMessage {
  * Feed it decoded text; it returns the messages completed by that text.
  */
 export class SseParser {
-  #buffer = "";
+  /** Text after the last line end, in the pieces it came in (joined once a line end arrives). */
+  #pending: string[] = [];
   #id: string | undefined;
   #event = "";
   #data: string[] = [];
@@ -37,8 +39,15 @@ export class SseParser {
   lastEventId: string | undefined;
 
   push(text: string): SseMessage[] {
-    this.#buffer += text;
-    const buffer = this.#buffer;
+    // Text with no line end (the middle of a long data line) completes nothing: set it aside rather
+    // than join it to what came before, which would copy a long line once per chunk. A CR pending at
+    // the end still needs a look (it may end a line by itself).
+    if (text.indexOf("\n") === -1 && text.indexOf("\r") === -1 && !this.#pending.at(-1)?.endsWith("\r")) {
+      if (text !== "") this.#pending.push(text);
+      return [];
+    }
+    const buffer = this.#pending.length === 0 ? text : this.#pending.join("") + text;
+    this.#pending = [];
     const out: SseMessage[] = [];
     let start = 0;
     // Where the next CR is; found once and reused, because SSE from our servers never has one and a
@@ -62,7 +71,7 @@ export class SseParser {
       if (message) out.push(message);
       start = next;
     }
-    this.#buffer = this.#buffer.slice(start);
+    if (start < buffer.length) this.#pending.push(buffer.slice(start));
     return out;
   }
 
@@ -96,16 +105,16 @@ export class SseParser {
 /** Parses an SSE byte stream into messages. Cancelling the iteration cancels the stream. */
 export async function* readSseStream(stream: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const reader = stream.getReader();
-  const decoder = new TextDecoder();
+  const decoder = new Utf8ChunkDecoder();
   const parser = new SseParser();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      yield* parser.push(decoder.decode(value, { stream: true }));
+      yield* parser.push(decoder.decode(value));
     }
     // A message cut off by the end of the stream is incomplete and is dropped, as EventSource does.
-    yield* parser.push(decoder.decode());
+    yield* parser.push(decoder.end());
   } finally {
     await reader.cancel().catch(() => {});
     reader.releaseLock();
