@@ -1,9 +1,14 @@
 /**
  * Warm exec round trip: POST /api/execute over a keep-alive connection, against spawning the same
  * command directly with child_process in this process. Alternating the two spreads machine noise evenly.
+ *
+ * Forking costs in proportion to the resident memory of the process that forks, so the figure also
+ * depends on how big each process is: both sizes are shown, and, for scale, the same direct spawn
+ * from a fresh minimal Node process.
  */
-import { spawn } from "node:child_process";
-import { median, ms, nowMs, percentile, postJson, startServerProcess } from "./support.ts";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { median, mib, ms, nowMs, percentile, postJson, rssBytes, startServerProcess } from "./support.ts";
 import type { BenchModule } from "./types.ts";
 
 const COMMAND = "echo hello";
@@ -20,10 +25,35 @@ function directSpawn(): Promise<string> {
   });
 }
 
+/** A plain-JS Node process that spawns COMMAND once per line it reads and answers with the milliseconds. */
+function minimalSpawner(): { spawnOnce(): Promise<number>; pid: number; close(): void } {
+  const source = `
+    const { spawn } = require("node:child_process");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", () => {
+      const t0 = performance.now();
+      const child = spawn("bash", ["-c", ${JSON.stringify(COMMAND)}], { stdio: ["ignore", "pipe", "pipe"] });
+      child.stdout.on("data", () => {});
+      child.on("close", () => process.stdout.write((performance.now() - t0) + "\\n"));
+    });`;
+  const child: ChildProcess = spawn(process.execPath, ["-e", source], { stdio: ["pipe", "pipe", "inherit"] });
+  const answers: ((ms: number) => void)[] = [];
+  createInterface({ input: child.stdout! }).on("line", (line) => answers.shift()?.(Number(line)));
+  return {
+    pid: child.pid!,
+    spawnOnce: () =>
+      new Promise((resolve) => {
+        answers.push(resolve);
+        child.stdin!.write("\n");
+      }),
+    close: () => child.kill(),
+  };
+}
+
 const bench: BenchModule = {
   name: "container-exec",
   async run() {
     const server = await startServerProcess();
+    const minimal = minimalSpawner();
     try {
       const viaServer = async () => {
         const result = await postJson<{ stdout: string }>(server.url, "/api/execute", { command: COMMAND });
@@ -32,9 +62,11 @@ const bench: BenchModule = {
       for (let i = 0; i < WARMUP; i++) {
         await viaServer();
         await directSpawn();
+        await minimal.spawnOnce();
       }
       const ours: number[] = [];
       const direct: number[] = [];
+      const fromMinimal: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         let t0 = nowMs();
         await viaServer();
@@ -42,6 +74,7 @@ const bench: BenchModule = {
         t0 = nowMs();
         await directSpawn();
         direct.push(nowMs() - t0);
+        fromMinimal.push(await minimal.spawnOnce());
       }
       const overhead = median(ours) - median(direct);
       return [
@@ -52,10 +85,21 @@ const bench: BenchModule = {
             { metric: "median", ours: ms(median(ours)), baseline: ms(median(direct)), target: "within ~1 ms of baseline", met: overhead <= 1 },
             { metric: "p99", ours: ms(percentile(ours, 99)), baseline: ms(percentile(direct, 99)) },
             { metric: "median overhead", ours: ms(overhead), baseline: "0.00 ms" },
+            {
+              metric: "resident memory of the process that forks",
+              ours: `${mib(rssBytes(server.pid))} (server)`,
+              baseline: `${mib(process.memoryUsage.rss())} (benchmark)`,
+            },
+            {
+              metric: "for scale: direct spawn from a fresh minimal Node process",
+              ours: "",
+              baseline: `${ms(median(fromMinimal))} (RSS ${mib(rssBytes(minimal.pid))})`,
+            },
           ],
         },
       ];
     } finally {
+      minimal.close();
       await server.close();
     }
   },

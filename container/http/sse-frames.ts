@@ -1,51 +1,87 @@
 /**
- * Log items → SSE frames, as buffers. Output chunks (nearly all the bytes) are framed straight from
- * their raw bytes, one buffer per frame, with a fast JSON string encoder (no decoding); everything
- * else goes through the protocol's formatSseEvent. Both produce the JSON of toLogEvent/toExecEvent (tests
- * hold them to it).
+ * Log items → SSE frames, each sized before it is written, so a whole batch goes into one buffer.
+ * Output chunks (nearly all the bytes) are framed straight from their raw bytes with a fast JSON
+ * string encoder (no decoding); everything else goes through the protocol's formatSseEvent. Both
+ * produce the JSON of toLogEvent/toExecEvent (tests hold them to it).
  */
 import { formatSseEvent } from "../../protocol/sse.ts";
 import { toExecEvent, toLogEvent } from "../engine/events.ts";
 import type { LogItem } from "../engine/log-reader.ts";
 import type { ManagedProcess } from "../engine/managed-process.ts";
 import type { OutputEntry } from "../engine/output-log.ts";
-import { jsonStringOfUtf8 } from "./json-text.ts";
+import { jsonStringOfUtf8, type JsonStringLiteral } from "./json-text.ts";
 
-/** Appends the frame(s) of one item to `out`. */
-export type Framer = (item: LogItem, out: Buffer[]) => void;
+/** One SSE frame: its size, and a way to write it into a buffer with room for it. */
+export interface Frame {
+  readonly byteLength: number;
+  /** Writes the frame at `at`; returns the offset after it. */
+  writeTo(target: Buffer, at: number): number;
+}
 
-/** One output frame as one buffer: header, the data as a JSON string (or base64 text), trailer. */
-function outputFrame(entry: OutputEntry, record: ManagedProcess, processIdField: string): Buffer {
-  const base64 = record.spec.encoding === "base64";
-  const timestamp = new Date(entry.time).toISOString();
-  const head =
-    `id: ${entry.seq}\nevent: ${entry.stream}\n` +
-    `data: {"type":"${entry.stream}"${processIdField},"timestamp":"${timestamp}","seq":${entry.seq},"data":`;
-  const tail = `,"offset":${entry.offset}${base64 ? ',"encoding":"base64"' : ""}}\n\n`;
-  const text = base64 ? `"${entry.data.toString("base64")}"` : undefined;
-  const literal = text === undefined ? jsonStringOfUtf8(entry.data) : undefined;
-  const headBytes = Buffer.byteLength(head);
-  const literalBytes = literal ? literal.byteLength : text!.length;
-  const frame = Buffer.allocUnsafe(headBytes + literalBytes + Buffer.byteLength(tail));
-  frame.write(head, 0);
-  const at = literal ? literal.writeTo(frame, headBytes) : headBytes + frame.write(text!, headBytes, "latin1");
-  frame.write(tail, at);
-  return frame;
+export type Framer = (item: LogItem) => Frame;
+
+class TextFrame implements Frame {
+  readonly byteLength: number;
+  readonly #text: string;
+
+  constructor(text: string) {
+    this.#text = text;
+    this.byteLength = Buffer.byteLength(text);
+  }
+
+  writeTo(target: Buffer, at: number): number {
+    return at + target.write(this.#text, at);
+  }
+}
+
+/** Base64 output as a JSON string: the alphabet needs no escapes. */
+class Base64Literal implements JsonStringLiteral {
+  readonly byteLength: number;
+  readonly #text: string;
+
+  constructor(data: Buffer) {
+    this.#text = `"${data.toString("base64")}"`;
+    this.byteLength = this.#text.length;
+  }
+
+  writeTo(target: Buffer, at: number): number {
+    return at + target.write(this.#text, at, "latin1");
+  }
+}
+
+/** An output chunk: header, the data as a JSON string (or base64 text), trailer. */
+class OutputFrame implements Frame {
+  readonly byteLength: number;
+  readonly #head: string;
+  readonly #literal: JsonStringLiteral;
+  readonly #tail: string;
+
+  constructor(entry: OutputEntry, record: ManagedProcess, processIdField: string) {
+    const base64 = record.spec.encoding === "base64";
+    const timestamp = new Date(entry.time).toISOString();
+    this.#head =
+      `id: ${entry.seq}\nevent: ${entry.stream}\n` +
+      `data: {"type":"${entry.stream}"${processIdField},"timestamp":"${timestamp}","seq":${entry.seq},"data":`;
+    this.#tail = `,"offset":${entry.offset}${base64 ? ',"encoding":"base64"' : ""}}\n\n`;
+    this.#literal = base64 ? new Base64Literal(entry.data) : jsonStringOfUtf8(entry.data);
+    this.byteLength = Buffer.byteLength(this.#head) + this.#literal.byteLength + Buffer.byteLength(this.#tail);
+  }
+
+  writeTo(target: Buffer, at: number): number {
+    at += target.write(this.#head, at);
+    at = this.#literal.writeTo(target, at);
+    return at + target.write(this.#tail, at);
+  }
 }
 
 /** Frames for `GET /api/process/{id}/stream` (LogEvent). */
 export function logFramer(record: ManagedProcess): Framer {
   const processIdField = `,"processId":${JSON.stringify(record.id)}`;
-  return (item, out) => {
-    if (item.kind === "output") out.push(outputFrame(item, record, processIdField));
-    else out.push(Buffer.from(formatSseEvent(toLogEvent(item, record))));
-  };
+  return (item) =>
+    item.kind === "output" ? new OutputFrame(item, record, processIdField) : new TextFrame(formatSseEvent(toLogEvent(item, record)));
 }
 
 /** Frames for `POST /api/execute/stream` (ExecEvent). */
 export function execFramer(record: ManagedProcess): Framer {
-  return (item, out) => {
-    if (item.kind === "output") out.push(outputFrame(item, record, ""));
-    else out.push(Buffer.from(formatSseEvent(toExecEvent(item, record))));
-  };
+  return (item) => (item.kind === "output" ? new OutputFrame(item, record, "") : new TextFrame(formatSseEvent(toExecEvent(item, record))));
 }

@@ -2,6 +2,9 @@
  * Streams a process log to one SSE client at the client's pace: take a batch from the reader, write
  * it, wait for the socket to drain, repeat. Nothing is queued for a slow client beyond one batch.
  * Idle streams get a keepalive comment. Resolves with how the stream ended.
+ *
+ * A batch is written as one buffer. The buffers are reused once the socket is done with them, so a
+ * long stream does not allocate (and the garbage collector does not chase) a new buffer per batch.
  */
 import { KEEPALIVE_FRAME, SSE_HEADERS } from "../../protocol/sse.ts";
 import type { LogReader } from "../engine/log-reader.ts";
@@ -10,8 +13,27 @@ import type { RequestContext } from "./types.ts";
 
 /** Output bytes per write; big enough to amortise syscalls, small enough to bound memory per client. */
 const BATCH_BYTES = 256 * 1024;
+/** Room for a batch and its framing (bigger batches, e.g. of escaped control bytes, get a buffer of their own size). */
+const BATCH_BUFFER_BYTES = BATCH_BYTES + 32 * 1024;
+/** Batch buffers kept per stream for reuse: one being filled, the rest in flight. */
+const SPARE_BUFFERS = 3;
 
 export type StreamEnd = "complete" | "disconnected";
+
+/** Buffers handed back by the socket once written, for the next batches of the same stream. */
+class BatchBuffers {
+  readonly #spare: Buffer[] = [];
+
+  take(size: number): Buffer {
+    const index = this.#spare.findIndex((buffer) => buffer.length >= size);
+    if (index !== -1) return this.#spare.splice(index, 1)[0]!;
+    return Buffer.allocUnsafeSlow(Math.max(size, BATCH_BUFFER_BYTES));
+  }
+
+  give(buffer: Buffer): void {
+    if (this.#spare.length < SPARE_BUFFERS) this.#spare.push(buffer);
+  }
+}
 
 export async function streamLogAsSse(
   ctx: RequestContext,
@@ -32,14 +54,20 @@ export async function streamLogAsSse(
     keepalive.refresh();
   }, ctx.server.limits.keepaliveMs);
 
+  const buffers = new BatchBuffers();
   try {
     while (!stop.signal.aborted) {
       const items = reader.take(BATCH_BYTES);
       if (items.length > 0) {
-        const parts: Buffer[] = [];
-        for (const item of items) frame(item, parts);
+        const frames = items.map(frame);
+        let size = 0;
+        for (const item of frames) size += item.byteLength;
+        const buffer = buffers.take(size);
+        let end = 0;
+        for (const item of frames) end = item.writeTo(buffer, end);
         keepalive.refresh();
-        if (!writeParts(res, parts)) await drained(ctx, stop.signal);
+        // The callback runs once the socket has written the bytes (or failed to): then the buffer is free.
+        if (!res.write(buffer.subarray(0, end), () => buffers.give(buffer))) await drained(ctx, stop.signal);
         continue;
       }
       if (reader.done) break;
@@ -56,34 +84,6 @@ export async function streamLogAsSse(
   }
   res.end();
   return "complete";
-}
-
-/** Output bytes at least this large are written as they are; smaller pieces are joined first. */
-const ZERO_COPY_BYTES = 16 * 1024;
-
-/**
- * Writes the pieces of a batch: large pieces (raw output) without copying, runs of small ones (frame
- * headers, escapes) joined. Node's http layer corks the socket for the rest of the tick by itself, so
- * the whole batch leaves in one writev (an explicit res.cork() defeats that).
- */
-function writeParts(res: RequestContext["res"], parts: Buffer[]): boolean {
-  let ok = true;
-  let run: Buffer[] = [];
-  const flushRun = () => {
-    if (run.length === 0) return;
-    ok = res.write(run.length === 1 ? run[0]! : Buffer.concat(run)) && ok;
-    run = [];
-  };
-  for (const part of parts) {
-    if (part.length < ZERO_COPY_BYTES) {
-      run.push(part);
-      continue;
-    }
-    flushRun();
-    ok = res.write(part) && ok;
-  }
-  flushRun();
-  return ok;
 }
 
 /**

@@ -4,7 +4,7 @@ import { ManagedProcess } from "../../container/engine/managed-process.ts";
 import { resolveLimits } from "../../container/config.ts";
 import { execSpec, startSpec } from "../../container/engine/options.ts";
 import { jsonStringOfUtf8 } from "../../container/http/json-text.ts";
-import { execFramer, logFramer } from "../../container/http/sse-frames.ts";
+import { execFramer, logFramer, type Frame } from "../../container/http/sse-frames.ts";
 import { SseParser } from "../../protocol/sse.ts";
 
 const limits = resolveLimits();
@@ -53,8 +53,12 @@ describe("jsonStringOfUtf8", () => {
 });
 
 describe("SSE frames", () => {
-  function parseFrames(frames: Buffer[]) {
-    const messages = new SseParser().push(Buffer.concat(frames).toString("utf8"));
+  function parseFrames(frames: Frame[]) {
+    const bytes = Buffer.alloc(frames.reduce((n, frame) => n + frame.byteLength, 0));
+    let at = 0;
+    for (const frame of frames) at = frame.writeTo(bytes, at);
+    expect(at).toBe(bytes.length);
+    const messages = new SseParser().push(bytes.toString("utf8"));
     return messages.map((message) => ({ id: message.id, event: message.event, data: JSON.parse(message.data) }));
   }
 
@@ -72,8 +76,7 @@ describe("SSE frames", () => {
         [exec, execFramer(exec), toExecEvent],
       ] as const) {
         const items = record.log.read(0, Infinity).entries;
-        const frames: Buffer[] = [];
-        for (const item of items) framer(item, frames);
+        const frames = items.map(framer);
         const parsed = parseFrames(frames);
         expect(parsed).toHaveLength(items.length);
         parsed.forEach((message, i) => {
