@@ -5,27 +5,13 @@
  * process server. Errors leave as RPC exceptions with the wire code encoded (client/errors.ts).
  */
 import { Container } from "@cloudflare/containers";
-import type {
-  CleanupResponse,
-  ExecResponse,
-  ExecResult,
-  GetProcessLogsResponse,
-  GetProcessResponse,
-  KillAllResponse,
-  KillResponse,
-  ListProcessesResponse,
-  PingResponse,
-  ProcessInfo,
-  StartProcessResponse,
-  StdinResponse,
-} from "../protocol/process.ts";
-import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema, parseSignal } from "../protocol/process.ts";
+import type { ExecResult, PingResponse } from "../protocol/process.ts";
 import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../protocol/info.ts";
 import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { SessionInfo } from "../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, InvalidRequestError, ProcessNotFoundError, SandboxError, toRpcError } from "./client/errors.ts";
+import { ContainerUnavailableError, errorFromCode, SandboxError, toRpcError } from "./client/errors.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SandboxDetails, SetEnvOptions } from "./client/types.ts";
 import type { DeleteFileOptions, ExistsResult, FileContent, FileListing, FileStream, ListFilesOptions } from "./client/types.ts";
 import type { MkdirOptions, MoveOptions, ReadFileOptions, WriteFileOptions, WriteFileResult, WriteStreamOptions } from "./client/types.ts";
@@ -50,7 +36,8 @@ import { ContainerApi } from "./sandbox/container-api.ts";
 import * as files from "./sandbox/files.ts";
 import { assertSameGeneration, GenerationTracker, type Generation } from "./sandbox/generation.ts";
 import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./sandbox/local-container.ts";
-import { parseRequest, processPath, query } from "./sandbox/request.ts";
+import * as processes from "./sandbox/processes.ts";
+import { parseRequest } from "./sandbox/request.ts";
 import * as sessions from "./sandbox/sessions.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
 
@@ -188,99 +175,54 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#guard(async () => (await this.#localContainer()?.detectIsolation()) ?? PLATFORM_ISOLATION);
   }
 
-  // ── commands ─────────────────────────────────────────────────────────────
+  // ── commands and processes ───────────────────────────────────────────────
 
   async exec(command: string, options: ExecRequestOptions = {}): Promise<ExecResult> {
-    return this.#call(async ({ api }) => {
-      const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
-      return execResult(await api.json<ExecResponse>("POST", "/api/execute", body));
-    });
+    return this.#call(({ api }) => processes.exec(api, command, options));
   }
 
   async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async ({ api }) => {
-      const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
-      return this.#guardStream(await api.stream("POST", "/api/execute/stream", body));
-    });
+    return this.#call(async ({ api }) => this.#guardStream(await processes.execStream(api, command, options)));
   }
 
-  // ── processes ────────────────────────────────────────────────────────────
-
   async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
-    return this.#call(async ({ api, generation }) => {
-      const body = parseRequest(startProcessRequestSchema, { ...options, command }, "start request");
-      const { process } = await api.json<StartProcessResponse>("POST", "/api/process/start", body);
-      return record(process, generation);
-    });
+    return this.#call(({ api, generation }) => processes.startProcess(api, generation, command, options));
   }
 
   async listProcesses(options: ListRequest = {}): Promise<ProcessRecord[]> {
-    return this.#call(async ({ api, generation }) => {
-      const { processes } = await api.json<ListProcessesResponse>("GET", `/api/process/list${query({ sessionId: options.sessionId })}`);
-      return processes.map((process) => record(process, generation));
-    });
+    return this.#call(({ api, generation }) => processes.listProcesses(api, generation, options));
   }
 
   async getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null> {
-    return this.#call(async ({ api, generation }) => {
-      try {
-        const { process } = await api.json<GetProcessResponse>("GET", processPath(id));
-        return process ? record(process, generation) : null;
-      } catch (error) {
-        if (error instanceof ProcessNotFoundError) return null;
-        throw error;
-      }
-    }, { ref, processId: id });
+    return this.#call(({ api, generation }) => processes.getProcess(api, generation, id), { ref, processId: id });
   }
 
   async killProcess(id: string, signal?: string | number, ref?: HandleRef): Promise<KillResult> {
-    return this.#call(async ({ api }) => {
-      const name = parseSignal(signal);
-      if (!name) throw new InvalidRequestError(`Unknown signal ${String(signal)}`, "INVALID_SIGNAL");
-      const { processId, signal: sent, status } = await api.json<KillResponse>("DELETE", processPath(id, query({ signal: name })));
-      return { processId, signal: sent, status };
-    }, { ref, processId: id });
+    return this.#call(({ api }) => processes.killProcess(api, id, signal), { ref, processId: id });
   }
 
   async killAllProcesses(options: KillAllRequest = {}): Promise<number> {
-    return this.#call(async ({ api }) => {
-      const signal = options.signal === undefined ? undefined : parseSignal(options.signal);
-      if (options.signal !== undefined && !signal) throw new InvalidRequestError(`Unknown signal ${String(options.signal)}`, "INVALID_SIGNAL");
-      const { killed } = await api.json<KillAllResponse>("DELETE", `/api/process/kill-all${query({ sessionId: options.sessionId, signal })}`);
-      return killed;
-    });
+    return this.#call(({ api }) => processes.killAllProcesses(api, options));
   }
 
   async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async ({ api }) => {
-      const since = options.since;
-      if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
-        throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
-      }
-      return this.#guardStream(await api.stream("GET", processPath(id, `/stream${query({ since })}`)));
-    }, { ref: options, processId: id });
+    return this.#call(async ({ api }) => this.#guardStream(await processes.streamProcessLogs(api, id, options)), { ref: options, processId: id });
   }
 
   async getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs> {
-    return this.#call(async ({ api }) => {
-      const { success: _ok, timestamp: _at, ...logs } = await api.json<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
-      return logs;
-    }, { ref, processId: id });
+    return this.#call(({ api }) => processes.getProcessLogs(api, id), { ref, processId: id });
   }
 
   async cleanupCompletedProcesses(): Promise<number> {
-    return this.#call(async ({ api }) => (await api.json<CleanupResponse>("POST", "/api/process/cleanup")).cleaned);
+    return this.#call(({ api }) => processes.cleanupCompletedProcesses(api));
   }
 
   async writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
-    return this.#call(async ({ api }) => {
-      const body = parseRequest(stdinRequestSchema, { data, ...(options.encoding ? { encoding: options.encoding } : {}), ...(options.close ? { close: true } : {}) }, "stdin request");
-      return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), body));
-    }, { ref: options, processId: id });
+    return this.#call(({ api }) => processes.writeStdin(api, id, data, options), { ref: options, processId: id });
   }
 
   async closeStdin(id: string, ref?: HandleRef): Promise<StdinResult> {
-    return this.#call(async ({ api }) => stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true })), { ref, processId: id });
+    return this.#call(({ api }) => processes.closeStdin(api, id), { ref, processId: id });
   }
 
   // ── sessions ─────────────────────────────────────────────────────────────
@@ -425,17 +367,4 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       },
     });
   }
-}
-
-function record(process: ProcessInfo, generation: Generation): ProcessRecord {
-  return { ...process, generation: generation.instanceId };
-}
-
-/** The container's exec answer as an ExecResult: `success` means exit code 0, not "the call worked". */
-export function execResult(response: ExecResult): ExecResult {
-  return { ...response, success: response.exitCode === 0 };
-}
-
-function stdinResult({ processId, bytesWritten, closed }: StdinResponse): StdinResult {
-  return { processId, bytesWritten, closed };
 }

@@ -1,0 +1,129 @@
+/**
+ * The Durable Object's command and process calls: RPC arguments validated with the protocol schemas,
+ * then forwarded to the container's /api/execute and /api/process routes. Streams come back as the
+ * container's SSE bytes; the Durable Object only wraps them to keep the container awake.
+ */
+import type {
+  CleanupResponse,
+  ExecResponse,
+  ExecResult,
+  GetProcessLogsResponse,
+  GetProcessResponse,
+  KillAllResponse,
+  KillResponse,
+  ListProcessesResponse,
+  ProcessInfo,
+  StartProcessResponse,
+  StdinResponse,
+} from "../../protocol/process.ts";
+import { execRequestSchema, parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
+import { InvalidRequestError, ProcessNotFoundError } from "../client/errors.ts";
+import type {
+  ExecRequestOptions,
+  KillAllRequest,
+  KillResult,
+  ListRequest,
+  LogStreamRequest,
+  ProcessLogs,
+  ProcessRecord,
+  StartRequestOptions,
+  StdinResult,
+} from "../client/types.ts";
+import type { ContainerApi } from "./container-api.ts";
+import type { Generation } from "./generation.ts";
+import { parseRequest, processPath, query } from "./request.ts";
+
+export async function exec(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ExecResult> {
+  const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
+  return execResult(await api.json<ExecResponse>("POST", "/api/execute", body));
+}
+
+export async function execStream(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ReadableStream<Uint8Array>> {
+  const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
+  return api.stream("POST", "/api/execute/stream", body);
+}
+
+export async function startProcess(api: ContainerApi, generation: Generation, command: string, options: StartRequestOptions): Promise<ProcessRecord> {
+  const body = parseRequest(startProcessRequestSchema, { ...options, command }, "start request");
+  const { process } = await api.json<StartProcessResponse>("POST", "/api/process/start", body);
+  return record(process, generation);
+}
+
+export async function listProcesses(api: ContainerApi, generation: Generation, options: ListRequest): Promise<ProcessRecord[]> {
+  const { processes } = await api.json<ListProcessesResponse>("GET", `/api/process/list${query({ sessionId: options.sessionId })}`);
+  return processes.map((process) => record(process, generation));
+}
+
+/** A process, or null when the container does not know the id. */
+export async function getProcess(api: ContainerApi, generation: Generation, id: string): Promise<ProcessRecord | null> {
+  try {
+    const { process } = await api.json<GetProcessResponse>("GET", processPath(id));
+    return process ? record(process, generation) : null;
+  } catch (error) {
+    if (error instanceof ProcessNotFoundError) return null;
+    throw error;
+  }
+}
+
+export async function killProcess(api: ContainerApi, id: string, signal: string | number | undefined): Promise<KillResult> {
+  const name = signalName(signal);
+  const { processId, signal: sent, status } = await api.json<KillResponse>("DELETE", processPath(id, query({ signal: name })));
+  return { processId, signal: sent, status };
+}
+
+export async function killAllProcesses(api: ContainerApi, options: KillAllRequest): Promise<number> {
+  const signal = options.signal === undefined ? undefined : signalName(options.signal);
+  const { killed } = await api.json<KillAllResponse>("DELETE", `/api/process/kill-all${query({ sessionId: options.sessionId, signal })}`);
+  return killed;
+}
+
+export async function streamProcessLogs(api: ContainerApi, id: string, options: LogStreamRequest): Promise<ReadableStream<Uint8Array>> {
+  const since = options.since;
+  if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
+    throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
+  }
+  return api.stream("GET", processPath(id, `/stream${query({ since })}`));
+}
+
+export async function getProcessLogs(api: ContainerApi, id: string): Promise<ProcessLogs> {
+  const { success: _ok, timestamp: _at, ...logs } = await api.json<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
+  return logs;
+}
+
+export async function cleanupCompletedProcesses(api: ContainerApi): Promise<number> {
+  return (await api.json<CleanupResponse>("POST", "/api/process/cleanup")).cleaned;
+}
+
+export async function writeStdin(
+  api: ContainerApi,
+  id: string,
+  data: string,
+  options: { encoding?: "utf8" | "base64"; close?: boolean },
+): Promise<StdinResult> {
+  const request = { data, ...(options.encoding ? { encoding: options.encoding } : {}), ...(options.close ? { close: true } : {}) };
+  const body = parseRequest(stdinRequestSchema, request, "stdin request");
+  return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), body));
+}
+
+export async function closeStdin(api: ContainerApi, id: string): Promise<StdinResult> {
+  return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true }));
+}
+
+/** The container's exec answer as an ExecResult: `success` means exit code 0, not "the call worked". */
+export function execResult(response: ExecResult): ExecResult {
+  return { ...response, success: response.exitCode === 0 };
+}
+
+function signalName(signal: string | number | undefined): string {
+  const name = parseSignal(signal);
+  if (!name) throw new InvalidRequestError(`Unknown signal ${String(signal)}`, "INVALID_SIGNAL");
+  return name;
+}
+
+function record(process: ProcessInfo, generation: Generation): ProcessRecord {
+  return { ...process, generation: generation.instanceId };
+}
+
+function stdinResult({ processId, bytesWritten, closed }: StdinResponse): StdinResult {
+  return { processId, bytesWritten, closed };
+}
