@@ -2,18 +2,28 @@
  * `npm run bench`: runs each benchmark module and prints its tables as markdown. Pass names (or
  * parts of names) to run only some: `npm run bench -- exec stream`.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import type { BenchModule, BenchTable } from "./types.ts";
 
-/** Every benchmark, in the order they run. Add a module here to include it. */
-const MODULES: (() => Promise<{ default: BenchModule }>)[] = [
-  () => import("./container-exec.ts"),
-  () => import("./container-stream.ts"),
-  () => import("./files-throughput.ts"),
-  () => import("./isolation-exec.ts"),
-  () => import("./container-memory.ts"),
-  () => import("./container-loss.ts"),
-  () => import("./chain-exec.ts"),
+/** Every benchmark module (a file in bench/ whose default export is a BenchModule), in the order they run. */
+const MODULES = [
+  "container-exec.ts",
+  "container-stream.ts",
+  "files-throughput.ts",
+  "isolation-exec.ts",
+  "container-memory.ts",
+  "container-loss.ts",
+  "chain-exec.ts",
 ];
+
+/** A benchmark left out of MODULES would silently never run: refuse to start instead. */
+function checkEveryModuleIsListed(): void {
+  const dir = new URL(".", import.meta.url);
+  const unlisted = readdirSync(dir).filter(
+    (file) => file.endsWith(".ts") && !MODULES.includes(file) && /^export default /m.test(readFileSync(new URL(file, dir), "utf8")),
+  );
+  if (unlisted.length > 0) throw new Error(`bench/run.ts: add ${unlisted.join(", ")} to MODULES`);
+}
 
 function render(table: BenchTable): string {
   const lines = [
@@ -29,12 +39,13 @@ function render(table: BenchTable): string {
   return lines.join("\n");
 }
 
+checkEveryModuleIsListed();
 const filters = process.argv.slice(2);
 const started = Date.now();
 let failed = false;
 console.log(`# Benchmarks (node ${process.version}, ${new Date().toISOString()})\n`);
-for (const load of MODULES) {
-  const bench = (await load()).default;
+for (const file of MODULES) {
+  const bench = ((await import(`./${file}`)) as { default: BenchModule }).default;
   if (filters.length > 0 && !filters.some((filter) => bench.name.includes(filter))) continue;
   const t0 = Date.now();
   try {
