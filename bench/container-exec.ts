@@ -4,16 +4,20 @@
  *
  * Forking costs in proportion to the resident memory of the process that forks, so the figure also
  * depends on how big each process is: both sizes are shown, and, for scale, the same direct spawn
- * from a fresh minimal Node process.
+ * from a fresh minimal Node process. Streaming a lot of output leaves the server bigger (the C heap
+ * keeps freed read buffers), so the round trip is measured again after a large stream.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { fastWriter, streamThrough } from "./container-stream.ts";
 import { median, mib, ms, nowMs, percentile, postJson, rssBytes, startServerProcess } from "./support.ts";
 import type { BenchModule } from "./types.ts";
 
 const COMMAND = "echo hello";
 const WARMUP = 30;
 const RUNS = 400;
+const RUNS_AFTER_STREAM = 200;
+const STREAM_BYTES = 256 * 1024 * 1024;
 
 function directSpawn(): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -77,6 +81,20 @@ const bench: BenchModule = {
         fromMinimal.push(await minimal.spawnOnce());
       }
       const overhead = median(ours) - median(direct);
+      const serverRss = rssBytes(server.pid);
+      const benchRss = process.memoryUsage.rss();
+
+      await streamThrough(server.url, fastWriter(STREAM_BYTES));
+      const oursAfter: number[] = [];
+      const directAfter: number[] = [];
+      for (let i = 0; i < RUNS_AFTER_STREAM; i++) {
+        let t0 = nowMs();
+        await viaServer();
+        oursAfter.push(nowMs() - t0);
+        t0 = nowMs();
+        await directSpawn();
+        directAfter.push(nowMs() - t0);
+      }
       return [
         {
           title: `Warm exec round trip (\`${COMMAND}\`, ${RUNS} runs, HTTP keep-alive)`,
@@ -87,8 +105,13 @@ const bench: BenchModule = {
             { metric: "median overhead", ours: ms(overhead), baseline: "0.00 ms" },
             {
               metric: "resident memory of the process that forks",
-              ours: `${mib(rssBytes(server.pid))} (server)`,
-              baseline: `${mib(process.memoryUsage.rss())} (benchmark)`,
+              ours: `${mib(serverRss)} (server)`,
+              baseline: `${mib(benchRss)} (benchmark)`,
+            },
+            {
+              metric: `median after the server streamed ${STREAM_BYTES / 1024 / 1024} MiB (${RUNS_AFTER_STREAM} runs)`,
+              ours: `${ms(median(oursAfter))} (server RSS ${mib(rssBytes(server.pid))})`,
+              baseline: `${ms(median(directAfter))} (benchmark RSS ${mib(process.memoryUsage.rss())})`,
             },
             {
               metric: "for scale: direct spawn from a fresh minimal Node process",
