@@ -8,9 +8,23 @@
  *   secrets a container was started with are not in /proc/<server pid>/environ for commands to read;
  * - started from the TypeScript sources, on a type-stripped JS copy (boot/precompile.ts: a leaner
  *   process spawns faster). SANDBOX_PRECOMPILE=0 turns that off.
+ * The new process also gets a small young generation (SERVER_NODE_FLAGS), for the same reason.
  */
 import { fileURLToPath } from "node:url";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
+
+/**
+ * Forking costs in proportion to the server's resident memory. Output read from pipes sits in C heap
+ * blocks until a young-generation GC frees them, and the C heap keeps what it grew to; with a 1 MiB
+ * semi-space those GCs come often enough that a long stream leaves the server ~20 MiB smaller, and
+ * every later exec ~1 ms faster. Not applied when the caller sets the semi-space size itself.
+ */
+const SERVER_NODE_FLAGS = ["--max-semi-space-size=1"];
+
+function nodeFlags(env: Record<string, string>): string[] {
+  const given = [...process.execArgv, env.NODE_OPTIONS ?? ""].join(" ");
+  return given.includes("--max-semi-space-size") ? process.execArgv : [...process.execArgv, ...SERVER_NODE_FLAGS];
+}
 
 const env = serverEnvironment(process.env);
 let entry: string | undefined;
@@ -30,7 +44,7 @@ if (import.meta.url.endsWith(".ts") && env.SANDBOX_PRECOMPILE !== "0") {
 if (entry === undefined && hasForeignVariables(process.env)) entry = fileURLToPath(import.meta.url);
 if (entry !== undefined) {
   try {
-    process.execve!(process.execPath, [process.execPath, ...process.execArgv, entry, ...process.argv.slice(2)], env);
+    process.execve!(process.execPath, [process.execPath, ...nodeFlags(env), entry, ...process.argv.slice(2)], env);
   } catch (error) {
     // No process.execve (Node < 22.15), or the exec failed: serve from here, unscrubbed.
     console.error(`cannot re-execute the server (${(error as Error).message}): it keeps the environment it was started with`);
