@@ -94,10 +94,13 @@ describe("processes", () => {
   });
 
   it("waits for a port inside the sandbox, and fails fast when the process dies first", async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // The server picks a free port itself (a guessed one may belong to another program) and says which.
     const server = await sandbox.startProcess(
-      `sleep 0.3; exec node -e "require('net').createServer(s => s.end('hi')).listen(${port}, '127.0.0.1')"`,
+      `sleep 0.3; exec node -e "const s = require('net').createServer(c => c.end('hi')).listen(0, '127.0.0.1', () => console.log('port', s.address().port))"`,
     );
+    const announced = await server.waitForLog(/port (\d+)/, 15_000);
+    const port = Number(announced.match?.[1]);
+    expect(port).toBeGreaterThan(0);
     await server.waitForPort(port, { timeout: 15_000 });
     expect((await sandbox.exec(`exec 3<>/dev/tcp/127.0.0.1/${port}; cat <&3`)).stdout).toBe("hi");
     await server.kill();
