@@ -177,7 +177,8 @@ describe("session routes", () => {
     const mine = await call(t.url, "POST", "/api/process/start", { command: "sleep 30 & sleep 30", sessionId: id });
     const other = await call(t.url, "POST", "/api/process/start", { command: "sleep 30", sessionId: "bystander" });
     const pid = mine.body.process.pid as number;
-    expect(groupMembers(pid).length).toBeGreaterThanOrEqual(2);
+    // The background child is forked a moment after the start reply: wait for it rather than race it.
+    expect(await eventually(() => groupMembers(pid).length >= 2)).toBe(true);
     expect((await t.get(`/api/session/${id}`)).body.session.runningProcesses).toBe(1);
 
     const deleted = await call(t.url, "DELETE", `/api/session/${id}`);
