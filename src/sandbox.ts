@@ -54,6 +54,12 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
   readonly #generations: GenerationTracker;
   #openStreams = 0;
+  /**
+   * The sandbox's env vars. Deliberately not `this.envVars` (the container's own process env): that
+   * would leave them readable to every command in /proc/1/environ. Commands get them through the
+   * container server's env API instead.
+   */
+  #sandboxEnv: Record<string, string> = {};
   /** The env vars the running container has been given (POST /api/env), and for which generation. */
   #appliedEnv: { generation: string; vars: Record<string, string> } | undefined;
 
@@ -128,7 +134,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       this.sleepAfter = config.sleepAfter;
       this.renewActivityTimeout();
     }
-    if (config.envVars !== undefined) this.envVars = { ...config.envVars };
+    if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
   }
@@ -326,12 +332,11 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   /**
-   * Gives the container the sandbox's env vars. The container server keeps commands away from its
-   * own process env, so `envVars` (passed at start, as the platform does) are also set through its
-   * env API — once per container, and again when configure() or setEnvVars() changes them.
+   * Gives the container the sandbox's env vars through its env API — once per container, and again
+   * when configure() or setEnvVars() changes them.
    */
   async #applyEnv(api: ContainerApi, generation: Generation): Promise<void> {
-    const wanted = this.envVars ?? {};
+    const wanted = this.#sandboxEnv;
     const vars = envChanges(this.#appliedEnv?.generation === generation.instanceId ? this.#appliedEnv.vars : {}, wanted);
     if (Object.keys(vars).length > 0) await api.json("POST", "/api/env", { vars });
     this.#appliedEnv = { generation: generation.instanceId, vars: { ...wanted } };

@@ -36,6 +36,16 @@ describe("setEnvVars", () => {
     expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["HOME", "LANG", "MINE", "PATH"]);
   });
 
+  it("keeps sandbox env vars out of the container server's own environment", async () => {
+    const sandbox = sandboxes.create("secret", { envVars: { API_SECRET: "s3cr3t-value" } });
+    expect((await sandbox.exec('echo "$API_SECRET"')).stdout).toBe("s3cr3t-value\n");
+    // The server is the command's parent: its /proc environ is what a curious command would read.
+    const environ = await sandbox.exec("tr '\\0' '\\n' < /proc/$PPID/environ");
+    expect(environ.exitCode).toBe(0);
+    expect(environ.stdout).toContain("WORKSPACE=");
+    expect(environ.stdout).not.toContain("s3cr3t-value");
+  });
+
   it("sandbox env vars reach commands but cannot steer the container server itself", async () => {
     const sandbox = sandboxes.create("steer", {
       envVars: { NODE_OPTIONS: "--require /nonexistent/hook.js", PORT: "1", SANDBOX_ISOLATION: "bogus", WORKSPACE: "/" },
