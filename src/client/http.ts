@@ -151,9 +151,9 @@ class HttpTransport implements SandboxRpc {
             ...(lastEventId === undefined ? {} : { lastEventId }),
           });
         } catch (error) {
-          // An exec's record goes when it ends: it finished while we were disconnected.
+          // A finished exec's record is kept a minute (LIMITS.finishedExecRetentionMs); past that it is gone.
           if (!(error instanceof ProcessNotFoundError)) throw error;
-          throw new ProcessNotFoundError(`"${command}" finished while its output stream was disconnected; its result is gone`, {
+          throw new ProcessNotFoundError(`"${command}" finished while its output stream was disconnected, and its record has expired`, {
             cause: error,
             context: { processId, lastEventId },
           });
