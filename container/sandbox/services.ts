@@ -33,6 +33,15 @@ export function sandboxServices(server: ServerContext): SandboxServices {
 }
 
 /**
+ * The `setup` of every route group that uses the services: the first call creates them, and the
+ * server's close closes them (closing is idempotent, so each group may return it).
+ */
+export function setupSandboxServices(server: ServerContext): () => Promise<void> {
+  const services = sandboxServices(server);
+  return () => services.close();
+}
+
+/**
  * Options given to startServer win; what they leave out comes from the environment the server was
  * started with (SANDBOX_ISOLATION, …), so a server asked for bwrap by its environment never runs
  * unconfined, whichever entry point started it.

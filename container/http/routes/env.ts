@@ -8,7 +8,7 @@ import { SESSION_ROUTES, setEnvRequestSchema } from "../../../protocol/sessions.
 import { getBaseEnv, getSandboxEnv, setSandboxEnv } from "../../engine/environment.ts";
 import { describeSandbox } from "../../sandbox/instructions.ts";
 import { readResources } from "../../sandbox/resources.ts";
-import { sandboxServices } from "../../sandbox/services.ts";
+import { sandboxServices, setupSandboxServices } from "../../sandbox/services.ts";
 import { readJson } from "../request.ts";
 import { sendOk } from "../response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
@@ -69,8 +69,5 @@ export const envRoutes: RouteGroup = {
     { method: "GET", path: INFO_ROUTES.info, handler: info },
     { method: "GET", path: INFO_ROUTES.instructions, handler: instructions },
   ],
-  setup(server) {
-    const services = sandboxServices(server);
-    return () => services.close();
-  },
+  setup: setupSandboxServices,
 };
