@@ -10,3 +10,4 @@ export * from "./sessions.ts";
 export * from "./isolation.ts";
 export * from "./info.ts";
 export * from "./utf8.ts";
+export * from "./validation.ts";
