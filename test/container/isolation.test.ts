@@ -12,6 +12,8 @@ import { call, eventually } from "./helpers.ts";
 import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
 const unavailable = bwrapUnavailableReason();
+// In CI on Linux the isolation tests must run: a missing bwrap there fails the run instead of skipping.
+if (unavailable && process.env.CI && process.platform === "linux") throw new Error(`bwrap is required in CI: ${unavailable}`);
 if (unavailable) console.warn(`[isolation tests] bwrap tests skipped: ${unavailable}`);
 
 /** Host pids whose environment holds `name=value` (every process of a command inherits the call's env). */
