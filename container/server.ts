@@ -15,7 +15,7 @@ import { sendError, sendErrorCode } from "./http/response.ts";
 import { Router } from "./http/router.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import type { RouteGroup, ServerContext } from "./http/types.ts";
-import type { SandboxOptions } from "./sandbox/options.ts";
+import type { SandboxOptions } from "./services/options.ts";
 
 /** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see SandboxOptions. */
 export interface StartServerOptions extends SandboxOptions {

@@ -15,7 +15,7 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "WORKSPACE",
   "SANDBOX_HOME",
   "SANDBOX_PRECOMPILE",
-  // sandbox/options.ts, isolation/config.ts, isolation/detect.ts
+  // services/options.ts, isolation/config.ts, isolation/detect.ts
   ...Object.values(ISOLATION_ENV),
   "SANDBOX_STATE_DIR",
   "SANDBOX_MAX_UPLOAD_BYTES",

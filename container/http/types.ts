@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServerLimits } from "../config.ts";
 import type { ProcessTable } from "../engine/process-table.ts";
-import type { SandboxOptions } from "../sandbox/options.ts";
+import type { SandboxOptions } from "../services/options.ts";
 
 /** Server-wide state shared by every route (one per started server). */
 export interface ServerContext {
@@ -15,7 +15,7 @@ export interface ServerContext {
   readonly version: string;
   /** Aborted when the server closes; long-lived handlers (streams) stop on it. */
   readonly shutdown: AbortSignal;
-  /** Isolation, file limits and state directory for the sandbox routes (container/sandbox/). */
+  /** Isolation, file limits and state directory for the sandbox routes (container/services/). */
   readonly sandbox?: SandboxOptions;
 }
 

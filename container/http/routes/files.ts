@@ -22,7 +22,7 @@ import { listDirectory } from "../../files/list.ts";
 import { contentTypeOf } from "../../files/mime.ts";
 import { openFileDownload, readFileContent } from "../../files/read.ts";
 import { writeFileContent, writeFileFromStream } from "../../files/write.ts";
-import { sandboxServices, setupSandboxServices } from "../../sandbox/services.ts";
+import { sandboxServices, setupSandboxServices } from "../../services/server-services.ts";
 import { readJson } from "../request.ts";
 import { sendOk } from "../response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";

@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { createSessionRequestSchema, SESSION_ROUTES } from "../../../protocol/sessions.ts";
 import { ServiceError } from "../../errors.ts";
-import { sandboxServices, setupSandboxServices } from "../../sandbox/services.ts";
+import { sandboxServices, setupSandboxServices } from "../../services/server-services.ts";
 import { sessionInfo, type Session } from "../../sessions/store.ts";
 import { readJson } from "../request.ts";
 import { sendOk } from "../response.ts";
