@@ -8,7 +8,7 @@ import type { Writable } from "node:stream";
 import type { OutputStream, ProcessInfo, ProcessStatus } from "../../protocol/process.ts";
 import { isTerminalStatus } from "../../protocol/process.ts";
 import type { ServerLimits } from "../config.ts";
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 import { OutputCapture } from "./capture.ts";
 import { OutputCoalescer } from "./coalescer.ts";
 import { describeExit, type ProcessExit } from "./exit.ts";

@@ -3,7 +3,7 @@
  * translated once, here, so every operation reports the same code for the same cause.
  */
 import type { ErrorCode } from "../../protocol/index.ts";
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 
 export { ServiceError as FileOperationError };
 

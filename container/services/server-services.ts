@@ -1,44 +1,63 @@
 /**
- * The per-server state behind the sandbox routes (files, sessions, env, info): the isolation in
- * effect, the path policy of the file routes, and the session store, created together on first use
- * by whichever route group sets up first, with their spawn hooks installed on the process table.
- * Creating them is where a server asking for an unavailable isolation fails to start.
+ * The per-server state behind the file, session, env and info routes: the isolation in effect, the
+ * path policy of the file routes, the session store and the file limits. `startServer` creates them
+ * once, with their spawn hooks installed on the process table, and puts them on the server's context;
+ * creating them is where a server asking for an unavailable isolation fails to start.
  */
-import type { ServerContext } from "../http/types.ts";
+import type { ProcessTable } from "../engine/process-table.ts";
+import { PathPolicy } from "../files/paths.ts";
 import { resolveIsolationOptions } from "../isolation/config.ts";
 import { CommandIsolation } from "../isolation/index.ts";
-import { PathPolicy } from "../files/paths.ts";
 import { sessionSpawnHook } from "../sessions/hook.ts";
 import { SessionStore } from "../sessions/store.ts";
-import { getBaseEnv } from "../engine/environment.ts";
-import { fileLimitsOf, isolationFieldsOf, sandboxOptionsFromEnv, type ResolvedFileLimits, type SandboxOptions } from "./options.ts";
+import { fileLimitsOf, isolationFieldsOf, serviceOptionsFromEnv, type ResolvedFileLimits, type ServiceOptions } from "./options.ts";
 
-export interface SandboxServices {
+export interface ServerServices {
   readonly isolation: CommandIsolation;
   readonly paths: PathPolicy;
   readonly sessions: SessionStore;
   readonly fileLimits: ResolvedFileLimits;
-  close(): Promise<void>;
+  /** Removes the spawn hooks, forgets the sessions, removes the state directory it created. */
+  close(): void;
 }
 
-const byServer = new WeakMap<ServerContext, SandboxServices>();
-
-export function sandboxServices(server: ServerContext): SandboxServices {
-  let services = byServer.get(server);
-  if (!services) {
-    services = createServices(server, withEnvironmentDefaults(server.sandbox ?? {}));
-    byServer.set(server, services);
-  }
-  return services;
+export interface ServicesSetup {
+  workspace: string;
+  /** HOME of commands (under bwrap it gets a private directory). */
+  home: string | undefined;
+  processes: ProcessTable;
 }
 
-/**
- * The `setup` of every route group that uses the services: the first call creates them, and the
- * server's close closes them (closing is idempotent, so each group may return it).
- */
-export function setupSandboxServices(server: ServerContext): () => Promise<void> {
-  const services = sandboxServices(server);
-  return () => services.close();
+export function createServerServices(setup: ServicesSetup, given: ServiceOptions): ServerServices {
+  const options = withEnvironmentDefaults(given);
+  const isolationOptions = resolveIsolationOptions(isolationFieldsOf(options), {});
+  const isolation = new CommandIsolation(isolationOptions, {
+    workspace: setup.workspace,
+    ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+    ...(setup.home ? { home: setup.home } : {}),
+  });
+  const paths = new PathPolicy({
+    workspace: setup.workspace,
+    readWritePaths: isolationOptions.readWritePaths,
+    readOnlyPaths: isolationOptions.readOnlyPaths,
+  });
+  const sessions = new SessionStore(setup.workspace);
+  const { hooks } = setup.processes;
+  const removeHooks = [hooks.add(sessionSpawnHook(sessions, { runsDir: isolation.runsDir, hostPathOf: (p) => isolation.hostPathOf(p) }))];
+  const isolationHook = isolation.spawnHook();
+  if (isolationHook) removeHooks.push(hooks.add(isolationHook));
+
+  return {
+    isolation,
+    paths,
+    sessions,
+    fileLimits: fileLimitsOf(options),
+    close() {
+      for (const remove of removeHooks) remove();
+      sessions.clear();
+      isolation.close();
+    },
+  };
 }
 
 /**
@@ -46,45 +65,10 @@ export function setupSandboxServices(server: ServerContext): () => Promise<void>
  * started with (SANDBOX_ISOLATION, …), so a server asked for bwrap by its environment never runs
  * unconfined, whichever entry point started it.
  */
-function withEnvironmentDefaults(options: SandboxOptions): SandboxOptions {
-  const merged: SandboxOptions = { ...sandboxOptionsFromEnv(process.env) };
+function withEnvironmentDefaults(options: ServiceOptions): ServiceOptions {
+  const merged: ServiceOptions = { ...serviceOptionsFromEnv(process.env) };
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
   }
   return merged;
-}
-
-function createServices(server: ServerContext, options: SandboxOptions): SandboxServices {
-  const isolationOptions = resolveIsolationOptions(isolationFieldsOf(options), {});
-  const isolation = new CommandIsolation(isolationOptions, {
-    workspace: server.workspace,
-    ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
-    ...(getBaseEnv().HOME ? { home: getBaseEnv().HOME } : {}),
-  });
-  const paths = new PathPolicy({
-    workspace: server.workspace,
-    readWritePaths: isolationOptions.readWritePaths,
-    readOnlyPaths: isolationOptions.readOnlyPaths,
-  });
-  const sessions = new SessionStore(server.workspace);
-  const removeHooks = [
-    server.processes.hooks.add(sessionSpawnHook(sessions, { runsDir: isolation.runsDir, hostPathOf: (p) => isolation.hostPathOf(p) })),
-  ];
-  const isolationHook = isolation.spawnHook();
-  if (isolationHook) removeHooks.push(server.processes.hooks.add(isolationHook));
-
-  let closed = false;
-  return {
-    isolation,
-    paths,
-    sessions,
-    fileLimits: fileLimitsOf(options),
-    async close() {
-      if (closed) return;
-      closed = true;
-      for (const remove of removeHooks) remove();
-      sessions.clear();
-      isolation.close();
-    },
-  };
 }

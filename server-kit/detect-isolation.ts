@@ -1,12 +1,13 @@
 /**
  * What isolation this machine offers. bubblewrap counts as available only when a trial sandbox with
  * the namespaces we use actually starts: an installed binary is not enough (containers often forbid
- * user or pid namespaces). Probed once per process (about 10 ms), synchronously, at server start.
+ * user or pid namespaces). Probed once per process and binary (about 10 ms), synchronously: the
+ container server asks at start, the local runtime when a caller asks what the machine offers.
  */
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
-import type { IsolationSupport } from "../../protocol/isolation.ts";
+import type { IsolationSupport } from "../protocol/isolation.ts";
 
 const cached = new Map<string, IsolationSupport>();
 
