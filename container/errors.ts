@@ -1,2 +1,2 @@
-/** The container server's coded error is the server kit's: re-exported for the engine modules that import it from here. */
-export { isServiceError, ServiceError } from "../server-kit/service-error.ts";
+/** The container server's coded error is the server kit's ServiceError, re-exported for the engine modules that import it from here. */
+export { ServiceError } from "../server-kit/service-error.ts";

@@ -5,8 +5,6 @@
 import type { ErrorCode } from "../../protocol/index.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 
-export { ServiceError as FileOperationError };
-
 const SYSTEM_CODES: Record<string, { code: ErrorCode; what: string }> = {
   ENOENT: { code: "FILE_NOT_FOUND", what: "no such file or directory" },
   EISDIR: { code: "IS_A_DIRECTORY", what: "is a directory" },

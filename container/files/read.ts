@@ -4,7 +4,7 @@
 import type { Readable } from "node:stream";
 import { FILE_LIMITS, type FileEncoding } from "../../protocol/files.ts";
 import { openForRead } from "./descriptors.ts";
-import { FileOperationError } from "./errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 import { looksBinary, mimeTypeOf } from "./mime.ts";
 import type { PathPolicy } from "./paths.ts";
 
@@ -73,8 +73,8 @@ export async function openFileDownload(policy: PathPolicy, input: string): Promi
   }
 }
 
-function tooLargeForJson(input: string, size: number, maxBytes: number): FileOperationError {
-  return new FileOperationError(
+function tooLargeForJson(input: string, size: number, maxBytes: number): ServiceError {
+  return new ServiceError(
     "PAYLOAD_TOO_LARGE",
     `${input}: ${size} bytes is more than a JSON read returns (${maxBytes}); use GET /api/files/stream`,
     { path: input, size, maxBytes },

@@ -1,2 +1,2 @@
-/** The container server answers with the server kit's JSON responses: re-exported for the routes that import them from here. */
-export { sendError, sendErrorCode, sendJson, sendOk } from "../../server-kit/http/response.ts";
+/** The container server's JSON responses are the server kit's; re-exported for the routes that import them from here. */
+export { sendJson } from "../../server-kit/http/response.ts";

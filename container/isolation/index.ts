@@ -17,9 +17,6 @@ import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./b
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { createStateDir } from "./state-dir.ts";
 
-export { detectIsolation } from "../../server-kit/detect-isolation.ts";
-export { resolveIsolationOptions, isolationOptionsFromEnv, DEFAULT_ISOLATION } from "./config.ts";
-
 /** Where commands under bwrap find the per-run state directory. */
 const RUNS_PATH = "/.sandbox-state";
 
