@@ -20,6 +20,13 @@ import { isolationRequestSchema } from "./isolation.ts";
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
 
+/**
+ * The environment variable carrying one start's tag: the runtime starts each container server with
+ * it, and the server hands it on to every command, so the runtime finds every process of a run by
+ * it, even those that left the server's process tree.
+ */
+export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
+
 export const runtimeStartRequestSchema = z.object({
   /** Environment of the container (Container `envVars`). */
   env: z.record(z.string(), z.string()).optional(),

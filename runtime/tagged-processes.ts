@@ -1,13 +1,13 @@
 /**
- * Finds processes by an environment tag. Every process a container server starts inherits its
- * environment, so a per-run tag (SANDBOX_RUN_TAG) finds them even after their parent died and they
- * were re-parented — the local stand-in for "everything in this container's namespace".
+ * Finds processes by an environment tag. The container server hands its run tag (protocol
+ * RUN_TAG_VAR) to every command it starts, and their children inherit it, so the tag finds them even
+ * after their parent died and they were re-parented — the local stand-in for "everything in this
+ * container's namespace".
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { RUN_TAG_VAR } from "../protocol/runtime.ts";
 
-export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
-
-/** Pids whose environment has SANDBOX_RUN_TAG=<tag>; empty where /proc is not available. */
+/** Pids whose environment has RUN_TAG_VAR=<tag>; empty where /proc is not available. */
 export function processesTagged(tag: string): number[] {
   let entries: string[];
   try {
