@@ -11,7 +11,8 @@ import { CONTAINER_SERVER_PORT, RUN_TAG_VAR } from "../protocol/runtime.ts";
 import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
-import { descendantsOf, isAlive, signalAll } from "./process-tree.ts";
+import { isAlive } from "../server-kit/process-alive.ts";
+import { descendantsOf, signalAll } from "./process-tree.ts";
 import { processesTagged } from "./tagged-processes.ts";
 
 export interface ExitInfo {

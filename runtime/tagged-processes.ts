@@ -9,19 +9,25 @@ import { RUN_TAG_VAR } from "../protocol/runtime.ts";
 
 /** Pids whose environment has RUN_TAG_VAR=<tag>; empty where /proc is not available. */
 export function processesTagged(tag: string): number[] {
+  return processesWithEnv(RUN_TAG_VAR, tag);
+}
+
+/** Pids (other than this process) whose environment has `name=value`; empty where /proc is not available. */
+export function processesWithEnv(name: string, value: string): number[] {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
   } catch {
     return [];
   }
-  const needle = `${RUN_TAG_VAR}=${tag}\0`;
+  const variable = `\0${name}=${value}\0`;
   const found: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
+      // NUL-separated entries; framed with NULs so only a whole entry matches.
       const environ = readFileSync(`/proc/${entry}/environ`, "latin1");
-      if (environ.includes(needle) || environ.endsWith(needle.slice(0, -1))) found.push(Number(entry));
+      if (`\0${environ}${environ.endsWith("\0") ? "" : "\0"}`.includes(variable)) found.push(Number(entry));
     } catch {
       // gone, or not ours to read
     }

@@ -7,8 +7,9 @@
  * signal the whole tree at once.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
+import { findExecutable, isExecutableFile } from "../../server-kit/executables.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { DEFAULT_PATH, type CommandEnvironment } from "./environment.ts";
 import type { SpawnPlan } from "./hooks.ts";
@@ -20,24 +21,6 @@ export const SHELL = findShell();
 function findShell(): string {
   const dirs = [...(process.env.PATH ?? "").split(delimiter), "/bin", "/usr/bin"];
   return findExecutable("bash", dirs) ?? findExecutable("sh", dirs) ?? "/bin/sh";
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function findExecutable(name: string, dirs: string[]): string | undefined {
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const candidate = resolve(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return undefined;
 }
 
 /** Relative cwd → against the workspace. */

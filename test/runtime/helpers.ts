@@ -1,11 +1,13 @@
 /**
  * Helpers for the local runtime's tests: temporary data directories, and what /proc says about a
- * process (a zombie has exited, it only waits for its parent to collect it). HTTP calls and polling
- * come from the container tests' helpers.
+ * process (a zombie has exited, it only waits for its parent to collect it). HTTP calls, polling and
+ * the process list come from the container tests' helpers.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processesWithEnv } from "../../runtime/tagged-processes.ts";
+import { processes } from "../container/helpers.ts";
 
 export interface DataDir {
   path: string;
@@ -17,30 +19,19 @@ export function tempDataDir(): DataDir {
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
-/** Whether `pid` is a process that has not exited (zombies have). */
+/** Pids of processes that have not exited (zombies have). */
+export function runningPids(): Set<number> {
+  return new Set(processes().filter((p) => p.state !== "Z").map((p) => p.pid));
+}
+
 export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+  return runningPids().has(pid);
 }
 
 /** Running processes whose environment has `name=value`. */
-export function processesWithEnv(name: string, value: string): number[] {
-  const needle = `${name}=${value}\0`;
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const environ = readFileSync(`/proc/${entry}/environ`, "latin1");
-      if ((environ.startsWith(needle) || environ.includes(`\0${needle}`)) && isRunning(Number(entry))) found.push(Number(entry));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
+export function runningWithEnv(name: string, value: string): number[] {
+  const running = runningPids();
+  return processesWithEnv(name, value).filter((pid) => running.has(pid));
 }
 
 export { call, eventually, type JsonReply } from "../container/helpers.ts";

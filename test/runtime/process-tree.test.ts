@@ -5,11 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
+import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { descendantsOf, signalAll } from "../../runtime/process-tree.ts";
 import { processesTagged } from "../../runtime/tagged-processes.ts";
-import { call, eventually, isRunning, tempDataDir, type DataDir } from "./helpers.ts";
+import { call, eventually, isRunning, runningPids, runningWithEnv, tempDataDir, type DataDir } from "./helpers.ts";
+
+function noneRunning(pids: number[]): boolean {
+  const running = runningPids();
+  return pids.every((pid) => !running.has(pid));
+}
 
 describe("process tree", () => {
   it("lists every descendant of a process, and signalAll stops them all", async () => {
@@ -23,7 +29,7 @@ describe("process tree", () => {
       expect(tree).not.toContain(rootPid);
       signalAll([rootPid, ...tree], "SIGKILL");
       await exited;
-      expect(await eventually(() => tree.every((pid) => !isRunning(pid)))).toBe(true);
+      expect(await eventually(() => noneRunning(tree))).toBe(true);
     } finally {
       signalAll([rootPid], "SIGKILL");
     }
@@ -62,7 +68,7 @@ describe("destroying a sandbox", () => {
 
     await pool.destroy("tree-destroy");
     const everything = [serverPid, escapedPid, ...tree, ...tagged];
-    expect(await eventually(() => everything.every((pid) => !isRunning(pid)))).toBe(true);
-    expect(processesTagged(container.runId).filter(isRunning)).toEqual([]);
+    expect(await eventually(() => noneRunning(everything))).toBe(true);
+    expect(runningWithEnv(RUN_TAG_VAR, container.runId)).toEqual([]);
   });
 });

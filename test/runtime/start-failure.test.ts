@@ -10,7 +10,7 @@ import { ERROR_CODES } from "../../protocol/errors.ts";
 import { serverEnv, type Launcher } from "../../runtime/launch.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { startRefusalOf } from "../../runtime/start-failure.ts";
-import { call, eventually, processesWithEnv, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
+import { call, eventually, runningWithEnv, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
 
 /** A launcher running `script` with node in place of the container server. */
 function scriptLauncher(script: string): Launcher {
@@ -47,7 +47,7 @@ function expectError(reply: JsonReply, code: keyof typeof ERROR_CODES): void {
 async function expectNothingRunning(runtime: RunningRuntime, key: string): Promise<void> {
   const workspace = join(runtime.dataDir, key, "workspace");
   // The server was awaited; what it started was SIGKILLed with it and may take a moment to go.
-  expect(await eventually(() => processesWithEnv("WORKSPACE", workspace).length === 0, 3_000)).toBe(true);
+  expect(await eventually(() => runningWithEnv("WORKSPACE", workspace).length === 0, 3_000)).toBe(true);
   expect(existsSync(join(runtime.dataDir, key, "container.pid"))).toBe(false);
   expect(runtime.pool.size).toBe(0);
   expect((await call(runtime.url, "GET", `/containers/${key}`)).body).toMatchObject({ key, running: false });
