@@ -7,8 +7,8 @@
  * ids are free for reuse meanwhile, and the routes leave them out of lists unless asked.
  */
 import { randomBytes } from "node:crypto";
-import type { ServerLimits } from "../config.ts";
 import { isServiceError, ServiceError } from "../../server-kit/service-error.ts";
+import type { ServerLimits } from "../config.ts";
 import type { CommandEnvironment } from "./environment.ts";
 import { FinishedExecs } from "./finished-execs.ts";
 import { SpawnHooks, type SpawnRequest } from "./hooks.ts";

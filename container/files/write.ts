@@ -6,8 +6,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { createExclusive } from "./descriptors.ts";
+import type { WriteFileResponse } from "../../protocol/files.ts";
+import type { SuccessEnvelope } from "../../protocol/process.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { createExclusive } from "./descriptors.ts";
 import { toFileError } from "./errors.ts";
 import type { PathPolicy } from "./paths.ts";
 
@@ -23,10 +25,8 @@ export interface StreamWriteOptions extends WriteOptions {
   maxBytes: number;
 }
 
-export interface WriteResult {
-  path: string;
-  bytesWritten: number;
-}
+/** A written file as the route answers it (the protocol's response without the envelope). */
+export type WriteResult = Omit<WriteFileResponse, keyof SuccessEnvelope>;
 
 export async function writeFileContent(
   policy: PathPolicy,

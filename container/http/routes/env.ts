@@ -5,10 +5,10 @@
 import os from "node:os";
 import { INFO_ROUTES } from "../../../protocol/info.ts";
 import { SESSION_ROUTES, setEnvRequestSchema } from "../../../protocol/sessions.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
 import { describeSandbox } from "../../services/instructions.ts";
 import { readResources } from "../../services/resources.ts";
 import { readJson } from "../request.ts";
-import { sendOk } from "../../../server-kit/http/response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 async function setEnv(ctx: RequestContext): Promise<void> {

@@ -17,6 +17,7 @@ import {
   writeFileRequestSchema,
 } from "../../../protocol/files.ts";
 import { describeValidationError } from "../../../protocol/validation.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { deleteEntry, entryExists, makeDirectory, moveEntry, renameEntry } from "../../files/manage.ts";
 import { listDirectory } from "../../files/list.ts";
@@ -24,7 +25,6 @@ import { contentTypeOf } from "../../files/mime.ts";
 import { openFileDownload, readFileContent } from "../../files/read.ts";
 import { writeFileContent, writeFileFromStream } from "../../files/write.ts";
 import { readJson } from "../request.ts";
-import { sendOk } from "../../../server-kit/http/response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

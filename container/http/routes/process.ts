@@ -8,12 +8,12 @@
  */
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { OutputStream } from "../../../protocol/process.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { LogReader } from "../../engine/log-reader.ts";
 import type { ProcessFilter } from "../../engine/process-table.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
 import { parseSeq, readJson } from "../request.ts";
-import { sendOk } from "../../../server-kit/http/response.ts";
 import { streamLogAsSse } from "../sse.ts";
 import { logFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";

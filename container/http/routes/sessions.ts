@@ -5,10 +5,10 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { createSessionRequestSchema, SESSION_ROUTES } from "../../../protocol/sessions.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { sessionInfo, type Session } from "../../sessions/store.ts";
 import { readJson } from "../request.ts";
-import { sendOk } from "../../../server-kit/http/response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 function describe(ctx: RequestContext, session: Session) {
