@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { RUN_TAG_VAR } from "../protocol/runtime.ts";
 import { Router } from "../server-kit/http/router.ts";
 import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { resolveLimits, type ServerLimits } from "./config.ts";
@@ -48,13 +47,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const workspace = resolve(options.workspace ?? ".sandbox/workspace");
   mkdirSync(workspace, { recursive: true });
   const limits = resolveLimits(options.limits);
-  const runTag = process.env[RUN_TAG_VAR];
   const environment = new CommandEnvironment({
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
-    // Started by the local runtime: commands carry its run tag, so stopping the run finds them all.
-    ...(runTag ? { [RUN_TAG_VAR]: runTag } : {}),
   });
   const processes = new ProcessTable(workspace, limits, environment);
   const services = createServerServices({ workspace, home: environment.base.HOME, processes }, options);

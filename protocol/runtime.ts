@@ -22,8 +22,8 @@ export const CONTAINER_SERVER_PORT = 3000;
 
 /**
  * The environment variable carrying one start's tag: the runtime starts each container server with
- * it, and the server hands it on to every command, so the runtime finds every process of a run by
- * it, even those that left the server's process tree.
+ * it and finds that server by it (also one a previous runtime left running). Commands do not get it:
+ * they see only their own environment.
  */
 export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
 

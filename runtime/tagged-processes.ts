@@ -1,8 +1,8 @@
 /**
- * Finds processes by an environment tag. The container server hands its run tag (protocol
- * RUN_TAG_VAR) to every command it starts, and their children inherit it, so the tag finds them even
- * after their parent died and they were re-parented — the local stand-in for "everything in this
- * container's namespace".
+ * Finds processes by their environment. A container server is started with its run's tag (protocol
+ * RUN_TAG_VAR) and keeps it, so the tag finds the server of a run even when this runtime did not
+ * start it (one a previous runtime left running). Commands build their own environment and do not
+ * carry the tag: the server's process tree (process-tree.ts) is what finds them.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { RUN_TAG_VAR } from "../protocol/runtime.ts";

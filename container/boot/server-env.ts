@@ -21,7 +21,7 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "SANDBOX_STATE_DIR",
   "SANDBOX_MAX_UPLOAD_BYTES",
   "SANDBOX_BWRAP_PATH",
-  // The local runtime finds the server it started, its commands and their leftovers by this tag.
+  // The local runtime finds the server it started (and its leftovers) by this tag in /proc/<pid>/environ.
   RUN_TAG_VAR,
   // Commands' base environment (engine/environment.ts), program lookup, temporary files, locale.
   "PATH",

@@ -1,7 +1,7 @@
 /**
  * Process trees (runtime/process-tree.ts, runtime/tagged-processes.ts): a container stop takes the
- * server and every process it started, including those in their own process groups and those that
- * left the tree (re-parented), as a real container's teardown would.
+ * server and every process it started, each command in a process group of its own, as a real
+ * container's teardown would.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
@@ -10,7 +10,7 @@ import { directLauncher } from "../../runtime/launch.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { descendantsOf, signalAll } from "../../runtime/process-tree.ts";
 import { processesTagged } from "../../runtime/tagged-processes.ts";
-import { call, eventually, isRunning, runningPids, runningWithEnv, tempDataDir, type DataDir } from "./helpers.ts";
+import { call, eventually, runningPids, runningWithEnv, tempDataDir, type DataDir } from "./helpers.ts";
 
 function noneRunning(pids: number[]): boolean {
   const running = runningPids();
@@ -52,23 +52,19 @@ describe("destroying a sandbox", () => {
     const container = await pool.start("tree-destroy", {});
     const serverPid = container.info().pid!;
     const url = `http://127.0.0.1:${container.port}`;
-    // A background process with children, and one that leaves the tree in a session of its own.
-    const started = await call(url, "POST", "/api/process/start", { command: "sleep 300 & sleep 301 & wait" });
-    expect(started.status).toBe(200);
-    const escaped = await call(url, "POST", "/api/execute", { command: "setsid sleep 302 > /dev/null 2>&1 < /dev/null & echo $!" });
-    const escapedPid = Number(escaped.body.stdout.trim());
-    expect(escapedPid).toBeGreaterThan(0);
-
-    expect(await eventually(() => descendantsOf(serverPid).length >= 3)).toBe(true);
+    expect(processesTagged(container.runId)).toEqual([serverPid]);
+    // Two background processes with children of their own, each in its own process group.
+    for (const command of ["sleep 300 & sleep 301 & wait", "(sleep 302; true) & wait"]) {
+      expect((await call(url, "POST", "/api/process/start", { command })).status).toBe(200);
+    }
+    // bash → 2 sleeps; bash → subshell → sleep.
+    expect(await eventually(() => descendantsOf(serverPid).length >= 6)).toBe(true);
     const tree = descendantsOf(serverPid);
-    const tagged = processesTagged(container.runId);
-    expect(tagged).toContain(serverPid);
-    expect(tagged).toContain(escapedPid);
-    expect(isRunning(escapedPid)).toBe(true);
+    expect(noneRunning(tree)).toBe(false);
 
-    await pool.destroy("tree-destroy");
-    const everything = [serverPid, escapedPid, ...tree, ...tagged];
-    expect(await eventually(() => noneRunning(everything))).toBe(true);
+    const ended = await pool.destroy("tree-destroy");
+    expect(ended).toMatchObject({ running: false, signal: "SIGKILL" });
+    expect(await eventually(() => noneRunning([serverPid, ...tree]))).toBe(true);
     expect(runningWithEnv(RUN_TAG_VAR, container.runId)).toEqual([]);
   });
 });
