@@ -17,6 +17,16 @@ export default defineConfig({
         },
       },
       {
+        // The local container runtime (runtime/) on its own, with real container servers.
+        test: {
+          name: "runtime",
+          environment: "node",
+          include: ["test/runtime/**/*.test.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
         // The Worker and its Durable Object in workerd, against the real local container runtime.
         plugins: [
           cloudflareTest(({ inject }) => ({

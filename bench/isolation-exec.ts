@@ -2,7 +2,7 @@
  * What confinement costs per command: the same exec against a server with `isolation: "bwrap"` and
  * one without, alternating; and what a session costs (the exit trap that carries cwd/env out).
  */
-import { detectIsolation } from "../container/isolation/detect.ts";
+import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { median, ms, nowMs, percentile, postJson, startServerProcess } from "./support.ts";
 import type { BenchModule, BenchTable } from "./types.ts";
 

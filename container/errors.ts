@@ -1,21 +1,2 @@
-/**
- * The one error type the container server throws on purpose. It carries a protocol error code (which
- * fixes the HTTP status) and optional context; the HTTP layer turns it into `errorBody(...)`.
- */
-import type { ErrorCode } from "../protocol/errors.ts";
-
-export class ServiceError extends Error {
-  readonly code: ErrorCode;
-  readonly context: Record<string, unknown> | undefined;
-
-  constructor(code: ErrorCode, message: string, context?: Record<string, unknown>) {
-    super(message);
-    this.name = "ServiceError";
-    this.code = code;
-    this.context = context;
-  }
-}
-
-export function isServiceError(value: unknown): value is ServiceError {
-  return value instanceof ServiceError;
-}
+/** The container server's coded error is the server kit's ServiceError, re-exported for the engine modules that import it from here. */
+export { ServiceError } from "../server-kit/service-error.ts";

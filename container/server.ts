@@ -1,24 +1,25 @@
 /**
  * startServer: the container process server on node:http. Used by `npm run container` (main.ts),
  * by tests and benchmarks (in-process, port 0) and by the local container runtime.
+ *
+ * Everything a server keeps (its processes, the environment of its commands, its services) hangs on
+ * its own context, so several servers can run in one process without seeing each other's state.
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
+import { Router } from "../server-kit/http/router.ts";
+import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { resolveLimits, type ServerLimits } from "./config.ts";
-import { DEFAULT_PATH, setBaseEnv } from "./engine/environment.ts";
+import { CommandEnvironment, DEFAULT_PATH } from "./engine/environment.ts";
 import { ProcessTable } from "./engine/process-table.ts";
-import { sendError, sendErrorCode } from "./http/response.ts";
-import { Router } from "./http/router.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
-import type { RouteGroup, ServerContext } from "./http/types.ts";
-import type { SandboxOptions } from "./sandbox/options.ts";
+import type { RequestContext, ServerContext } from "./http/types.ts";
+import type { ServiceOptions } from "./services/options.ts";
+import { createServerServices } from "./services/server-services.ts";
 
-/** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see SandboxOptions. */
-export interface StartServerOptions extends SandboxOptions {
+/** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see ServiceOptions. */
+export interface StartServerOptions extends ServiceOptions {
   /** Default 3000; 0 lets the OS pick. */
   port?: number;
   /** Default 127.0.0.1 (the image sets 0.0.0.0). */
@@ -28,8 +29,6 @@ export interface StartServerOptions extends SandboxOptions {
   /** HOME of commands. Default: the workspace. */
   home?: string;
   limits?: Partial<ServerLimits>;
-  /** Route groups to mount (default: all of ROUTE_GROUPS). */
-  routeGroups?: readonly RouteGroup[];
 }
 
 export interface RunningServer {
@@ -42,69 +41,49 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * node:http through require, not an ESM import: an ESM import copies every export of the module, and
- * one of them (http.WebSocket) loads undici on first read — ~2 MB of heap and ~10 MB resident that
- * every spawn then pays for, since forking costs in proportion to the server's resident memory.
- */
-const { createServer } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
-
 const VERSION = readVersion();
 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const workspace = resolve(options.workspace ?? ".sandbox/workspace");
   mkdirSync(workspace, { recursive: true });
   const limits = resolveLimits(options.limits);
-  setBaseEnv({
+  const environment = new CommandEnvironment({
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
   });
+  const processes = new ProcessTable(workspace, limits, environment);
+  const services = createServerServices({ workspace, home: environment.base.HOME, processes }, options);
 
   const shutdown = new AbortController();
   const context: ServerContext = {
-    processes: new ProcessTable(workspace, limits),
+    processes,
+    environment,
+    services,
     workspace,
     limits,
     instanceId: randomUUID(),
     startedAt: Date.now(),
     version: VERSION,
     shutdown: shutdown.signal,
-    sandbox: options,
   };
 
-  const router = new Router();
-  const teardowns: (() => void | Promise<void>)[] = [];
-  for (const group of options.routeGroups ?? ROUTE_GROUPS) {
-    for (const route of group.routes) router.add(route);
-    const teardown = group.setup?.(context);
-    if (teardown) teardowns.push(teardown);
+  const router = new Router(ROUTE_GROUPS.flatMap((group) => group.routes));
+  const requests = routeRequests(router, (req, res, url, params): RequestContext => ({ req, res, url, params, server: context }));
+  let listening;
+  try {
+    listening = await listen(requests, { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" });
+  } catch (error) {
+    services.close();
+    throw error;
   }
-
-  const server = createServer({ keepAliveTimeout: 65_000, noDelay: true }, (req, res) => {
-    void handle(router, context, req, res);
-  });
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
-  });
-
-  const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolveListen, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 3000, host, () => {
-      server.off("error", reject);
-      resolveListen();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const { server } = listening;
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${urlHost}:${port}`,
-    port,
-    host,
+    url: listening.url,
+    port: listening.port,
+    host: listening.host,
     workspace,
     context,
     close: () =>
@@ -112,32 +91,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         shutdown.abort();
         const closed = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
-        await context.processes.close();
-        for (const teardown of teardowns.reverse()) await teardown();
+        await processes.close();
+        services.close();
         server.closeAllConnections();
         await closed;
       })()),
   };
-}
-
-async function handle(router: Router, server: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  try {
-    const url = new URL(req.url ?? "/", "http://container");
-    const match = router.match(req.method ?? "GET", url.pathname);
-    if (match.kind === "not-found") {
-      sendErrorCode(res, "NOT_FOUND", `no route for ${req.method} ${url.pathname}`);
-      return;
-    }
-    if (match.kind === "method-not-allowed") {
-      sendErrorCode(res, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${url.pathname}`, { allowed: match.allowed }, {
-        allow: match.allowed.join(", "),
-      });
-      return;
-    }
-    await match.handler({ req, res, url, params: match.params, server });
-  } catch (error) {
-    sendError(res, error);
-  }
 }
 
 function readVersion(): string {

@@ -10,26 +10,40 @@
  *   DELETE /containers/{key}          kill (SIGKILL, whole process tree) → RuntimeContainerInfo
  *   GET    /health                    → RuntimeHealth
  *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
- * Errors: protocol `errorBody` JSON. A start whose container server refused its isolation answers
- * with the server's own code (ISOLATION_UNAVAILABLE, INVALID_REQUEST), not a generic failure.
+ * Errors: protocol `errorBody` JSON (a bad signal number is INVALID_SIGNAL). A start whose container
+ * server refused its isolation answers with the server's own code (ISOLATION_UNAVAILABLE,
+ * INVALID_REQUEST), not a generic failure.
  */
-import type { IsolationRequest } from "./isolation.ts";
+import { z } from "zod";
+import { isolationRequestSchema } from "./isolation.ts";
 
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
 
-export interface RuntimeStartRequest {
+/**
+ * The environment variable carrying one start's tag: the runtime starts each container server with
+ * it and finds that server by it (also one a previous runtime left running). Commands do not get it:
+ * they see only their own environment.
+ */
+export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
+
+export const runtimeStartRequestSchema = z.object({
   /** Environment of the container (Container `envVars`). */
-  env?: Record<string, string>;
+  env: z.record(z.string(), z.string()).optional(),
   /** Container entrypoint override; the local runtime only runs the container server and ignores it. */
-  entrypoint?: string[];
-  enableInternet?: boolean;
+  entrypoint: z.array(z.string()).optional(),
+  /** Default true. */
+  enableInternet: z.boolean().optional(),
   /**
    * Isolation of this sandbox's commands, over the runtime's defaults. Applied after `env`, so the
    * container's env vars can never change it.
    */
-  isolation?: IsolationRequest;
-}
+  isolation: isolationRequestSchema.optional(),
+});
+export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
+
+/** `POST /containers/{key}/signal`: a signal number, as `ctx.container.signal(signo)` takes it. */
+export const runtimeSignalRequestSchema = z.object({ signal: z.number().int().min(1).max(64) });
 
 export interface RuntimeContainerInfo {
   key: string;

@@ -7,12 +7,13 @@ import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } f
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
-import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
+import { CONTAINER_SERVER_PORT, RUN_TAG_VAR } from "../protocol/runtime.ts";
+import { isAlive } from "../server-kit/process-alive.ts";
 import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
-import { descendantsOf, isAlive, signalAll } from "./process-tree.ts";
-import { processesTagged, RUN_TAG_VAR } from "./tagged-processes.ts";
+import { descendantsOf, signalAll } from "./process-tree.ts";
+import { processesTagged } from "./tagged-processes.ts";
 
 export interface ExitInfo {
   exitCode: number;

@@ -44,8 +44,6 @@ export interface Launcher {
 
 export const CONTAINER_SERVER_ENTRY = fileURLToPath(new URL("../container/main.ts", import.meta.url));
 
-export { parseIsolationMode } from "./isolation.ts";
-
 /** Server env vars a sandbox's env vars may not set (they would steer the unconfined server process). */
 export function isServerControlVar(name: string): boolean {
   return /^(SANDBOX_|NODE_|LD_)/.test(name) || ["PATH", "PORT", "HOST", "WORKSPACE"].includes(name);

@@ -65,15 +65,6 @@ export function descendantsOf(root: number): number[] {
   return out;
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Sends `signal` to each pid and to the process group it leads, ignoring ones already gone. */
 export function signalAll(pids: number[], signal: NodeJS.Signals | number): void {
   for (const pid of pids) {

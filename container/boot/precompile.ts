@@ -17,7 +17,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const SOURCE_DIRS = ["container", "protocol"];
+const SOURCE_DIRS = ["container", "server-kit", "protocol"];
 /** Under node_modules, so bare imports (zod) resolve from the compiled tree exactly as from the sources. */
 const CACHE_DIR = join(ROOT, "node_modules", ".cache", "sandbox-container");
 

@@ -6,6 +6,7 @@
  * variables it (or Node) reads: changing process.env later would not change that file.
  */
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 
 /** Every variable the server reads, by name. Anything else is dropped. */
 export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
@@ -15,13 +16,13 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "WORKSPACE",
   "SANDBOX_HOME",
   "SANDBOX_PRECOMPILE",
-  // sandbox/options.ts, isolation/config.ts, isolation/detect.ts
+  // services/options.ts, isolation/config.ts, isolation/detect.ts
   ...Object.values(ISOLATION_ENV),
   "SANDBOX_STATE_DIR",
   "SANDBOX_MAX_UPLOAD_BYTES",
   "SANDBOX_BWRAP_PATH",
   // The local runtime finds the server it started (and its leftovers) by this tag in /proc/<pid>/environ.
-  "SANDBOX_RUN_TAG",
+  RUN_TAG_VAR,
   // Commands' base environment (engine/environment.ts), program lookup, temporary files, locale.
   "PATH",
   "HOME",

@@ -1,50 +1,38 @@
 /**
  * The environment commands see. Never the server's own environment (it may hold secrets and
  * toolchain noise): a small base, then the sandbox-level variables, then the per-call ones.
+ * One per server: two servers in one process (tests, benchmarks) never see each other's variables.
  */
 
-const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-let base: Record<string, string> = {
-  PATH: process.env.PATH || DEFAULT_PATH,
-  HOME: process.env.HOME || "/root",
-  LANG: process.env.LANG || "C.UTF-8",
-};
+export class CommandEnvironment {
+  /** PATH, HOME, LANG … as the server decided them at start. */
+  readonly base: Readonly<Record<string, string>>;
+  /** Sandbox-level variables, shared by every command of this server. */
+  readonly #sandbox = new Map<string, string>();
 
-/** Sandbox-level variables, shared by every command in this container. */
-const sandboxEnv = new Map<string, string>();
+  constructor(base: Record<string, string>) {
+    this.base = { ...base };
+  }
 
-/** Sets the base (PATH, HOME, LANG …); the server calls this once at start with its workspace/home. */
-export function setBaseEnv(vars: Record<string, string>): void {
-  base = { ...vars };
-}
+  /** Merges into the sandbox env; a value of `undefined` removes that variable. */
+  setSandboxVars(vars: Record<string, string | undefined>): void {
+    for (const [name, value] of Object.entries(vars)) {
+      if (value === undefined) this.#sandbox.delete(name);
+      else this.#sandbox.set(name, value);
+    }
+  }
 
-export function getBaseEnv(): Readonly<Record<string, string>> {
-  return base;
-}
+  sandboxVars(): Record<string, string> {
+    return Object.fromEntries(this.#sandbox);
+  }
 
-/** Merges into the sandbox env; a value of `undefined` removes that variable. */
-export function setSandboxEnv(vars: Record<string, string | undefined>): void {
-  for (const [name, value] of Object.entries(vars)) {
-    if (value === undefined) sandboxEnv.delete(name);
-    else sandboxEnv.set(name, value);
+  /** base ← sandbox env ← per-call env (later wins). */
+  forCommand(callEnv: Record<string, string> | undefined): Record<string, string> {
+    const env: Record<string, string> = { ...this.base };
+    for (const [name, value] of this.#sandbox) env[name] = value;
+    if (callEnv) Object.assign(env, callEnv);
+    return env;
   }
 }
-
-export function getSandboxEnv(): Record<string, string> {
-  return Object.fromEntries(sandboxEnv);
-}
-
-export function clearSandboxEnv(): void {
-  sandboxEnv.clear();
-}
-
-/** base ← sandbox env ← per-call env (later wins). */
-export function buildCommandEnv(callEnv: Record<string, string> | undefined): Record<string, string> {
-  const env: Record<string, string> = { ...base };
-  for (const [name, value] of sandboxEnv) env[name] = value;
-  if (callEnv) Object.assign(env, callEnv);
-  return env;
-}
-
-export { DEFAULT_PATH };

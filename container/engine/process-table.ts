@@ -7,8 +7,9 @@
  * ids are free for reuse meanwhile, and the routes leave them out of lists unless asked.
  */
 import { randomBytes } from "node:crypto";
+import { isServiceError, ServiceError } from "../../server-kit/service-error.ts";
 import type { ServerLimits } from "../config.ts";
-import { isServiceError, ServiceError } from "../errors.ts";
+import type { CommandEnvironment } from "./environment.ts";
 import { FinishedExecs } from "./finished-execs.ts";
 import { SpawnHooks, type SpawnRequest } from "./hooks.ts";
 import { isTerminatingSignal } from "./kill.ts";
@@ -26,15 +27,18 @@ export class ProcessTable {
   readonly workspace: string;
   readonly limits: ServerLimits;
   readonly hooks = new SpawnHooks();
+  /** Where every command's environment comes from. */
+  readonly #environment: CommandEnvironment;
   readonly #records = new Map<string, ManagedProcess>();
   readonly #cleanupTimers = new Map<string, NodeJS.Timeout>();
   readonly #finishedExecs: FinishedExecs;
   #live = 0;
   #closed = false;
 
-  constructor(workspace: string, limits: ServerLimits) {
+  constructor(workspace: string, limits: ServerLimits, environment: CommandEnvironment) {
     this.workspace = workspace;
     this.limits = limits;
+    this.#environment = environment;
     this.#finishedExecs = new FinishedExecs(limits, (record) => this.#remove(record));
   }
 
@@ -79,7 +83,7 @@ export class ProcessTable {
       workspace: this.workspace,
     };
     try {
-      const { plan, onExit } = await this.hooks.prepare(initialPlan(spec, this.workspace), request);
+      const { plan, onExit } = await this.hooks.prepare(initialPlan(spec, this.workspace, this.#environment), request);
       checkCwd(plan.cwd);
       const stdin = spec.keepStdinOpen || spec.stdin !== undefined ? "pipe" : "ignore";
       const child = await spawnChild(plan, spec.args === undefined ? plan.file : spec.command, stdin);

@@ -7,10 +7,11 @@
  * signal the whole tree at once.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
-import { ServiceError } from "../errors.ts";
-import { buildCommandEnv, DEFAULT_PATH } from "./environment.ts";
+import { findExecutable, isExecutableFile } from "../../server-kit/executables.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import { DEFAULT_PATH, type CommandEnvironment } from "./environment.ts";
 import type { SpawnPlan } from "./hooks.ts";
 import type { CommandSpec } from "./options.ts";
 
@@ -22,24 +23,6 @@ function findShell(): string {
   return findExecutable("bash", dirs) ?? findExecutable("sh", dirs) ?? "/bin/sh";
 }
 
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function findExecutable(name: string, dirs: string[]): string | undefined {
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const candidate = resolve(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return undefined;
-}
-
 /** Relative cwd → against the workspace. */
 export function resolveCwd(cwd: string | undefined, workspace: string): string {
   if (cwd === undefined) return workspace;
@@ -47,8 +30,8 @@ export function resolveCwd(cwd: string | undefined, workspace: string): string {
 }
 
 /** The plan before hooks: `bash -c command`, or the program resolved in PATH with its args. */
-export function initialPlan(spec: CommandSpec, workspace: string): SpawnPlan {
-  const env = buildCommandEnv(spec.env);
+export function initialPlan(spec: CommandSpec, workspace: string, environment: CommandEnvironment): SpawnPlan {
+  const env = environment.forCommand(spec.env);
   const cwd = resolveCwd(spec.cwd, workspace);
   if (spec.args === undefined) return { file: SHELL, args: ["-c", spec.command], env, cwd };
   return { file: resolveProgram(spec.command, env.PATH ?? DEFAULT_PATH, cwd), args: [...spec.args], env, cwd };

@@ -5,7 +5,8 @@
  */
 import { constants } from "node:fs";
 import { open, readlink, type FileHandle } from "node:fs/promises";
-import { FileOperationError, toFileError } from "./errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import { toFileError } from "./errors.ts";
 import type { Access, PathPolicy } from "./paths.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -21,8 +22,8 @@ export async function openForRead(policy: PathPolicy, realPath: string, displayP
   try {
     await verifyDescriptor(policy, handle, "read", displayPath);
     const stats = await handle.stat();
-    if (stats.isDirectory()) throw new FileOperationError("IS_A_DIRECTORY", `${displayPath}: is a directory`, { path: displayPath });
-    if (!stats.isFile()) throw new FileOperationError("INVALID_REQUEST", `${displayPath}: not a regular file`, { path: displayPath });
+    if (stats.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${displayPath}: is a directory`, { path: displayPath });
+    if (!stats.isFile()) throw new ServiceError("INVALID_REQUEST", `${displayPath}: not a regular file`, { path: displayPath });
     return handle;
   } catch (error) {
     await handle.close();
@@ -56,7 +57,7 @@ export async function createExclusive(
 async function verifyDescriptor(policy: PathPolicy, handle: FileHandle, access: Access, displayPath: string): Promise<void> {
   const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
   if (real !== undefined && real.startsWith("/") && !policy.allows(real, access)) {
-    throw new FileOperationError("PATH_OUTSIDE_WORKSPACE", `${displayPath}: access denied, the file lies outside the workspace`, {
+    throw new ServiceError("PATH_OUTSIDE_WORKSPACE", `${displayPath}: access denied, the file lies outside the workspace`, {
       path: displayPath,
     });
   }

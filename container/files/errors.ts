@@ -3,9 +3,7 @@
  * translated once, here, so every operation reports the same code for the same cause.
  */
 import type { ErrorCode } from "../../protocol/index.ts";
-import { ServiceError } from "../errors.ts";
-
-export { ServiceError as FileOperationError };
+import { ServiceError } from "../../server-kit/service-error.ts";
 
 const SYSTEM_CODES: Record<string, { code: ErrorCode; what: string }> = {
   ENOENT: { code: "FILE_NOT_FOUND", what: "no such file or directory" },

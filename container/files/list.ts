@@ -6,7 +6,8 @@ import { lstat, opendir, readlink } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import path from "node:path";
 import { FILE_LIMITS, type FileInfo, type FileType } from "../../protocol/files.ts";
-import { FileOperationError, toFileError } from "./errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import { toFileError } from "./errors.ts";
 import type { PathPolicy } from "./paths.ts";
 
 export interface ListOptions {
@@ -34,7 +35,7 @@ export async function listDirectory(policy: PathPolicy, input: string, options: 
   const files: FileInfo[] = [];
   try {
     const top = await lstat(target.real);
-    if (!top.isDirectory()) throw new FileOperationError("NOT_A_DIRECTORY", `${input}: not a directory`, { path: input });
+    if (!top.isDirectory()) throw new ServiceError("NOT_A_DIRECTORY", `${input}: not a directory`, { path: input });
     // Depth first, names sorted: a directory's entries follow it directly, as `find` prints them.
     const stack: { relativeDir: string; names: string[]; next: number }[] = [
       { relativeDir: "", names: await readNames(target.real, options.includeHidden ?? false), next: 0 },

@@ -6,7 +6,8 @@
 import { cp, lstat, mkdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { FileType } from "../../protocol/files.ts";
-import { FileOperationError, toFileError } from "./errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import { toFileError } from "./errors.ts";
 import { fileTypeOf } from "./list.ts";
 import type { PathPolicy, ResolvedPath } from "./paths.ts";
 
@@ -19,7 +20,7 @@ export async function makeDirectory(
   try {
     if (options.recursive) {
       const existing = await stat(target.real).catch(() => undefined);
-      if (existing && !existing.isDirectory()) throw new FileOperationError("FILE_EXISTS", `${input}: exists and is not a directory`, { path: input });
+      if (existing && !existing.isDirectory()) throw new ServiceError("FILE_EXISTS", `${input}: exists and is not a directory`, { path: input });
       const first = await mkdir(target.real, { recursive: true, ...(options.mode === undefined ? {} : { mode: options.mode }) });
       return { path: target.display, created: first !== undefined };
     }
@@ -36,7 +37,7 @@ export async function deleteEntry(policy: PathPolicy, input: string, options: { 
   try {
     const stats = await lstat(target.real);
     if (stats.isDirectory() && !options.recursive) {
-      throw new FileOperationError("IS_A_DIRECTORY", `${input}: is a directory (pass recursive: true to delete it)`, { path: input });
+      throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory (pass recursive: true to delete it)`, { path: input });
     }
     await rm(target.real, { recursive: stats.isDirectory(), force: false });
     return { path: target.display };
@@ -95,12 +96,12 @@ async function relocate(source: ResolvedPath, destination: ResolvedPath, sourceI
     if (source.real === destination.real) return;
     const existing = await lstat(destination.real).catch(() => undefined);
     if (existing && !overwrite) {
-      throw new FileOperationError("FILE_EXISTS", `${destinationInput}: already exists (pass overwrite: true to replace it)`, {
+      throw new ServiceError("FILE_EXISTS", `${destinationInput}: already exists (pass overwrite: true to replace it)`, {
         path: destinationInput,
       });
     }
     const parent = await stat(path.dirname(destination.real)).catch(() => undefined);
-    if (!parent) throw new FileOperationError("FILE_NOT_FOUND", `${destinationInput}: the parent directory does not exist`, { path: destinationInput });
+    if (!parent) throw new ServiceError("FILE_NOT_FOUND", `${destinationInput}: the parent directory does not exist`, { path: destinationInput });
     try {
       await rename(source.real, destination.real);
     } catch (error) {
@@ -110,13 +111,13 @@ async function relocate(source: ResolvedPath, destination: ResolvedPath, sourceI
       await rm(source.real, { recursive: true });
     }
   } catch (error) {
-    if (error instanceof FileOperationError) throw error;
+    if (error instanceof ServiceError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EINVAL") throw new FileOperationError("INVALID_REQUEST", `${sourceInput}: cannot move a directory into itself`, { path: sourceInput });
+    if (code === "EINVAL") throw new ServiceError("INVALID_REQUEST", `${sourceInput}: cannot move a directory into itself`, { path: sourceInput });
     throw toFileError(error, code === "ENOENT" ? sourceInput : destinationInput);
   }
 }
 
 function refuseRoot(target: ResolvedPath, input: string, verb: string): void {
-  if (target.isRoot) throw new FileOperationError("PERMISSION_DENIED", `${input}: cannot ${verb} the workspace or a configured root`, { path: input });
+  if (target.isRoot) throw new ServiceError("PERMISSION_DENIED", `${input}: cannot ${verb} the workspace or a configured root`, { path: input });
 }

@@ -7,7 +7,7 @@
 import { realpath, readlink } from "node:fs/promises";
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import { FileOperationError } from "./errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 
 export type Access = "read" | "write";
 
@@ -76,7 +76,7 @@ export class PathPolicy {
     const root = this.#rootOf(real, "real");
     if (!root) throw outside(input, "it resolves (through a symbolic link) to a place outside the workspace");
     if (access === "write" && !root.writable) {
-      throw new FileOperationError("PATH_OUTSIDE_WORKSPACE", `${input}: the path is read-only for this sandbox`, {
+      throw new ServiceError("PATH_OUTSIDE_WORKSPACE", `${input}: the path is read-only for this sandbox`, {
         path: input,
       });
     }
@@ -129,6 +129,6 @@ async function resolveExisting(absolute: string): Promise<string> {
   }
 }
 
-function outside(input: string, why: string): FileOperationError {
-  return new FileOperationError("PATH_OUTSIDE_WORKSPACE", `${input}: access denied, ${why}`, { path: input });
+function outside(input: string, why: string): ServiceError {
+  return new ServiceError("PATH_OUTSIDE_WORKSPACE", `${input}: access denied, ${why}`, { path: input });
 }

@@ -2,20 +2,15 @@
  * Reading files: whole (JSON, capped, text or base64) or as a byte stream of any size.
  */
 import type { Readable } from "node:stream";
-import { FILE_LIMITS, type FileEncoding } from "../../protocol/files.ts";
+import { FILE_LIMITS, type FileEncoding, type ReadFileResponse } from "../../protocol/files.ts";
+import type { SuccessEnvelope } from "../../protocol/process.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 import { openForRead } from "./descriptors.ts";
-import { FileOperationError } from "./errors.ts";
 import { looksBinary, mimeTypeOf } from "./mime.ts";
 import type { PathPolicy } from "./paths.ts";
 
-export interface FileContent {
-  path: string;
-  content: string;
-  encoding: FileEncoding;
-  size: number;
-  mimeType: string;
-  isBinary: boolean;
-}
+/** A read file as the route answers it (the protocol's response without the envelope). */
+export type FileContent = Omit<ReadFileResponse, keyof SuccessEnvelope>;
 
 /** Reads a whole file. Without an encoding, text comes back as utf8 and binary as base64. */
 export async function readFileContent(
@@ -73,8 +68,8 @@ export async function openFileDownload(policy: PathPolicy, input: string): Promi
   }
 }
 
-function tooLargeForJson(input: string, size: number, maxBytes: number): FileOperationError {
-  return new FileOperationError(
+function tooLargeForJson(input: string, size: number, maxBytes: number): ServiceError {
+  return new ServiceError(
     "PAYLOAD_TOO_LARGE",
     `${input}: ${size} bytes is more than a JSON read returns (${maxBytes}); use GET /api/files/stream`,
     { path: input, size, maxBytes },

@@ -6,8 +6,11 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import type { WriteFileResponse } from "../../protocol/files.ts";
+import type { SuccessEnvelope } from "../../protocol/process.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 import { createExclusive } from "./descriptors.ts";
-import { FileOperationError, toFileError } from "./errors.ts";
+import { toFileError } from "./errors.ts";
 import type { PathPolicy } from "./paths.ts";
 
 export interface WriteOptions {
@@ -22,10 +25,8 @@ export interface StreamWriteOptions extends WriteOptions {
   maxBytes: number;
 }
 
-export interface WriteResult {
-  path: string;
-  bytesWritten: number;
-}
+/** A written file as the route answers it (the protocol's response without the envelope). */
+export type WriteResult = Omit<WriteFileResponse, keyof SuccessEnvelope>;
 
 export async function writeFileContent(
   policy: PathPolicy,
@@ -63,7 +64,7 @@ export async function writeFileFromStream(
     for await (const chunk of source) {
       total += chunk.length;
       if (total > options.maxBytes) {
-        throw new FileOperationError("PAYLOAD_TOO_LARGE", `${input}: upload exceeds ${options.maxBytes} bytes`, {
+        throw new ServiceError("PAYLOAD_TOO_LARGE", `${input}: upload exceeds ${options.maxBytes} bytes`, {
           path: input,
           maxBytes: options.maxBytes,
         });
@@ -97,7 +98,7 @@ async function writeAtomically(
 ): Promise<WriteResult> {
   const target = await policy.resolve(input, "write");
   const existing = await stat(target.real).catch(() => undefined);
-  if (existing?.isDirectory()) throw new FileOperationError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
+  if (existing?.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
   const parent = path.dirname(target.real);
   await ensureParent(policy, parent, input, options.createParents ?? true);
 
@@ -126,8 +127,8 @@ async function writeAtomically(
 async function ensureParent(policy: PathPolicy, parent: string, input: string, create: boolean): Promise<void> {
   const parentStats = await stat(parent).catch(() => undefined);
   if (parentStats?.isDirectory()) return;
-  if (parentStats) throw new FileOperationError("NOT_A_DIRECTORY", `${input}: a parent is not a directory`, { path: input });
-  if (!create) throw new FileOperationError("FILE_NOT_FOUND", `${input}: the parent directory does not exist`, { path: input });
+  if (parentStats) throw new ServiceError("NOT_A_DIRECTORY", `${input}: a parent is not a directory`, { path: input });
+  if (!create) throw new ServiceError("FILE_NOT_FOUND", `${input}: the parent directory does not exist`, { path: input });
   try {
     await mkdir(parent, { recursive: true });
   } catch (error) {

@@ -1,12 +1,18 @@
 /** What route handlers are given and what a route group declares. */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Route as KitRoute } from "../../server-kit/http/router.ts";
+import type { RoutedRequest } from "../../server-kit/http/serve.ts";
 import type { ServerLimits } from "../config.ts";
+import type { CommandEnvironment } from "../engine/environment.ts";
 import type { ProcessTable } from "../engine/process-table.ts";
-import type { SandboxOptions } from "../sandbox/options.ts";
+import type { ServerServices } from "../services/server-services.ts";
 
 /** Server-wide state shared by every route (one per started server). */
 export interface ServerContext {
   readonly processes: ProcessTable;
+  /** The environment commands start from (base and sandbox-level variables). */
+  readonly environment: CommandEnvironment;
+  /** Isolation, file paths, sessions and file limits (container/services/). */
+  readonly services: ServerServices;
   readonly workspace: string;
   readonly limits: ServerLimits;
   /** Random id minted at boot: a new value means a restarted server. */
@@ -15,32 +21,16 @@ export interface ServerContext {
   readonly version: string;
   /** Aborted when the server closes; long-lived handlers (streams) stop on it. */
   readonly shutdown: AbortSignal;
-  /** Isolation, file limits and state directory for the sandbox routes (container/sandbox/). */
-  readonly sandbox?: SandboxOptions;
 }
 
-export interface RequestContext {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly url: URL;
-  readonly params: Readonly<Record<string, string>>;
+export interface RequestContext extends RoutedRequest {
   readonly server: ServerContext;
 }
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type Route = KitRoute<RequestContext>;
 
-export type RouteHandler = (ctx: RequestContext) => Promise<void> | void;
-
-export interface Route {
-  method: HttpMethod;
-  /** Literal segments and `:name` parameters, e.g. `/api/process/:id/stream`. */
-  path: string;
-  handler: RouteHandler;
-}
-
-/** One file's worth of routes; `setup` runs once at server start (e.g. to add spawn hooks). */
+/** One file's worth of routes. */
 export interface RouteGroup {
   name: string;
   routes: Route[];
-  setup?(server: ServerContext): void | (() => void | Promise<void>);
 }

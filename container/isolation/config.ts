@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode, type IsolationOptions } from "../../protocol/isolation.ts";
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 
 export const DEFAULT_ISOLATION: IsolationOptions = {
   isolation: "none",

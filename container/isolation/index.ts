@@ -10,15 +10,12 @@
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { IsolationInEffect, IsolationOptions, IsolationSupport } from "../../protocol/isolation.ts";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
-import { ServiceError } from "../errors.ts";
 import { isInside } from "../files/paths.ts";
 import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./bwrap.ts";
-import { detectIsolation } from "./detect.ts";
 import { createStateDir } from "./state-dir.ts";
-
-export { detectIsolation } from "./detect.ts";
-export { resolveIsolationOptions, isolationOptionsFromEnv, DEFAULT_ISOLATION } from "./config.ts";
 
 /** Where commands under bwrap find the per-run state directory. */
 const RUNS_PATH = "/.sandbox-state";

@@ -6,6 +6,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isAlive } from "../../server-kit/process-alive.ts";
 
 const PREFIX = "sandbox-state-";
 const OWNED = new RegExp(`^${PREFIX}(\\d+)-[A-Za-z0-9]{6}$`);
@@ -27,14 +28,5 @@ export function sweepStaleStateDirs(): void {
     const pid = Number(OWNED.exec(name)?.[1]);
     if (!pid || isAlive(pid)) continue;
     rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { SESSION_LIMITS, type SessionInfo } from "../../protocol/sessions.ts";
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 
 export interface Session {
   readonly id: string;

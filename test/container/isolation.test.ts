@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { detectIsolation } from "../../container/isolation/detect.ts";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { resolveIsolationOptions } from "../../container/isolation/config.ts";
 import { startServer } from "../../container/server.ts";
 import { call, eventually } from "./helpers.ts";

@@ -6,7 +6,7 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer, type StartServerOptions } from "../../container/server.ts";
-import { detectIsolation } from "../../container/isolation/detect.ts";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { call, type JsonReply } from "./helpers.ts";
 
 export interface SandboxServer {

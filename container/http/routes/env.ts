@@ -5,39 +5,38 @@
 import os from "node:os";
 import { INFO_ROUTES } from "../../../protocol/info.ts";
 import { SESSION_ROUTES, setEnvRequestSchema } from "../../../protocol/sessions.ts";
-import { getBaseEnv, getSandboxEnv, setSandboxEnv } from "../../engine/environment.ts";
-import { describeSandbox } from "../../sandbox/instructions.ts";
-import { readResources } from "../../sandbox/resources.ts";
-import { sandboxServices, setupSandboxServices } from "../../sandbox/services.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
+import { describeSandbox } from "../../services/instructions.ts";
+import { readResources } from "../../services/resources.ts";
 import { readJson } from "../request.ts";
-import { sendOk } from "../response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 async function setEnv(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, setEnvRequestSchema);
   if (request.sessionId !== undefined) {
-    const { sessions } = sandboxServices(ctx.server);
+    const { sessions } = ctx.server.services;
     const session = sessions.getOrCreate(request.sessionId);
     sessions.setEnv(session, request.vars);
     sendOk(ctx.res, { sessionId: session.id, vars: Object.fromEntries(session.env), unsetEnv: [...session.unset] });
     return;
   }
-  setSandboxEnv(Object.fromEntries(Object.entries(request.vars).map(([name, value]) => [name, value ?? undefined])));
-  sendOk(ctx.res, { vars: getSandboxEnv() });
+  const { environment } = ctx.server;
+  environment.setSandboxVars(Object.fromEntries(Object.entries(request.vars).map(([name, value]) => [name, value ?? undefined])));
+  sendOk(ctx.res, { vars: environment.sandboxVars() });
 }
 
 function getEnv(ctx: RequestContext): void {
   const sessionId = ctx.url.searchParams.get("sessionId");
   if (sessionId) {
-    const session = sandboxServices(ctx.server).sessions.get(sessionId);
+    const session = ctx.server.services.sessions.get(sessionId);
     sendOk(ctx.res, { sessionId, vars: Object.fromEntries(session.env), unsetEnv: [...session.unset] });
     return;
   }
-  sendOk(ctx.res, { vars: getSandboxEnv() });
+  sendOk(ctx.res, { vars: ctx.server.environment.sandboxVars() });
 }
 
 async function info(ctx: RequestContext): Promise<void> {
-  const { isolation, sessions } = sandboxServices(ctx.server);
+  const { isolation, sessions } = ctx.server.services;
   const { server } = ctx;
   sendOk(ctx.res, {
     status: "ok",
@@ -54,8 +53,8 @@ async function info(ctx: RequestContext): Promise<void> {
 }
 
 function instructions(ctx: RequestContext): void {
-  const { isolation } = sandboxServices(ctx.server);
-  const text = describeSandbox({ workspace: ctx.server.workspace, isolation: isolation.info(), path: getBaseEnv().PATH ?? "",
+  const { isolation } = ctx.server.services;
+  const text = describeSandbox({ workspace: ctx.server.workspace, isolation: isolation.info(), path: ctx.server.environment.base.PATH ?? "",
     visible: (dir) => isolation.isVisible(dir),
   });
   sendOk(ctx.res, { instructions: text });
@@ -69,5 +68,4 @@ export const envRoutes: RouteGroup = {
     { method: "GET", path: INFO_ROUTES.info, handler: info },
     { method: "GET", path: INFO_ROUTES.instructions, handler: instructions },
   ],
-  setup: setupSandboxServices,
 };

@@ -16,22 +16,22 @@ import {
   streamWriteQuerySchema,
   writeFileRequestSchema,
 } from "../../../protocol/files.ts";
-import { ServiceError } from "../../errors.ts";
+import { describeValidationError } from "../../../protocol/validation.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
+import { ServiceError } from "../../../server-kit/service-error.ts";
 import { deleteEntry, entryExists, makeDirectory, moveEntry, renameEntry } from "../../files/manage.ts";
 import { listDirectory } from "../../files/list.ts";
 import { contentTypeOf } from "../../files/mime.ts";
 import { openFileDownload, readFileContent } from "../../files/read.ts";
 import { writeFileContent, writeFileFromStream } from "../../files/write.ts";
-import { sandboxServices, setupSandboxServices } from "../../sandbox/services.ts";
 import { readJson } from "../request.ts";
-import { sendOk } from "../response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 async function writeFile(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, writeFileRequestSchema);
-  const { paths, fileLimits } = sandboxServices(ctx.server);
+  const { paths, fileLimits } = ctx.server.services;
   const data = decodeContent(request.content, request.encoding ?? "utf8");
   if (data.length > fileLimits.maxJsonFileBytes) {
     throw new ServiceError("PAYLOAD_TOO_LARGE", `content is larger than ${fileLimits.maxJsonFileBytes} bytes; use PUT ${FILE_ROUTES.stream}`, {
@@ -47,7 +47,7 @@ async function writeFile(ctx: RequestContext): Promise<void> {
 
 async function uploadFile(ctx: RequestContext): Promise<void> {
   const query = parseQuery(ctx);
-  const { paths, fileLimits } = sandboxServices(ctx.server);
+  const { paths, fileLimits } = ctx.server.services;
   const maxBytes = fileLimits.maxStreamedFileBytes;
   const declared = Number(ctx.req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -64,7 +64,7 @@ async function uploadFile(ctx: RequestContext): Promise<void> {
 async function downloadFile(ctx: RequestContext): Promise<void> {
   const filePath = ctx.url.searchParams.get("path");
   if (!filePath) throw new ServiceError("INVALID_REQUEST", "the path query parameter is required");
-  const download = await openFileDownload(sandboxServices(ctx.server).paths, filePath);
+  const download = await openFileDownload(ctx.server.services.paths, filePath);
   ctx.res.writeHead(200, {
     "content-type": contentTypeOf(download.mimeType, download.isBinary),
     "content-length": download.size,
@@ -84,7 +84,7 @@ async function downloadFile(ctx: RequestContext): Promise<void> {
 
 async function readFile(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, readFileRequestSchema);
-  const { paths, fileLimits } = sandboxServices(ctx.server);
+  const { paths, fileLimits } = ctx.server.services;
   const result = await readFileContent(paths, request.path, {
     maxBytes: fileLimits.maxJsonFileBytes,
     ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
@@ -94,33 +94,33 @@ async function readFile(ctx: RequestContext): Promise<void> {
 
 async function mkdir(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, mkdirRequestSchema);
-  sendOk(ctx.res, await makeDirectory(sandboxServices(ctx.server).paths, request.path, request));
+  sendOk(ctx.res, await makeDirectory(ctx.server.services.paths, request.path, request));
 }
 
 async function deleteFile(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, deleteFileRequestSchema);
-  sendOk(ctx.res, await deleteEntry(sandboxServices(ctx.server).paths, request.path, request));
+  sendOk(ctx.res, await deleteEntry(ctx.server.services.paths, request.path, request));
 }
 
 async function renameFile(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, renameFileRequestSchema);
-  sendOk(ctx.res, await renameEntry(sandboxServices(ctx.server).paths, request.oldPath, request.newPath, request));
+  sendOk(ctx.res, await renameEntry(ctx.server.services.paths, request.oldPath, request.newPath, request));
 }
 
 async function moveFile(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, moveFileRequestSchema);
-  sendOk(ctx.res, await moveEntry(sandboxServices(ctx.server).paths, request.sourcePath, request.destinationPath, request));
+  sendOk(ctx.res, await moveEntry(ctx.server.services.paths, request.sourcePath, request.destinationPath, request));
 }
 
 async function listFiles(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, listFilesRequestSchema);
-  const listing = await listDirectory(sandboxServices(ctx.server).paths, request.path ?? ".", request);
+  const listing = await listDirectory(ctx.server.services.paths, request.path ?? ".", request);
   sendOk(ctx.res, { ...listing, count: listing.files.length });
 }
 
 async function exists(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, existsRequestSchema);
-  sendOk(ctx.res, await entryExists(sandboxServices(ctx.server).paths, request.path));
+  sendOk(ctx.res, await entryExists(ctx.server.services.paths, request.path));
 }
 
 function decodeContent(content: string, encoding: "utf8" | "base64"): Buffer {
@@ -133,8 +133,8 @@ function decodeContent(content: string, encoding: "utf8" | "base64"): Buffer {
 function parseQuery(ctx: RequestContext) {
   const parsed = streamWriteQuerySchema.safeParse(Object.fromEntries(ctx.url.searchParams));
   if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new ServiceError("INVALID_REQUEST", `invalid query: ${first?.path.join(".") ?? ""} ${first?.message ?? ""}`.trim());
+    const failure = describeValidationError(parsed.error, "query");
+    throw new ServiceError("INVALID_REQUEST", failure.message, { issues: failure.issues });
   }
   return parsed.data;
 }
@@ -154,5 +154,4 @@ export const fileRoutes: RouteGroup = {
     { method: "POST", path: FILE_ROUTES.list, handler: listFiles },
     { method: "POST", path: FILE_ROUTES.exists, handler: exists },
   ],
-  setup: setupSandboxServices,
 };

@@ -1,6 +1,6 @@
 /** Liveness, and the boot id that tells a caller the container was restarted. */
+import { sendOk } from "../../../server-kit/http/response.ts";
 import type { RouteGroup } from "../types.ts";
-import { sendOk } from "../response.ts";
 
 export const pingRoutes: RouteGroup = {
   name: "ping",

@@ -1,19 +1,19 @@
 /**
  * Background processes: start, inspect, read logs, stream the log (resumable), write stdin, kill,
  * clean up. Unknown ids are 404 PROCESS_NOT_FOUND on every route, including `GET /api/process/{id}`
- * (the seed allowed `{process: null}` there; one rule for all routes is clearer for clients).
+ * (never `{process: null}`: one rule for all routes is clearer for clients).
  *
  * Exec records answer by id too, and are kept a short while after exit so a broken exec stream can
  * resume here; list and cleanup leave them out unless asked with `?include=exec`.
  */
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { OutputStream } from "../../../protocol/process.ts";
-import { ServiceError } from "../../errors.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
+import { ServiceError } from "../../../server-kit/service-error.ts";
 import { LogReader } from "../../engine/log-reader.ts";
 import type { ProcessFilter } from "../../engine/process-table.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
 import { parseSeq, readJson } from "../request.ts";
-import { sendOk } from "../response.ts";
 import { streamLogAsSse } from "../sse.ts";
 import { logFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";

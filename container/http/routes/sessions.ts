@@ -5,11 +5,10 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { createSessionRequestSchema, SESSION_ROUTES } from "../../../protocol/sessions.ts";
-import { ServiceError } from "../../errors.ts";
-import { sandboxServices, setupSandboxServices } from "../../sandbox/services.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
+import { ServiceError } from "../../../server-kit/service-error.ts";
 import { sessionInfo, type Session } from "../../sessions/store.ts";
 import { readJson } from "../request.ts";
-import { sendOk } from "../response.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 function describe(ctx: RequestContext, session: Session) {
@@ -19,7 +18,7 @@ function describe(ctx: RequestContext, session: Session) {
 
 async function createSession(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, createSessionRequestSchema);
-  const { sessions, isolation } = sandboxServices(ctx.server);
+  const { sessions, isolation } = ctx.server.services;
   let cwd: string | undefined;
   if (request.cwd !== undefined) {
     cwd = path.resolve(ctx.server.workspace, request.cwd);
@@ -36,17 +35,17 @@ async function createSession(ctx: RequestContext): Promise<void> {
 }
 
 function listSessions(ctx: RequestContext): void {
-  const { sessions } = sandboxServices(ctx.server);
+  const { sessions } = ctx.server.services;
   sendOk(ctx.res, { sessions: sessions.list().map((session) => describe(ctx, session)) });
 }
 
 function getSession(ctx: RequestContext): void {
-  const session = sandboxServices(ctx.server).sessions.get(ctx.params.id!);
+  const session = ctx.server.services.sessions.get(ctx.params.id!);
   sendOk(ctx.res, { session: describe(ctx, session) });
 }
 
 async function deleteSession(ctx: RequestContext): Promise<void> {
-  const { sessions } = sandboxServices(ctx.server);
+  const { sessions } = ctx.server.services;
   const id = ctx.params.id!;
   sessions.get(id); // 404 before killing anything
   sessions.delete(id);
@@ -62,5 +61,4 @@ export const sessionRoutes: RouteGroup = {
     { method: "GET", path: "/api/session/:id", handler: getSession },
     { method: "DELETE", path: "/api/session/:id", handler: deleteSession },
   ],
-  setup: setupSandboxServices,
 };

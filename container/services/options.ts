@@ -1,13 +1,13 @@
 /**
- * Options of the sandbox features around the engine (isolation, files, sessions), as `startServer`
- * takes them. Whatever a caller leaves out is read from the environment (`sandboxOptionsFromEnv`).
+ * Options of the services around the engine (isolation, files, sessions), as `startServer` takes
+ * them. Whatever a caller leaves out is read from the environment (`serviceOptionsFromEnv`).
  */
 import { FILE_LIMITS } from "../../protocol/files.ts";
 import type { IsolationOptions } from "../../protocol/isolation.ts";
 import { isolationOptionsFromEnv } from "../isolation/config.ts";
 
-/** Isolation fields as the seed's LocalSandbox takes them: `{isolation: "bwrap", allowNetwork, readOnlyPaths, …}`. */
-export interface SandboxOptions extends Partial<IsolationOptions> {
+/** Isolation fields (`{isolation: "bwrap", allowNetwork, readOnlyPaths, …}`), the state directory and file limits. */
+export interface ServiceOptions extends Partial<IsolationOptions> {
   /** The server's private state directory (default: a fresh temporary one, removed on close). */
   stateDir?: string;
   /** Cap on one streamed upload (default FILE_LIMITS.maxStreamedFileBytes). */
@@ -16,7 +16,7 @@ export interface SandboxOptions extends Partial<IsolationOptions> {
   maxJsonFileBytes?: number;
 }
 
-export function isolationFieldsOf(options: SandboxOptions): Partial<IsolationOptions> {
+export function isolationFieldsOf(options: ServiceOptions): Partial<IsolationOptions> {
   const { isolation, allowNetwork, readOnlyPaths, readWritePaths, allowSystemBinaries, bwrapArgs } = options;
   return { isolation, allowNetwork, readOnlyPaths, readWritePaths, allowSystemBinaries, bwrapArgs };
 }
@@ -26,7 +26,7 @@ export interface ResolvedFileLimits {
   maxJsonFileBytes: number;
 }
 
-export function fileLimitsOf(options: SandboxOptions): ResolvedFileLimits {
+export function fileLimitsOf(options: ServiceOptions): ResolvedFileLimits {
   return {
     maxStreamedFileBytes: options.maxStreamedFileBytes ?? FILE_LIMITS.maxStreamedFileBytes,
     maxJsonFileBytes: options.maxJsonFileBytes ?? FILE_LIMITS.maxJsonFileBytes,
@@ -34,8 +34,8 @@ export function fileLimitsOf(options: SandboxOptions): ResolvedFileLimits {
 }
 
 /** SANDBOX_ISOLATION, SANDBOX_ALLOW_NETWORK, … (protocol ISOLATION_ENV), SANDBOX_STATE_DIR, SANDBOX_MAX_UPLOAD_BYTES. */
-export function sandboxOptionsFromEnv(env: Record<string, string | undefined> = process.env): SandboxOptions {
-  const options: SandboxOptions = isolationOptionsFromEnv(env);
+export function serviceOptionsFromEnv(env: Record<string, string | undefined> = process.env): ServiceOptions {
+  const options: ServiceOptions = isolationOptionsFromEnv(env);
   if (env.SANDBOX_STATE_DIR) options.stateDir = env.SANDBOX_STATE_DIR;
   const maxUpload = Number(env.SANDBOX_MAX_UPLOAD_BYTES);
   if (env.SANDBOX_MAX_UPLOAD_BYTES && Number.isSafeInteger(maxUpload) && maxUpload > 0) options.maxStreamedFileBytes = maxUpload;

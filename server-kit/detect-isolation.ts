@@ -1,12 +1,13 @@
 /**
  * What isolation this machine offers. bubblewrap counts as available only when a trial sandbox with
  * the namespaces we use actually starts: an installed binary is not enough (containers often forbid
- * user or pid namespaces). Probed once per process (about 10 ms), synchronously, at server start.
+ * user or pid namespaces). Probed once per process and binary (about 10 ms), synchronously: the
+ container server asks at start, the local runtime when a caller asks what the machine offers.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
 import path from "node:path";
-import type { IsolationSupport } from "../../protocol/isolation.ts";
+import type { IsolationSupport } from "../protocol/isolation.ts";
+import { findExecutable, isExecutableFile } from "./executables.ts";
 
 const cached = new Map<string, IsolationSupport>();
 
@@ -25,7 +26,7 @@ export function detectIsolation(options: { refresh?: boolean; bwrapPath?: string
 }
 
 function probeBwrap(wanted: string): IsolationSupport["bwrap"] {
-  const binary = findExecutable(wanted);
+  const binary = findBinary(wanted);
   if (!binary) return { available: false, reason: "bwrap (bubblewrap) is not installed: apt-get install bubblewrap" };
   const version = run(binary, ["--version"]);
   if (!version.ok) return { available: false, path: binary, reason: `bwrap --version failed: ${version.output}` };
@@ -44,18 +45,10 @@ function probeBwrap(wanted: string): IsolationSupport["bwrap"] {
   return { available: true, path: binary, version: versionText };
 }
 
-function findExecutable(name: string): string | undefined {
-  const dirs = (process.env.PATH || "").split(path.delimiter).filter(Boolean);
-  const candidates = name.includes("/") ? [name] : [...dirs, "/usr/bin", "/bin"].map((dir) => path.join(dir, name));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+/** A path as given, else the name in PATH, /usr/bin or /bin. */
+function findBinary(name: string): string | undefined {
+  if (name.includes("/")) return isExecutableFile(name) ? name : undefined;
+  return findExecutable(name, [...(process.env.PATH || "").split(path.delimiter), "/usr/bin", "/bin"]);
 }
 
 function run(file: string, args: string[]): { ok: boolean; output: string } {

@@ -1,32 +1,47 @@
 /**
  * A small route table. Literal segments win over parameters at the same position, so
  * `/api/process/list` and `DELETE /api/process/kill-all` are never taken for an id.
+ * Generic over what a handler is given (`C`): each server decides its own request context.
  */
-import type { HttpMethod, Route, RouteHandler } from "./types.ts";
 
-interface CompiledRoute {
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export type RouteHandler<C> = (ctx: C) => Promise<void> | void;
+
+export interface Route<C> {
   method: HttpMethod;
-  segments: string[];
-  handler: RouteHandler;
+  /** Literal segments and `:name` parameters, e.g. `/api/process/:id/stream`. */
+  path: string;
+  handler: RouteHandler<C>;
 }
 
-export type RouteMatch =
-  | { kind: "found"; handler: RouteHandler; params: Record<string, string> }
+interface CompiledRoute<C> {
+  method: HttpMethod;
+  segments: string[];
+  handler: RouteHandler<C>;
+}
+
+export type RouteMatch<C> =
+  | { kind: "found"; handler: RouteHandler<C>; params: Record<string, string> }
   | { kind: "method-not-allowed"; allowed: HttpMethod[] }
   | { kind: "not-found" };
 
-export class Router {
-  readonly #routes: CompiledRoute[] = [];
+export class Router<C> {
+  readonly #routes: CompiledRoute<C>[] = [];
 
-  add(route: Route): void {
+  constructor(routes: Iterable<Route<C>> = []) {
+    for (const route of routes) this.add(route);
+  }
+
+  add(route: Route<C>): void {
     this.#routes.push({ method: route.method, segments: split(route.path), handler: route.handler });
   }
 
   /** The most literal path match decides: a reserved word (`list`, `kill-all`) is never an id. */
-  match(method: string, pathname: string): RouteMatch {
+  match(method: string, pathname: string): RouteMatch<C> {
     const segments = split(pathname);
     let bestScore = -1;
-    let candidates: { route: CompiledRoute; params: Record<string, string> }[] = [];
+    let candidates: { route: CompiledRoute<C>; params: Record<string, string> }[] = [];
     for (const route of this.#routes) {
       const match = matchSegments(route.segments, segments);
       if (!match || match.score < bestScore) continue;

@@ -2,9 +2,9 @@
  * A short description of the sandbox for an agent's tool prompt: where to work, what walls there
  * are, what programs exist. Plain sentences, a handful of lines, true for this server right now.
  */
-import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import type { IsolationInEffect } from "../../protocol/isolation.ts";
+import { findExecutable } from "../../server-kit/executables.ts";
 
 /** Programs worth telling an agent about, when they are on PATH. */
 const NOTABLE_TOOLS = ["bash", "python3", "pip3", "node", "npm", "git", "curl", "wget", "jq", "rg", "make", "gcc", "tar", "unzip", "sqlite3"];
@@ -19,7 +19,7 @@ export function describeSandbox(options: {
 }): string {
   const { workspace, isolation } = options;
   const searchPath = options.path.split(path.delimiter).filter((dir) => dir !== "" && options.visible(dir));
-  const tools = NOTABLE_TOOLS.filter((tool) => onPath(tool, searchPath));
+  const tools = NOTABLE_TOOLS.filter((tool) => findExecutable(tool, searchPath) !== undefined);
   const lines = [
     `You are working in a sandbox. Your working directory is ${workspace}; relative paths in file operations resolve there.`,
   ];
@@ -35,15 +35,4 @@ export function describeSandbox(options: {
   lines.push(tools.length > 0 ? `Available tools include: ${tools.join(", ")}.` : "Only basic shell tools are available.");
   lines.push("Each command runs in a fresh shell; use a session (sessionId) to keep the working directory and exported variables between commands.");
   return lines.join("\n");
-}
-
-function onPath(tool: string, searchPath: string[]): boolean {
-  return searchPath.some((dir) => {
-    try {
-      accessSync(path.join(dir, tool), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }

@@ -1,0 +1,74 @@
+/**
+ * The per-server state behind the file, session, env and info routes: the isolation in effect, the
+ * path policy of the file routes, the session store and the file limits. `startServer` creates them
+ * once, with their spawn hooks installed on the process table, and puts them on the server's context;
+ * creating them is where a server asking for an unavailable isolation fails to start.
+ */
+import type { ProcessTable } from "../engine/process-table.ts";
+import { PathPolicy } from "../files/paths.ts";
+import { resolveIsolationOptions } from "../isolation/config.ts";
+import { CommandIsolation } from "../isolation/index.ts";
+import { sessionSpawnHook } from "../sessions/hook.ts";
+import { SessionStore } from "../sessions/store.ts";
+import { fileLimitsOf, isolationFieldsOf, serviceOptionsFromEnv, type ResolvedFileLimits, type ServiceOptions } from "./options.ts";
+
+export interface ServerServices {
+  readonly isolation: CommandIsolation;
+  readonly paths: PathPolicy;
+  readonly sessions: SessionStore;
+  readonly fileLimits: ResolvedFileLimits;
+  /** Removes the spawn hooks, forgets the sessions, removes the state directory it created. */
+  close(): void;
+}
+
+export interface ServicesSetup {
+  workspace: string;
+  /** HOME of commands (under bwrap it gets a private directory). */
+  home: string | undefined;
+  processes: ProcessTable;
+}
+
+export function createServerServices(setup: ServicesSetup, given: ServiceOptions): ServerServices {
+  const options = withEnvironmentDefaults(given);
+  const isolationOptions = resolveIsolationOptions(isolationFieldsOf(options), {});
+  const isolation = new CommandIsolation(isolationOptions, {
+    workspace: setup.workspace,
+    ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+    ...(setup.home ? { home: setup.home } : {}),
+  });
+  const paths = new PathPolicy({
+    workspace: setup.workspace,
+    readWritePaths: isolationOptions.readWritePaths,
+    readOnlyPaths: isolationOptions.readOnlyPaths,
+  });
+  const sessions = new SessionStore(setup.workspace);
+  const { hooks } = setup.processes;
+  const removeHooks = [hooks.add(sessionSpawnHook(sessions, { runsDir: isolation.runsDir, hostPathOf: (p) => isolation.hostPathOf(p) }))];
+  const isolationHook = isolation.spawnHook();
+  if (isolationHook) removeHooks.push(hooks.add(isolationHook));
+
+  return {
+    isolation,
+    paths,
+    sessions,
+    fileLimits: fileLimitsOf(options),
+    close() {
+      for (const remove of removeHooks) remove();
+      sessions.clear();
+      isolation.close();
+    },
+  };
+}
+
+/**
+ * Options given to startServer win; what they leave out comes from the environment the server was
+ * started with (SANDBOX_ISOLATION, …), so a server asked for bwrap by its environment never runs
+ * unconfined, whichever entry point started it.
+ */
+function withEnvironmentDefaults(options: ServiceOptions): ServiceOptions {
+  const merged: ServiceOptions = { ...serviceOptionsFromEnv(process.env) };
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+  }
+  return merged;
+}

@@ -1,0 +1,97 @@
+/**
+ * The local runtime's routes (protocol/runtime.ts), as a route table for the server kit. Bodies are
+ * the protocol's values as they are, without the container server's success envelope.
+ */
+import { isValidSandboxId } from "../protocol/sandbox.ts";
+import type { IsolationMode } from "../protocol/isolation.ts";
+import { RUNTIME_EXIT_POLL_MAX_MS, runtimeSignalRequestSchema, runtimeStartRequestSchema, type RuntimeHealth } from "../protocol/runtime.ts";
+import { detectIsolation } from "../server-kit/detect-isolation.ts";
+import { readJsonBody } from "../server-kit/http/body.ts";
+import { sendJson } from "../server-kit/http/response.ts";
+import type { Route } from "../server-kit/http/router.ts";
+import type { RoutedRequest } from "../server-kit/http/serve.ts";
+import { ServiceError } from "../server-kit/service-error.ts";
+import type { ContainerPool } from "./pool.ts";
+import { startRefusalOf } from "./start-failure.ts";
+
+/** Largest request body the runtime reads: its requests are small JSON objects. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** What the runtime's handlers share. */
+export interface RuntimeContext {
+  readonly pool: ContainerPool;
+  readonly dataDir: string;
+  /** Isolation of sandboxes that ask for none. */
+  readonly isolation: IsolationMode;
+  /** The bubblewrap the container servers are given (undefined: `bwrap` on PATH). */
+  readonly bwrapPath: string | undefined;
+}
+
+export interface RuntimeRequest extends RoutedRequest {
+  readonly runtime: RuntimeContext;
+}
+
+function health({ res, runtime }: RuntimeRequest): void {
+  const body: RuntimeHealth = { status: "ok", containers: runtime.pool.size, isolation: runtime.isolation, dataDir: runtime.dataDir };
+  sendJson(res, 200, body);
+}
+
+function isolation({ res, runtime }: RuntimeRequest): void {
+  sendJson(res, 200, detectIsolation(runtime.bwrapPath === undefined ? {} : { bwrapPath: runtime.bwrapPath }));
+}
+
+function containerKey(ctx: RuntimeRequest): string {
+  const key = ctx.params.key!;
+  if (!isValidSandboxId(key)) throw new ServiceError("INVALID_SANDBOX_ID", `invalid container key "${key}"`);
+  return key;
+}
+
+async function start(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  const request = await readJsonBody(ctx.req, runtimeStartRequestSchema, { maxBytes: MAX_BODY_BYTES, whenEmpty: {} });
+  let container;
+  try {
+    container = await ctx.runtime.pool.start(key, request);
+  } catch (error) {
+    const logTail = (error as { logTail?: string }).logTail;
+    const refusal = logTail ? startRefusalOf(logTail) : undefined;
+    if (refusal) throw new ServiceError(refusal.code, refusal.message, { logTail });
+    throw new ServiceError("CONTAINER_UNAVAILABLE", (error as Error).message, logTail ? { logTail } : undefined);
+  }
+  sendJson(ctx.res, 200, container.info());
+}
+
+function info(ctx: RuntimeRequest): void {
+  sendJson(ctx.res, 200, ctx.runtime.pool.info(containerKey(ctx)));
+}
+
+async function waitForExit(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  const waitMs = Math.min(Math.max(Number(ctx.url.searchParams.get("waitMs") ?? 0) || 0, 0), RUNTIME_EXIT_POLL_MAX_MS);
+  const runId = ctx.url.searchParams.get("runId") ?? undefined;
+  sendJson(ctx.res, 200, await ctx.runtime.pool.waitForExit(key, runId, waitMs));
+}
+
+async function signal(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  const request = await readJsonBody(ctx.req, runtimeSignalRequestSchema, {
+    maxBytes: MAX_BODY_BYTES,
+    whenEmpty: {},
+    invalidCode: "INVALID_SIGNAL",
+  });
+  sendJson(ctx.res, 200, ctx.runtime.pool.signal(key, request.signal));
+}
+
+async function destroy(ctx: RuntimeRequest): Promise<void> {
+  sendJson(ctx.res, 200, await ctx.runtime.pool.destroy(containerKey(ctx)));
+}
+
+export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
+  { method: "GET", path: "/health", handler: health },
+  { method: "GET", path: "/isolation", handler: isolation },
+  { method: "POST", path: "/containers/:key/start", handler: start },
+  { method: "GET", path: "/containers/:key", handler: info },
+  { method: "GET", path: "/containers/:key/exit", handler: waitForExit },
+  { method: "POST", path: "/containers/:key/signal", handler: signal },
+  { method: "DELETE", path: "/containers/:key", handler: destroy },
+];

@@ -1,0 +1,81 @@
+/**
+ * Serving a route table over node:http: each request goes to its route's handler with the context
+ * the server builds for it; an unknown path is 404 NOT_FOUND, a known path with another method 405
+ * METHOD_NOT_ALLOWED (with `allow`), and whatever a handler throws becomes an error response.
+ */
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { sendError, sendErrorCode } from "./response.ts";
+import type { Router } from "./router.ts";
+
+/**
+ * node:http through require, not an ESM import: an ESM import copies every export of the module, and
+ * one of them (http.WebSocket) loads undici on first read — ~2 MB of heap and ~10 MB resident that
+ * every spawn of the container server then pays for, since forking costs in proportion to the
+ * server's resident memory.
+ */
+const { createServer } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
+
+/** What every handler's context has: the request, its response, its URL and the route's parameters. */
+export interface RoutedRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** Builds a handler's context for a matched request: the RoutedRequest fields and what the server adds. */
+export type ContextOf<C extends RoutedRequest> = (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>) => C;
+
+export function routeRequests<C extends RoutedRequest>(router: Router<C>, contextOf: ContextOf<C>): RequestListener {
+  return (req, res) => void dispatch(router, contextOf, req, res);
+}
+
+async function dispatch<C extends RoutedRequest>(router: Router<C>, contextOf: ContextOf<C>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const match = router.match(req.method ?? "GET", url.pathname);
+    if (match.kind === "not-found") {
+      sendErrorCode(res, "NOT_FOUND", `no route for ${req.method} ${url.pathname}`);
+      return;
+    }
+    if (match.kind === "method-not-allowed") {
+      sendErrorCode(res, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${url.pathname}`, { allowed: match.allowed }, {
+        allow: match.allowed.join(", "),
+      });
+      return;
+    }
+    await match.handler(contextOf(req, res, url, match.params));
+  } catch (error) {
+    sendError(res, error);
+  }
+}
+
+export interface Listening {
+  server: Server;
+  host: string;
+  port: number;
+  /** Where a client on this machine reaches it (a wildcard host is reached on loopback). */
+  url: string;
+}
+
+/** Starts an HTTP/1.1 server and resolves once it listens (port 0 lets the OS pick). */
+export async function listen(listener: RequestListener, options: { port: number; host: string }): Promise<Listening> {
+  const server = createServer({ keepAliveTimeout: 65_000, noDelay: true }, listener);
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  const { host } = options;
+  await new Promise<void>((resolveListen, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, host, () => {
+      server.off("error", reject);
+      resolveListen();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  return { server, host, port, url: `http://${urlHost}:${port}` };
+}

@@ -1,0 +1,101 @@
+/**
+ * The local runtime's HTTP API (protocol/runtime.ts) over a real HTTP server: start a container,
+ * reach its server through the port the runtime reports, watch and destroy it; bad calls get a
+ * coded error with the right status.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../../protocol/errors.ts";
+import { CONTAINER_SERVER_PORT, type RuntimeContainerInfo } from "../../protocol/runtime.ts";
+import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
+import { call, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
+
+let dataDir: DataDir;
+let runtime: RunningRuntime;
+beforeAll(async () => {
+  dataDir = tempDataDir();
+  runtime = await startRuntime({ dataDir: dataDir.path, stopGraceMs: 2_000 });
+});
+afterAll(async () => {
+  await runtime.close();
+  dataDir.remove();
+});
+
+const api = (method: string, path: string, body?: unknown) => call(runtime.url, method, path, body);
+
+function expectError(reply: JsonReply, code: keyof typeof ERROR_CODES): void {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(ERROR_CODES[code]);
+  expect(reply.body).toMatchObject({ success: false, code, httpStatus: ERROR_CODES[code], message: expect.any(String) });
+  expect(Date.parse(reply.body.timestamp)).not.toBeNaN();
+}
+
+describe("runtime API", () => {
+  it("reports its health and what isolation the machine offers", async () => {
+    expect(await api("GET", "/health")).toMatchObject({
+      status: 200,
+      body: { status: "ok", containers: 0, isolation: "none", dataDir: runtime.dataDir },
+    });
+    const isolation = await api("GET", "/isolation");
+    expect(isolation).toMatchObject({ status: 200, body: { none: { available: true }, bwrap: { available: expect.any(Boolean) } } });
+  });
+
+  it("starts a container, fetches through to its server, and destroys it", async () => {
+    const started = await api("POST", "/containers/api-one/start", { env: { GREETING: "hi" } });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const info = started.body as RuntimeContainerInfo;
+    expect(info).toMatchObject({ key: "api-one", running: true, runId: expect.any(String), pid: expect.any(Number) });
+    const port = info.ports![String(CONTAINER_SERVER_PORT)]!;
+    const server = `http://127.0.0.1:${port}`;
+
+    const exec = await call(server, "POST", "/api/execute", { command: "echo through" });
+    expect(exec).toMatchObject({ status: 200, body: { exitCode: 0, stdout: "through\n" } });
+
+    // A second start of a running key answers with the same run.
+    expect((await api("POST", "/containers/api-one/start", {})).body).toMatchObject({ runId: info.runId, running: true });
+    expect((await api("GET", "/containers/api-one")).body).toMatchObject({ runId: info.runId, running: true });
+    expect((await api("GET", "/health")).body.containers).toBe(1);
+
+    const destroyed = await api("DELETE", "/containers/api-one");
+    expect(destroyed).toMatchObject({ status: 200, body: { key: "api-one", running: false, runId: info.runId, exitCode: 137 } });
+    expect((await api("GET", `/containers/api-one/exit?runId=${info.runId}&waitMs=5000`)).body).toMatchObject({ running: false, runId: info.runId });
+    expect((await api("GET", "/health")).body.containers).toBe(0);
+    await expect(fetch(`${server}/api/ping`)).rejects.toThrow();
+  });
+
+  it("signals a container and answers a long poll when it exits", async () => {
+    const { body: info } = await api("POST", "/containers/api-two/start", {});
+    expect((await api("GET", `/containers/api-two/exit?runId=${info.runId}&waitMs=0`)).body).toMatchObject({ running: true });
+    const exit = api("GET", `/containers/api-two/exit?runId=${info.runId}&waitMs=20000`);
+    expect(await api("POST", "/containers/api-two/signal", { signal: 15 })).toMatchObject({ status: 200, body: { runId: info.runId } });
+    expect((await exit).body).toMatchObject({ running: false, runId: info.runId, exitCode: 0 });
+  });
+
+  it("answers an unknown route with 404 NOT_FOUND and a wrong method with 405", async () => {
+    expectError(await api("GET", "/nope"), "NOT_FOUND");
+    expectError(await api("GET", "/containers/api-one/start/again"), "NOT_FOUND");
+    const wrong = await api("PUT", "/containers/api-one");
+    expectError(wrong, "METHOD_NOT_ALLOWED");
+    expect(wrong.headers.get("allow")).toBe("GET, DELETE");
+    expectError(await api("GET", "/containers/api-one/start"), "METHOD_NOT_ALLOWED");
+  });
+
+  it("refuses a key that is not a sandbox id", async () => {
+    expectError(await api("POST", "/containers/..hidden/start", {}), "INVALID_SANDBOX_ID");
+    expectError(await api("GET", `/containers/${encodeURIComponent("has space")}`), "INVALID_SANDBOX_ID");
+  });
+
+  it("answers bad bodies with 400 and a code", async () => {
+    expectError(await api("POST", "/containers/api-bad/start", "{not json"), "INVALID_JSON");
+    const badEnv = await api("POST", "/containers/api-bad/start", { env: { A: 1 } });
+    expectError(badEnv, "INVALID_REQUEST");
+    expect(badEnv.body.context.issues[0]).toMatchObject({ path: "env.A" });
+    expectError(await api("POST", "/containers/api-bad/start", { isolation: { isolation: "docker" } }), "INVALID_REQUEST");
+    expectError(await api("POST", "/containers/api-bad/start", { enableInternet: "yes" }), "INVALID_REQUEST");
+    expectError(await api("POST", "/containers/api-bad/start", [1, 2]), "INVALID_REQUEST");
+    expectError(await api("POST", "/containers/api-bad/signal", { signal: "SIGTERM" }), "INVALID_SIGNAL");
+    expectError(await api("POST", "/containers/api-bad/signal", { signal: 99 }), "INVALID_SIGNAL");
+    expectError(await api("POST", "/containers/api-bad/signal", ""), "INVALID_SIGNAL");
+    expectError(await api("POST", "/containers/api-bad/start", { env: { BIG: "x".repeat(2 * 1024 * 1024) } }), "PAYLOAD_TOO_LARGE");
+    // None of them started anything.
+    expect((await api("GET", "/containers/api-bad")).body).toEqual({ key: "api-bad", running: false });
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * The isolation each container server starts with (runtime/isolation.ts): the runtime's defaults,
+ * overridden field by field by the sandbox's request, handed to the server as env vars written after
+ * the sandbox's own (runtime/launch.ts); and a real server reporting what it was given.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import type { RuntimeStartRequest } from "../../protocol/runtime.ts";
+import { directLauncher, serverEnv, type LaunchSpec } from "../../runtime/launch.ts";
+import { BWRAP_PATH_VAR, parseIsolationMode, resolveIsolation } from "../../runtime/isolation.ts";
+import { ContainerPool } from "../../runtime/pool.ts";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { call, tempDataDir, type DataDir } from "./helpers.ts";
+
+describe("the runtime's isolation mode", () => {
+  it("is none unless asked for, and only a known mode", () => {
+    expect(parseIsolationMode(undefined)).toBe("none");
+    expect(parseIsolationMode("")).toBe("none");
+    expect(parseIsolationMode("bwrap")).toBe("bwrap");
+    expect(() => parseIsolationMode("docker")).toThrow(/Unknown isolation "docker".*none, bwrap/);
+  });
+});
+
+describe("resolveIsolation", () => {
+  it("takes the defaults when the sandbox asks for nothing: no network, nothing extra", () => {
+    expect(resolveIsolation({ mode: "none", env: {} })).toEqual({
+      mode: "none",
+      env: {
+        [ISOLATION_ENV.mode]: "none",
+        [ISOLATION_ENV.allowNetwork]: "0",
+        [ISOLATION_ENV.enableInternet]: "0",
+        [ISOLATION_ENV.readOnlyPaths]: "",
+        [ISOLATION_ENV.readWritePaths]: "",
+        [ISOLATION_ENV.bwrapArgs]: "",
+        [ISOLATION_ENV.allowSystemBinaries]: "",
+        [BWRAP_PATH_VAR]: "",
+      },
+    });
+  });
+
+  it("reads the runtime's own defaults from its environment", () => {
+    const env = {
+      [ISOLATION_ENV.allowNetwork]: "1",
+      [ISOLATION_ENV.readOnlyPaths]: "/opt/tools",
+      [ISOLATION_ENV.allowSystemBinaries]: "0",
+      [BWRAP_PATH_VAR]: "/opt/bwrap",
+    };
+    const resolved = resolveIsolation({ mode: "bwrap", env });
+    expect(resolved.mode).toBe("bwrap");
+    expect(resolved.env).toMatchObject({
+      [ISOLATION_ENV.mode]: "bwrap",
+      [ISOLATION_ENV.allowNetwork]: "1",
+      [ISOLATION_ENV.readOnlyPaths]: "/opt/tools",
+      [ISOLATION_ENV.allowSystemBinaries]: "0",
+      [BWRAP_PATH_VAR]: "/opt/bwrap",
+    });
+    // An explicit bwrap path wins over the environment's.
+    expect(resolveIsolation({ mode: "none", bwrapPath: "/usr/bin/bwrap", env }).env[BWRAP_PATH_VAR]).toBe("/usr/bin/bwrap");
+  });
+
+  it("lets the sandbox's request override each field", () => {
+    const env = { [ISOLATION_ENV.allowNetwork]: "1", [ISOLATION_ENV.readOnlyPaths]: "/opt/tools" };
+    const resolved = resolveIsolation(
+      { mode: "none", env },
+      { isolation: "bwrap", allowNetwork: false, readOnlyPaths: ["/data"], readWritePaths: ["/scratch"], bwrapArgs: ["--unshare-uts"], allowSystemBinaries: true },
+    );
+    expect(resolved).toEqual({
+      mode: "bwrap",
+      env: {
+        [ISOLATION_ENV.mode]: "bwrap",
+        [ISOLATION_ENV.allowNetwork]: "0",
+        [ISOLATION_ENV.enableInternet]: "0",
+        [ISOLATION_ENV.readOnlyPaths]: '["/data"]',
+        [ISOLATION_ENV.readWritePaths]: '["/scratch"]',
+        [ISOLATION_ENV.bwrapArgs]: '["--unshare-uts"]',
+        [ISOLATION_ENV.allowSystemBinaries]: "1",
+        [BWRAP_PATH_VAR]: "",
+      },
+    });
+  });
+
+  it("never gives commands the network when the platform's enableInternet is off", () => {
+    const env = { [ISOLATION_ENV.allowNetwork]: "1" };
+    expect(resolveIsolation({ mode: "none", env }, {}, false).env[ISOLATION_ENV.allowNetwork]).toBe("0");
+    expect(resolveIsolation({ mode: "none", env }, { allowNetwork: true }, false).env[ISOLATION_ENV.allowNetwork]).toBe("0");
+    expect(resolveIsolation({ mode: "none", env: {} }, { allowNetwork: true }, true).env[ISOLATION_ENV.allowNetwork]).toBe("1");
+  });
+});
+
+describe("the server's environment", () => {
+  const spec = (env: Record<string, string>): LaunchSpec => {
+    const isolation = resolveIsolation({ mode: "bwrap", env: {} }, { allowNetwork: false });
+    return { key: "k", port: 4321, sandboxDir: "/tmp/k", workspace: "/tmp/k/workspace", env, enableInternet: true, isolation: isolation.mode, isolationEnv: isolation.env };
+  };
+
+  it("carries the isolation after the sandbox's env vars, which can neither loosen it nor steer the server", () => {
+    const env = serverEnv(
+      spec({ GREETING: "hi", [ISOLATION_ENV.mode]: "none", [ISOLATION_ENV.allowNetwork]: "1", PORT: "1", NODE_OPTIONS: "--inspect", LD_PRELOAD: "/x.so", PATH: "/evil" }),
+    );
+    expect(env).toMatchObject({ GREETING: "hi", [ISOLATION_ENV.mode]: "bwrap", [ISOLATION_ENV.allowNetwork]: "0", PORT: "4321", SANDBOX_ID: "k" });
+    expect(env.NODE_OPTIONS).toBeUndefined();
+    expect(env.LD_PRELOAD).toBeUndefined();
+    expect(env.PATH).toBe(process.env.PATH);
+  });
+});
+
+describe("a container server started with a sandbox's isolation", () => {
+  let dataDir: DataDir;
+  let pool: ContainerPool;
+  beforeAll(() => {
+    dataDir = tempDataDir();
+    pool = new ContainerPool({ dataDir: dataDir.path, launcher: directLauncher, isolation: { mode: "none", env: {} } });
+  });
+  afterAll(async () => {
+    await pool.stopAll();
+    dataDir.remove();
+  });
+
+  /** Starts the key's server with `request` and returns its URL and the isolation it reports. */
+  const startWith = async (key: string, request: RuntimeStartRequest) => {
+    const url = `http://127.0.0.1:${(await pool.start(key, request)).port}`;
+    return { url, isolation: (await call(url, "GET", "/api/info")).body.isolation };
+  };
+
+  it("reports the runtime's defaults when the sandbox asks for nothing", async () => {
+    expect((await startWith("iso-default", {})).isolation).toMatchObject({ mode: "none", readOnlyPaths: [], readWritePaths: [] });
+  });
+
+  it("reports the paths the sandbox asked for", async () => {
+    const shared = realpathSync(tmpdir());
+    const { isolation } = await startWith("iso-paths", { isolation: { readOnlyPaths: [shared] } });
+    expect(isolation).toMatchObject({ mode: "none", readOnlyPaths: [shared] });
+  });
+
+  it.skipIf(!detectIsolation().bwrap.available)("runs under bwrap without network when asked", async () => {
+    const { url, isolation } = await startWith("iso-bwrap", { isolation: { isolation: "bwrap", allowNetwork: false } });
+    expect(isolation).toMatchObject({ mode: "bwrap", allowNetwork: false, pidNamespace: true });
+    // In its own pid namespace a command sees only its own processes.
+    const ps = await call(url, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
+    expect(Number(ps.body.stdout.trim())).toBeLessThan(10);
+  });
+});
