@@ -95,14 +95,18 @@ describe("processes", () => {
 
   it("waits for a port inside the sandbox, and fails fast when the process dies first", async () => {
     // The server picks a free port itself (a guessed one may belong to another program) and says which.
+    // waitForPort probes by connecting and hanging up at once, so the server's "hi" can reach a closed
+    // socket and come back as a reset: like any real server, it must survive that (a net socket without
+    // an 'error' listener would crash the whole process on ECONNRESET).
     const server = await sandbox.startProcess(
-      `sleep 0.3; exec node -e "const s = require('net').createServer(c => c.end('hi')).listen(0, '127.0.0.1', () => console.log('port', s.address().port))"`,
+      `sleep 0.3; exec node -e "const s = require('net').createServer(c => c.on('error', () => {}).end('hi')).listen(0, '127.0.0.1', () => console.log('port', s.address().port))"`,
     );
     const announced = await server.waitForLog(/port (\d+)/, 15_000);
     const port = Number(announced.match?.[1]);
     expect(port).toBeGreaterThan(0);
     await server.waitForPort(port, { timeout: 15_000 });
-    expect((await sandbox.exec(`exec 3<>/dev/tcp/127.0.0.1/${port}; cat <&3`)).stdout).toBe("hi");
+    const reply = await sandbox.exec(`exec 3<>/dev/tcp/127.0.0.1/${port}; cat <&3`);
+    expect({ exitCode: reply.exitCode, stdout: reply.stdout, stderr: reply.stderr }).toEqual({ exitCode: 0, stdout: "hi", stderr: "" });
     await server.kill();
 
     const dying = await sandbox.startProcess("sleep 0.2; exit 1");
