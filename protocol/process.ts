@@ -169,7 +169,8 @@ export interface SuccessEnvelope {
 }
 export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo };
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
-export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo | null };
+/** An unknown id is a 404 PROCESS_NOT_FOUND, never `{process: null}`. */
+export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo };
 export type GetProcessLogsResponse = SuccessEnvelope & {
   processId: string;
   stdout: string;

@@ -35,8 +35,6 @@ export class SseParser {
   #event = "";
   #data: string[] = [];
   #hasData = false;
-  /** The id of the last dispatched message: what a reconnect sends as Last-Event-ID. */
-  lastEventId: string | undefined;
 
   push(text: string): SseMessage[] {
     // Text with no line end (the middle of a long data line) completes nothing: set it aside rather
@@ -92,7 +90,6 @@ export class SseParser {
 
   #dispatch(): SseMessage | undefined {
     const id = this.#id;
-    if (id !== undefined) this.lastEventId = id;
     const message = this.#hasData ? { id, event: this.#event || "message", data: this.#data.join("\n") } : undefined;
     this.#id = undefined;
     this.#event = "";

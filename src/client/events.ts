@@ -38,16 +38,3 @@ export function outputText(event: { data: string; encoding?: string }): string {
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return new TextDecoder().decode(bytes);
 }
-
-/** A promise that rejects when the signal aborts (never settles without one), with a cleanup. */
-export function abortPromise(signal: AbortSignal | undefined): { promise: Promise<never>; dispose(): void } {
-  if (!signal) return { promise: new Promise<never>(() => {}), dispose: () => {} };
-  let onAbort = () => {};
-  const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  promise.catch(() => undefined);
-  return { promise, dispose: () => signal.removeEventListener("abort", onAbort) };
-}

@@ -115,8 +115,6 @@ export class LocalContainer {
     };
   }
 
-  async setInactivityTimeout(): Promise<void> {}
-
   /** What isolation the machine running the local runtime offers. */
   detectIsolation(): Promise<IsolationSupport> {
     return this.#call<IsolationSupport>("GET", "/isolation", undefined, CALL_TIMEOUT_MS, "");

@@ -54,11 +54,11 @@ export async function listProcesses(api: ContainerApi, generation: Generation, o
   return processes.map((process) => record(process, generation));
 }
 
-/** A process, or null when the container does not know the id. */
+/** A process, or null when the container does not know the id (it answers 404). */
 export async function getProcess(api: ContainerApi, generation: Generation, id: string): Promise<ProcessRecord | null> {
   try {
     const { process } = await api.json<GetProcessResponse>("GET", processPath(id));
-    return process ? record(process, generation) : null;
+    return record(process, generation);
   } catch (error) {
     if (error instanceof ProcessNotFoundError) return null;
     throw error;
