@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
+import { envNameSchema, sessionIdSchema } from "./sessions.ts";
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
 export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
@@ -68,14 +69,13 @@ export interface ExecResult {
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
-const envSchema = z.record(z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL"), z.string());
+const envSchema = z.record(envNameSchema, z.string());
 const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
 const processIdSchema = z
   .string()
   .min(1)
   .max(LIMITS.maxProcessIdLength)
   .regex(/^[A-Za-z0-9._:@-]+$/, "process ids use letters, digits and . _ : @ -");
-const sessionIdSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/);
 
 /** What every way of running a command shares. */
 export const commandOptionsSchema = z.object({

@@ -7,6 +7,7 @@ import { FILE_LIMITS } from "../../protocol/files.ts";
 import { ISOLATION_MODES } from "../../protocol/isolation.ts";
 import { PROCESS_STATUSES, SIGNALS } from "../../protocol/process.ts";
 import { ERROR_CODES } from "../../protocol/errors.ts";
+import { sessionIdSchema } from "../../protocol/sessions.ts";
 import { sandboxConfigSchema } from "../sandbox/config.ts";
 
 const signal = z
@@ -22,8 +23,8 @@ const generation = z
 
 export const generationQuery = z.object({ generation: generation.optional() });
 export const killQuery = z.object({ signal: signal.optional(), generation: generation.optional() });
-export const killAllQuery = z.object({ signal: signal.optional(), sessionId: z.string().min(1).max(128).optional() });
-export const listQuery = z.object({ sessionId: z.string().min(1).max(128).optional() });
+export const killAllQuery = z.object({ signal: signal.optional(), sessionId: sessionIdSchema.optional() });
+export const listQuery = z.object({ sessionId: sessionIdSchema.optional() });
 export const logStreamQuery = z.object({
   since: z
     .string()
