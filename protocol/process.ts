@@ -133,12 +133,22 @@ export const stdinRequestSchema = z.union([
 ]);
 export type StdinRequest = z.infer<typeof stdinRequestSchema>;
 
-/** Signals by name ("SIGTERM", "TERM") or number. */
+/**
+ * The one signal table: Linux numbers (what a container runs on), used to read a signal given by
+ * name ("SIGTERM", "TERM") or number, and to turn a death by signal N into exit code 128+N.
+ */
 export const SIGNALS: Record<string, number> = {
   SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGBUS: 7, SIGFPE: 8,
   SIGKILL: 9, SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15,
-  SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21, SIGTTOU: 22, SIGWINCH: 28,
+  SIGSTKFLT: 16, SIGCHLD: 17, SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21, SIGTTOU: 22,
+  SIGURG: 23, SIGXCPU: 24, SIGXFSZ: 25, SIGVTALRM: 26, SIGPROF: 27, SIGWINCH: 28, SIGIO: 29,
+  SIGPWR: 30, SIGSYS: 31,
 };
+
+/** The number of a signal named canonically ("SIGTERM"), or undefined for a name not in the table. */
+export function signalNumber(name: string): number | undefined {
+  return Object.hasOwn(SIGNALS, name) ? SIGNALS[name] : undefined;
+}
 
 /** Normalises a signal name or number to its canonical name, or undefined when it is not one. */
 export function parseSignal(input: string | number | undefined | null): string | undefined {
