@@ -177,6 +177,8 @@ export interface SuccessEnvelope {
   success: true;
   timestamp: string;
 }
+/** A response body without its envelope: the record a caller of the Durable Object gets back. */
+export type WithoutEnvelope<R extends SuccessEnvelope> = Omit<R, keyof SuccessEnvelope>;
 export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo };
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
 /** An unknown id is a 404 PROCESS_NOT_FOUND, never `{process: null}`. */

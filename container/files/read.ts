@@ -2,20 +2,11 @@
  * Reading files: whole (JSON, capped, text or base64) or as a byte stream of any size.
  */
 import type { Readable } from "node:stream";
-import { FILE_LIMITS, type FileEncoding } from "../../protocol/files.ts";
+import { FILE_LIMITS, type FileContent, type FileEncoding } from "../../protocol/files.ts";
 import { openForRead } from "./descriptors.ts";
 import { FileOperationError } from "./errors.ts";
 import { looksBinary, mimeTypeOf } from "./mime.ts";
 import type { PathPolicy } from "./paths.ts";
-
-export interface FileContent {
-  path: string;
-  content: string;
-  encoding: FileEncoding;
-  size: number;
-  mimeType: string;
-  isBinary: boolean;
-}
 
 /** Reads a whole file. Without an encoding, text comes back as utf8 and binary as base64. */
 export async function readFileContent(
