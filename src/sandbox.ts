@@ -2,7 +2,7 @@
  * The Sandbox Durable Object: one per sandbox id, owning one container. It keeps the container's
  * lifecycle (start on first use, sleep after `sleepAfter` idle, never while a stream is open), its
  * generation (for stale process handles) and its config, and forwards every call to the container
- * process server. Errors leave as RPC exceptions with the wire code encoded (client/errors.ts).
+ * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
  */
 import { Container } from "@cloudflare/containers";
 import type { ExecResult, PingResponse } from "../protocol/process.ts";
@@ -11,25 +11,37 @@ import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { SessionInfo } from "../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, SandboxError, toRpcError } from "./client/errors.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SandboxDetails, SetEnvOptions } from "./client/types.ts";
-import type { DeleteFileOptions, ExistsResult, FileContent, FileListing, FileStream, ListFilesOptions } from "./client/types.ts";
-import type { MkdirOptions, MoveOptions, ReadFileOptions, WriteFileOptions, WriteFileResult, WriteStreamOptions } from "./client/types.ts";
+import { ContainerUnavailableError, errorFromCode, SandboxError } from "./rpc/errors.ts";
+import type {
+  DeleteFileOptions,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  FileStream,
+  ListFilesOptions,
+  MkdirOptions,
+  MoveOptions,
+  ReadFileOptions,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
+} from "./rpc/files.ts";
 import type {
   ExecRequestOptions,
   HandleRef,
   KillAllRequest,
   KillResult,
   ListRequest,
-  LogStreamRequest,
   ProcessLogs,
   ProcessRecord,
-  SandboxConfig,
-  SandboxInfo,
-  SandboxRpc,
   StartRequestOptions,
   StdinResult,
-} from "./client/types.ts";
+  StreamResumeRequest,
+} from "./rpc/processes.ts";
+import { toRpcError } from "./rpc/rpc-errors.ts";
+import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
@@ -211,7 +223,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => processes.killAllProcesses(api, options));
   }
 
-  async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
+  async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
     return this.#call(async ({ api }) => this.#guardStream(await processes.streamProcessLogs(api, id, options)), { ref: options, processId: id });
   }
 

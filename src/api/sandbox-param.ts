@@ -1,7 +1,7 @@
 /** Resolves `:id` of /v1/sandboxes/:id/… to that sandbox's Durable Object, after validating the id. */
 import type { MiddlewareHandler } from "hono";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
-import { rpcTransport } from "../client/rpc-transport.ts";
+import { rpcTransport } from "../rpc/stub-transport.ts";
 import { errorResponse } from "./errors.ts";
 import type { ApiEnv } from "./types.ts";
 

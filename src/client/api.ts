@@ -7,26 +7,21 @@ import type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import type {
-  CreateSessionOptions,
   DeleteFileOptions,
-  DeleteSessionResult,
-  EnvVarsUpdate,
   ExistsResult,
   FileContent,
   FileListing,
   ListFilesOptions,
   MkdirOptions,
   MoveOptions,
-  ProcessLogs,
   ReadFileOptions,
-  SandboxConfig,
-  SandboxDetails,
-  SandboxInfo,
-  StdinResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
-} from "./types.ts";
+} from "../rpc/files.ts";
+import type { ProcessLogs, StdinResult } from "../rpc/processes.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 
 export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void;
 

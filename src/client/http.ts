@@ -8,16 +8,11 @@ import type { ExecResult } from "../../protocol/process.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import { isTerminalStatus } from "../../protocol/process.ts";
 import type { SseMessage } from "../../protocol/sse.ts";
-import { errorFromBody, ProcessNotFoundError, SandboxConnectionError } from "./errors.ts";
-import { fileStreamInfo } from "./file-headers.ts";
-import { assertSandboxId } from "./sandbox-id.ts";
-import { resumableSse, type RetryPolicy } from "./resumable-stream.ts";
-import { SandboxClient } from "./sandbox-client.ts";
+import { errorFromBody } from "../rpc/error-response.ts";
+import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
+import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
-  CreateSessionOptions,
   DeleteFileOptions,
-  DeleteSessionResult,
-  EnvVarsUpdate,
   ExistsResult,
   FileContent,
   FileListing,
@@ -26,25 +21,28 @@ import type {
   MkdirOptions,
   MoveOptions,
   ReadFileOptions,
-  SandboxDetails,
-  SetEnvOptions,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
+} from "../rpc/files.ts";
+import type {
   ExecRequestOptions,
   HandleRef,
   KillAllRequest,
   KillResult,
   ListRequest,
-  LogStreamRequest,
   ProcessLogs,
   ProcessRecord,
-  SandboxConfig,
-  SandboxInfo,
-  SandboxRpc,
   StartRequestOptions,
   StdinResult,
-} from "./types.ts";
+  StreamResumeRequest,
+} from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
+import { assertSandboxId } from "./sandbox-id.ts";
+import { resumableSse, type RetryPolicy } from "./resumable-stream.ts";
+import { SandboxClient } from "./sandbox-client.ts";
 
 export interface HttpSandboxOptions {
   /** Base URL of the Worker, e.g. `http://127.0.0.1:8787` or `https://sandbox.example.workers.dev`. */
@@ -217,7 +215,7 @@ class HttpTransport implements SandboxRpc {
     return (await this.#json<{ killed: number }>("DELETE", "/processes", { query: { sessionId: options.sessionId, signal: options.signal } })).killed;
   }
 
-  async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
+  async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
     const path = `/processes/${encodeURIComponent(id)}/logs/stream`;
     const query = { generation: options.generation };
     const first = await this.#stream("GET", path, { query, ...(options.since === undefined ? {} : { lastEventId: String(options.since) }) });

@@ -7,29 +7,26 @@
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus, type ExecResult } from "../../protocol/process.ts";
 import type { ExecOptions, ExecStreamOptions, LogStreamOptions, Process, ProcessOptions, SandboxCommands } from "./api.ts";
-import { asSandboxError, errorFromCode, SandboxError } from "./errors.ts";
-import { outputText, sseEvents } from "./events.ts";
-import { bytesToBase64 } from "./bytes.ts";
-import { ProcessHandle } from "./process.ts";
+import { asSandboxError, errorFromCode, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
-  EnvVarsUpdate,
-  ExecRequestOptions,
   ExistsResult,
   FileContent,
   FileListing,
   ListFilesOptions,
   MkdirOptions,
   MoveOptions,
-  ProcessLogs,
   ReadFileOptions,
-  SandboxRpc,
-  StartRequestOptions,
-  StdinResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
-} from "./types.ts";
+} from "../rpc/files.ts";
+import type { ExecRequestOptions, ProcessLogs, StartRequestOptions, StdinResult } from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { EnvVarsUpdate } from "../rpc/sessions.ts";
+import { outputText, sseEvents } from "./events.ts";
+import { bytesToBase64 } from "./bytes.ts";
+import { ProcessHandle } from "./process.ts";
 
 function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions {
   const wire: ExecRequestOptions = {};

@@ -6,9 +6,10 @@
 import type { LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus, type ProcessStatus } from "../../protocol/process.ts";
 import type { LogMatch, LogStreamOptions, Process, ProcessExit, WaitForPortOptions } from "./api.ts";
-import { ExecutionTimeoutError, ProcessNotFoundError, ProcessNotRunningError, SandboxError } from "./errors.ts";
+import { ExecutionTimeoutError, ProcessNotFoundError, ProcessNotRunningError, SandboxError } from "../rpc/errors.ts";
+import type { HandleRef, ProcessRecord, StdinResult } from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import { outputText, sseEvents } from "./events.ts";
-import type { HandleRef, ProcessRecord, SandboxRpc, StdinResult } from "./types.ts";
 
 const DEFAULT_PORT_TIMEOUT_MS = 60_000;
 /** How much recent output per stream waitForLog keeps to match patterns that span chunks. */

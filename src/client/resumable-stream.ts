@@ -5,7 +5,7 @@
  * answers with (404, 410 …) are final and pass through.
  */
 import { SseParser, type SseMessage } from "../../protocol/sse.ts";
-import { SandboxConnectionError, SandboxError } from "./errors.ts";
+import { SandboxConnectionError, SandboxError } from "../rpc/errors.ts";
 
 export interface RetryPolicy {
   /** Reconnect attempts in a row before giving up (default 5). */

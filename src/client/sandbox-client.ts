@@ -8,7 +8,9 @@ import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { ISandbox } from "./api.ts";
 import { SandboxOperations } from "./operations.ts";
 import { SessionClient } from "./session.ts";
-import type { CreateSessionOptions, DeleteSessionResult, SandboxConfig, SandboxDetails, SandboxInfo, SandboxRpc } from "./types.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;

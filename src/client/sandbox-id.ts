@@ -1,5 +1,5 @@
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
-import { InvalidRequestError } from "./errors.ts";
+import { InvalidRequestError } from "../rpc/errors.ts";
 
 /** Throws INVALID_SANDBOX_ID unless `id` is a valid sandbox id. */
 export function assertSandboxId(id: unknown): asserts id is string {

@@ -6,7 +6,8 @@
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { ExecutionSession } from "./api.ts";
 import { SandboxOperations } from "./operations.ts";
-import type { DeleteSessionResult, SandboxRpc } from "./types.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { DeleteSessionResult } from "../rpc/sessions.ts";
 
 export class SessionClient extends SandboxOperations implements ExecutionSession {
   readonly id: string;

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ISOLATION_REQUEST_FIELDS, isolationRequestSchema, type IsolationRequest } from "../../protocol/isolation.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import { envNameSchema } from "../../protocol/sessions.ts";
-import type { SandboxConfig } from "../client/types.ts";
+import type { SandboxConfig } from "../rpc/sandbox.ts";
 
 export const CONFIG_KEY = "sandbox:config";
 

@@ -2,7 +2,8 @@
  * Calls to the container process server (DESIGN §3) from inside the Durable Object, over the
  * container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
  */
-import { ContainerUnavailableError, errorFromBody, type SandboxError } from "../client/errors.ts";
+import { errorFromBody } from "../rpc/error-response.ts";
+import { ContainerUnavailableError, type SandboxError } from "../rpc/errors.ts";
 
 export interface PortFetcher {
   fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;

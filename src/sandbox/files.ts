@@ -23,6 +23,8 @@ import {
   type RenameFileResponse,
   type WriteFileResponse,
 } from "../../protocol/files.ts";
+import { InvalidRequestError } from "../rpc/errors.ts";
+import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
   DeleteFileOptions,
   ExistsResult,
@@ -36,9 +38,7 @@ import type {
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
-} from "../client/types.ts";
-import { InvalidRequestError } from "../client/errors.ts";
-import { fileStreamInfo } from "../client/file-headers.ts";
+} from "../rpc/files.ts";
 import type { ContainerApi } from "./container-api.ts";
 import { parseRequest, query } from "./request.ts";
 

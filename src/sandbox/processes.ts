@@ -17,18 +17,18 @@ import type {
   StdinResponse,
 } from "../../protocol/process.ts";
 import { execRequestSchema, parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
-import { InvalidRequestError, ProcessNotFoundError } from "../client/errors.ts";
+import { InvalidRequestError, ProcessNotFoundError } from "../rpc/errors.ts";
 import type {
   ExecRequestOptions,
   KillAllRequest,
   KillResult,
   ListRequest,
-  LogStreamRequest,
   ProcessLogs,
   ProcessRecord,
   StartRequestOptions,
   StdinResult,
-} from "../client/types.ts";
+  StreamResumeRequest,
+} from "../rpc/processes.ts";
 import type { ContainerApi } from "./container-api.ts";
 import type { Generation } from "./generation.ts";
 import { parseRequest, processPath, query } from "./request.ts";
@@ -77,7 +77,7 @@ export async function killAllProcesses(api: ContainerApi, options: KillAllReques
   return killed;
 }
 
-export async function streamProcessLogs(api: ContainerApi, id: string, options: LogStreamRequest): Promise<ReadableStream<Uint8Array>> {
+export async function streamProcessLogs(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
   const since = options.since;
   if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
     throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");

@@ -1,6 +1,6 @@
 /** Validates RPC arguments with the protocol schemas (RPC callers are not type-checked at runtime). */
 import type { z } from "zod";
-import { InvalidRequestError } from "../client/errors.ts";
+import { InvalidRequestError } from "../rpc/errors.ts";
 
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);

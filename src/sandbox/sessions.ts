@@ -13,7 +13,7 @@ import {
   type SessionInfo,
   type SessionResponse,
 } from "../../protocol/sessions.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../client/types.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 import type { ContainerApi } from "./container-api.ts";
 import { parseRequest } from "./request.ts";
 

@@ -13,7 +13,7 @@ import {
   SandboxConnectionError,
   SessionNotFoundError,
   StaleProcessHandleError,
-} from "../../src/client/errors.ts";
+} from "../../src/client/index.ts";
 import { getHttpSandbox, type HttpSandboxOptions } from "../../src/client/http.ts";
 import { collect, patternStream, sha256Hex, uniqueId } from "./helpers.ts";
 

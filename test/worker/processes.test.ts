@@ -8,7 +8,7 @@ import {
   ProcessNotFoundError,
   ProcessNotRunningError,
   SandboxError,
-} from "../../src/client/errors.ts";
+} from "../../src/client/index.ts";
 import { collect, freshSandbox } from "./helpers.ts";
 
 describe("processes", () => {
