@@ -8,7 +8,7 @@ import type { ExecResult } from "../../protocol/process.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import { isTerminalStatus } from "../../protocol/process.ts";
 import type { SseMessage } from "../../protocol/sse.ts";
-import { errorFromBody } from "../rpc/error-response.ts";
+import { errorFromResponse } from "../rpc/error-response.ts";
 import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
 import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
@@ -101,16 +101,7 @@ class HttpTransport implements SandboxRpc {
         cause: error,
       });
     }
-    if (!response.ok) {
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      throw errorFromBody(body, response.status);
-    }
+    if (!response.ok) throw await errorFromResponse(response);
     return response;
   }
 

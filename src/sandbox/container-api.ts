@@ -1,9 +1,9 @@
 /**
- * Calls to the container process server (DESIGN §3) from inside the Durable Object, over the
- * container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
+ * Calls to the container process server (container/server.ts) from inside the Durable Object, over
+ * the container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
  */
-import { errorFromBody } from "../rpc/error-response.ts";
-import { ContainerUnavailableError, type SandboxError } from "../rpc/errors.ts";
+import { errorFromResponse } from "../rpc/error-response.ts";
+import { ContainerUnavailableError } from "../rpc/errors.ts";
 
 export interface PortFetcher {
   fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
@@ -37,7 +37,7 @@ export class ContainerApi {
         { cause: error },
       );
     }
-    if (!response.ok) throw await errorOf(response);
+    if (!response.ok) throw await errorFromResponse(response);
     return response;
   }
 
@@ -65,15 +65,4 @@ export class ContainerApi {
     if (!response.body) throw new ContainerUnavailableError(`The container answered ${path} without a body`);
     return response.body;
   }
-}
-
-async function errorOf(response: Response): Promise<SandboxError> {
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: errorFromBody keeps the text
-  }
-  return errorFromBody(body, response.status);
 }
