@@ -78,20 +78,22 @@ export function startSpec(req: StartProcessRequest, limits: ServerLimits): Comma
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/**
+ * Decodes base64 text sent in a request (stdin data, file content): whitespace is allowed, anything
+ * else that is not base64 is refused with INVALID_REQUEST rather than decoded to garbage.
+ */
+export function decodeBase64(text: string, what: string): Buffer {
+  const compact = text.replace(/\s+/g, "");
+  if (compact.length % 4 === 1 || !BASE64.test(compact)) throw new ServiceError("INVALID_REQUEST", `${what} is not valid base64`);
+  return Buffer.from(compact, "base64");
+}
+
 /** Decodes stdin text (utf8 or base64), enforcing the stdin size limit on the decoded bytes. */
 export function decodeInput(data: string, encoding: string | undefined, maxBytes: number): Buffer {
-  let bytes: Buffer;
-  if (encoding === "base64") {
-    const compact = data.replace(/\s+/g, "");
-    if (compact.length % 4 === 1 || !BASE64.test(compact)) {
-      throw new ServiceError("INVALID_REQUEST", "stdin data is not valid base64");
-    }
-    if ((compact.length * 3) / 4 > maxBytes + 3) throw stdinTooLarge(maxBytes);
-    bytes = Buffer.from(compact, "base64");
-  } else {
-    if (data.length > maxBytes) throw stdinTooLarge(maxBytes); // UTF-16 length ≤ UTF-8 length
-    bytes = Buffer.from(data, "utf8");
-  }
+  // A cheap refusal before encoding: UTF-16 length ≤ UTF-8 length. (Base64 is decoded first; the
+  // request body limit bounds it.)
+  if (encoding !== "base64" && data.length > maxBytes) throw stdinTooLarge(maxBytes);
+  const bytes = encoding === "base64" ? decodeBase64(data, "stdin data") : Buffer.from(data, "utf8");
   if (bytes.length > maxBytes) throw stdinTooLarge(maxBytes);
   return bytes;
 }
