@@ -1,17 +1,13 @@
 /** Validates RPC arguments with the protocol schemas (RPC callers are not type-checked at runtime). */
 import type { z } from "zod";
+import { describeValidationError } from "../../protocol/validation.ts";
 import { InvalidRequestError } from "../rpc/errors.ts";
 
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
-  const first = issues[0];
-  throw new InvalidRequestError(
-    `Invalid ${what}: ${first ? `${first.path || "(body)"}: ${first.message}` : "malformed"}`,
-    "INVALID_REQUEST",
-    { context: { issues } },
-  );
+  const { message, issues } = describeValidationError(result.error, what);
+  throw new InvalidRequestError(message, "INVALID_REQUEST", { context: { issues } });
 }
 
 /** `/api/process/{id}` with the id escaped. */
