@@ -72,6 +72,26 @@ describe("exec", () => {
     expect(outputs).toEqual(["ready\n"]);
   });
 
+  it("gives one answer for success: a command asked to stop that exits 0 by itself, streamed or buffered", async () => {
+    const command = "trap 'exit 0' TERM; echo ready; sleep 30 & wait";
+    // The container's answer: the result in the complete event, which execStream passes on as it came.
+    let complete: Extract<ExecEvent, { type: "complete" }> | undefined;
+    for await (const event of sandbox.execStream(command, { processId: "trap-events" })) {
+      if (event.type === "stdout") await sandbox.killProcess("trap-events");
+      if (event.type === "complete") complete = event;
+    }
+    expect(complete?.result).toMatchObject({ exitCode: 0, killed: true });
+    // The client's answers: exec over the event stream, and the buffered exec.
+    const streamed = await sandbox.exec(command, { processId: "trap-streamed", onOutput: () => void sandbox.killProcess("trap-streamed") });
+    const buffered = sandbox.exec(command, { processId: "trap-buffered" });
+    const ready = async () => (await sandbox.getProcessLogs("trap-buffered").catch(() => ({ stdout: "" }))).stdout.includes("ready");
+    expect(await eventually(ready, 10_000)).toBe(true);
+    await sandbox.killProcess("trap-buffered");
+    for (const result of [streamed, await buffered]) {
+      expect(result).toMatchObject({ exitCode: 0, killed: true, success: complete!.result.success });
+    }
+  });
+
   it("calls onError and rejects when the command cannot be run", async () => {
     let reported: Error | undefined;
     await expect(sandbox.exec("true", { cwd: "/definitely/not/here", onError: (e) => (reported = e) })).rejects.toMatchObject({
