@@ -46,6 +46,7 @@ export interface ProcessInfo {
 }
 
 export interface ExecResult {
+  /** Exit code 0 and not timed out; decided by the container (container/engine/exec.ts), passed on unchanged. */
   success: boolean;
   exitCode: number;
   stdout: string;
@@ -192,8 +193,8 @@ export type GetProcessLogsResponse = SuccessEnvelope & {
   stdoutDropped?: number;
   stderrDropped?: number;
 };
-/** `success` here is the seed's "exit code 0"; errors are told apart by their `code`. */
-export type ExecResponse = { timestamp: string } & ExecResult;
+/** `POST /api/execute`: the ExecResult itself (its `timestamp` is when the command started). */
+export type ExecResponse = ExecResult;
 export type KillResponse = SuccessEnvelope & { processId: string; signal: string; status: ProcessStatus };
 export type KillAllResponse = SuccessEnvelope & { killed: number };
 export type CleanupResponse = SuccessEnvelope & { cleaned: number };

@@ -157,7 +157,7 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
       [`${sandbox}/exec`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Run a command to completion", { 200: json(s.execResultSchema, "Result (success means exit code 0)") }, {
+        post: op("Run a command to completion", { 200: json(s.execResultSchema, "Result (success: exit code 0, not timed out)") }, {
           requestBody: body(execRequestSchema),
         }),
       },

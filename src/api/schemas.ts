@@ -65,7 +65,7 @@ export const processRecordSchema = z.object({
 });
 
 export const execResultSchema = z.object({
-  success: z.boolean().describe("exit code 0"),
+  success: z.boolean().describe("The command ran to its own end with exit code 0 (not timed out)"),
   exitCode: z.number().int(),
   stdout: z.string(),
   stderr: z.string(),

@@ -100,12 +100,7 @@ export class SandboxOperations implements SandboxCommands {
         options.onOutput?.(event.type, text);
       } else if (event.type === "complete") {
         // The streamed result leaves stdout/stderr empty: every byte came as an event.
-        return {
-          ...event.result,
-          stdout: event.result.stdout || joined(stdout),
-          stderr: event.result.stderr || joined(stderr),
-          success: event.result.exitCode === 0,
-        };
+        return { ...event.result, stdout: event.result.stdout || joined(stdout), stderr: event.result.stderr || joined(stderr) };
       } else if (event.type === "error") {
         throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
       }

@@ -35,7 +35,7 @@ import { parseRequest, processPath, query } from "./request.ts";
 
 export async function exec(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ExecResult> {
   const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
-  return execResult(await api.json<ExecResponse>("POST", "/api/execute", body));
+  return api.json<ExecResponse>("POST", "/api/execute", body);
 }
 
 export async function execStream(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ReadableStream<Uint8Array>> {
@@ -107,11 +107,6 @@ export async function writeStdin(
 
 export async function closeStdin(api: ContainerApi, id: string): Promise<StdinResult> {
   return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true }));
-}
-
-/** The container's exec answer as an ExecResult: `success` means exit code 0, not "the call worked". */
-export function execResult(response: ExecResult): ExecResult {
-  return { ...response, success: response.exitCode === 0 };
 }
 
 function signalName(signal: string | number | undefined): string {

@@ -6,7 +6,7 @@
  * A finished exec stays reachable by id for a short while (LIMITS.finishedExecRetentionMs): a client
  * whose stream broke resumes from `GET /api/process/{id}/stream` with its Last-Event-ID.
  *
- * The buffered body is the seed's ExecResult: `success` means "exit code 0" (HTTP 200 either way;
+ * The buffered body is the ExecResult (engine/exec.ts decides its `success`; HTTP 200 either way,
  * an error response is told apart by its `code`). The stream's `complete.result` has empty
  * stdout/stderr: every byte was already sent as an event.
  */
