@@ -203,6 +203,11 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => this.#guardStream(await processes.execStream(api, command, options)));
   }
 
+  /** A broken execStream picks up here, from its last event id. */
+  async resumeExecStream(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async ({ api }) => this.#guardStream(await processes.resumeExecStream(api, id, options)), { ref: options, processId: id });
+  }
+
   async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
     return this.#call(({ api, generation }) => processes.startProcess(api, generation, command, options));
   }

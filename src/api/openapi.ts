@@ -72,6 +72,10 @@ function fileOp(summary: string, request: z.ZodType, response: z.ZodType): Json 
 }
 
 export function openApiDocument(serverUrl?: string): Json {
+  const streamParameters = [
+    ...queryParameters(s.streamQuery),
+    { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id" },
+  ];
   const sandbox = "/v1/sandboxes/{id}";
   return {
     openapi: "3.1.0",
@@ -167,6 +171,14 @@ export function openApiDocument(serverUrl?: string): Json {
           requestBody: body(execRequestSchema),
         }),
       },
+      [`${sandbox}/exec/{pid}/stream`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
+        get: op(
+          "Resume a broken exec stream after an event id (Last-Event-ID or ?since=); works a short while after the command ended too",
+          { 200: sse("Exec events after the given one, ending with complete (the result) or error.", "start, stdout, stderr, complete, error, truncated") },
+          { parameters: streamParameters },
+        ),
+      },
       [`${sandbox}/processes`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         post: op("Start a background process", { 201: json(s.processResponseSchema, "Started") }, { requestBody: body(startProcessRequestSchema) }),
@@ -191,12 +203,7 @@ export function openApiDocument(serverUrl?: string): Json {
         get: op(
           "Follow a process's output; resumable with Last-Event-ID or ?since=",
           { 200: sse("Log events, ending after the final status.", "stdout, stderr, status, truncated, error") },
-          {
-            parameters: [
-              ...queryParameters(s.logStreamQuery),
-              { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id" },
-            ],
-          },
+          { parameters: streamParameters },
         ),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {

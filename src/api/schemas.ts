@@ -25,7 +25,8 @@ export const generationQuery = z.object({ generation: generation.optional() });
 export const killQuery = z.object({ signal: signal.optional(), generation: generation.optional() });
 export const killAllQuery = z.object({ signal: signal.optional(), sessionId: sessionIdSchema.optional() });
 export const listQuery = z.object({ sessionId: sessionIdSchema.optional() });
-export const logStreamQuery = z.object({
+/** Where a resumed stream (a process log, an exec) starts. */
+export const streamQuery = z.object({
   since: z
     .string()
     .regex(/^\d+$/, "since is an event id (a whole number)")

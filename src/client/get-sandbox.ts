@@ -26,5 +26,5 @@ export function getSandbox<T extends SandboxDurableObject>(namespace: DurableObj
   let configured: Promise<void> | undefined;
   const hasConfig = Object.values(options).some((value) => value !== undefined);
   const before = hasConfig ? () => (configured ??= stub.configure(options)) : undefined;
-  return new SandboxClient(id, rpcTransport(stub, before));
+  return new SandboxClient(id, { rpc: rpcTransport(stub, before) });
 }

@@ -24,8 +24,9 @@ import type {
 import type { ExecRequestOptions, ProcessLogs, StartRequestOptions, StdinResult } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { EnvVarsUpdate } from "../rpc/sessions.ts";
-import { outputText, sseEvents } from "./events.ts";
-import { bytesToBase64 } from "./bytes.ts";
+import { execEvents, logEvents, outputText } from "./events.ts";
+import { bytesToBase64, joinBase64 } from "./bytes.ts";
+import type { Connection } from "./connection.ts";
 import { ProcessHandle } from "./process.ts";
 
 function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions {
@@ -50,11 +51,13 @@ function startWire(options: ProcessOptions): StartRequestOptions {
 
 export class SandboxOperations implements SandboxCommands {
   protected readonly rpc: SandboxRpc;
+  protected readonly connection: Connection;
   /** The session every command runs in (undefined: the sandbox's default). */
   readonly #sessionId: string | undefined;
 
-  constructor(rpc: SandboxRpc, sessionId?: string) {
-    this.rpc = rpc;
+  constructor(connection: Connection, sessionId?: string) {
+    this.connection = connection;
+    this.rpc = connection.rpc;
     this.#sessionId = sessionId;
   }
 
@@ -110,15 +113,13 @@ export class SandboxOperations implements SandboxCommands {
 
   async *execStream(command: string, options: ExecStreamOptions = {}): AsyncGenerator<ExecEvent> {
     const { signal } = options;
-    signal?.throwIfAborted();
     const wire = execWire(this.#scoped(options));
     // With a signal, a cancelled stream must take the command with it even if the kill call is lost.
     if (signal) wire.killOnDisconnect = true;
-    const stream = await this.rpc.execStream(command, wire);
     let processId: string | undefined;
     let ended = false;
     try {
-      for await (const event of sseEvents<ExecEvent>(stream, signal)) {
+      for await (const event of execEvents(this.rpc, command, wire, { signal, retry: this.connection.retry })) {
         if (event.type === "start") processId = event.processId;
         if (event.type === "complete" || event.type === "error") ended = true;
         yield event;
@@ -138,7 +139,7 @@ export class SandboxOperations implements SandboxCommands {
   async startProcess(command: string, options: ProcessOptions = {}): Promise<Process> {
     let process: ProcessHandle;
     try {
-      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#scoped(options))), this.rpc);
+      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#scoped(options))), this.connection);
     } catch (error) {
       options.onError?.(asSandboxError(error));
       throw error;
@@ -149,12 +150,12 @@ export class SandboxOperations implements SandboxCommands {
   }
 
   async listProcesses(options: { sessionId?: string } = {}): Promise<Process[]> {
-    return (await this.rpc.listProcesses(this.#scoped(options))).map((record) => new ProcessHandle(record, this.rpc));
+    return (await this.rpc.listProcesses(this.#scoped(options))).map((record) => new ProcessHandle(record, this.connection));
   }
 
   async getProcess(id: string): Promise<Process | null> {
     const record = await this.rpc.getProcess(id);
-    return record ? new ProcessHandle(record, this.rpc) : null;
+    return record ? new ProcessHandle(record, this.connection) : null;
   }
 
   async killProcess(id: string, signal?: string | number): Promise<void> {
@@ -165,10 +166,8 @@ export class SandboxOperations implements SandboxCommands {
     return this.rpc.killAllProcesses(this.#scoped(options));
   }
 
-  async *streamProcessLogs(processId: string, options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
-    options.signal?.throwIfAborted();
-    const stream = await this.rpc.streamProcessLogs(processId, options.since === undefined ? {} : { since: options.since });
-    yield* sseEvents<LogEvent>(stream, options.signal);
+  streamProcessLogs(processId: string, options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
+    return logEvents(this.rpc, processId, { ...options, retry: this.connection.retry });
   }
 
   getProcessLogs(id: string): Promise<ProcessLogs> {
@@ -233,13 +232,6 @@ export class SandboxOperations implements SandboxCommands {
   exists(path: string): Promise<ExistsResult> {
     return this.rpc.exists(path);
   }
-}
-
-/** Concatenates base64 chunks by their bytes (chunk boundaries need not fall on 3-byte groups). */
-function joinBase64(parts: string[]): string {
-  let binary = "";
-  for (const part of parts) binary += atob(part);
-  return btoa(binary);
 }
 
 /** Feeds a started process's callbacks from its log stream until it exits. */

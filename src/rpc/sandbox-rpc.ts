@@ -44,6 +44,8 @@ export interface SandboxRpc {
   exec(command: string, options?: ExecRequestOptions): Promise<ExecResult>;
   /** Exec events (`start`, output, then `complete` with the container's result, or `error`). */
   execStream(command: string, options?: ExecRequestOptions): Promise<ReadableStream<Uint8Array>>;
+  /** The exec events of a running or just finished exec after `since`: how a broken execStream resumes. */
+  resumeExecStream(processId: string, options?: StreamResumeRequest): Promise<ReadableStream<Uint8Array>>;
   startProcess(command: string, options?: StartRequestOptions): Promise<ProcessRecord>;
   listProcesses(options?: ListRequest): Promise<ProcessRecord[]>;
   getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null>;
@@ -89,6 +91,7 @@ export interface SandboxRpc {
 const METHODS: Record<keyof SandboxRpc, true> = {
   exec: true,
   execStream: true,
+  resumeExecStream: true,
   startProcess: true,
   listProcesses: true,
   getProcess: true,

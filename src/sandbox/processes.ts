@@ -31,7 +31,7 @@ import type {
 } from "../rpc/processes.ts";
 import type { ContainerApi } from "./container-api.ts";
 import type { Generation } from "./generation.ts";
-import { parseRequest, processPath, query } from "./request.ts";
+import { execPath, parseRequest, processPath, query, resumeQuery } from "./request.ts";
 
 export async function exec(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ExecResult> {
   const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
@@ -77,12 +77,13 @@ export async function killAllProcesses(api: ContainerApi, options: KillAllReques
   return killed;
 }
 
+/** The exec events of an exec after `since`: the container's own exec stream, resumed. */
+export async function resumeExecStream(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
+  return api.stream("GET", execPath(id, `/stream${resumeQuery(options.since)}`));
+}
+
 export async function streamProcessLogs(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
-  const since = options.since;
-  if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
-    throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
-  }
-  return api.stream("GET", processPath(id, `/stream${query({ since })}`));
+  return api.stream("GET", processPath(id, `/stream${resumeQuery(options.since)}`));
 }
 
 export async function getProcessLogs(api: ContainerApi, id: string): Promise<ProcessLogs> {

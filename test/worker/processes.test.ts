@@ -9,7 +9,7 @@ import {
   ProcessNotRunningError,
   SandboxError,
 } from "../../src/client/index.ts";
-import { collect, freshSandbox } from "./helpers.ts";
+import { brokenRpcSandbox, collect, freshSandbox } from "./helpers.ts";
 
 describe("processes", () => {
   const sandbox = freshSandbox("procs");
@@ -62,6 +62,21 @@ describe("processes", () => {
     const cut = all[Math.floor(all.length / 2)]!.seq!;
     const resumed = await collect(sandbox.streamProcessLogs(process.id, { since: cut }));
     expect(resumed.map((e) => e.seq)).toEqual(all.filter((e) => e.seq! > cut).map((e) => e.seq));
+  });
+
+  it("resumes a log stream broken over Workers RPC from its last event id, without gaps or duplicates", async () => {
+    const resumes: string[] = [];
+    const broken = brokenRpcSandbox("rpc-resume-logs", "streamProcessLogs", 300, resumes);
+    const process = await broken.startProcess("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done");
+    const events = await collect(broken.streamProcessLogs(process.id));
+    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
+    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
+    expect(resumes).toHaveLength(1);
+    expect(resumes[0]).toMatch(/^streamProcessLogs \d+$/);
+    await broken.destroy();
   });
 
   it("stops following on abort and on break, leaving the process running", async () => {
