@@ -17,7 +17,10 @@ export interface OutputEventFields {
   encoding?: OutputEncoding;
 }
 
-/** `POST /api/execute/stream` (seed ExecEvent, plus pid/processId/offset/seq). */
+/**
+ * `POST /api/execute/stream`, and `GET /api/execute/{id}/stream` to resume one (Cloudflare's Sandbox
+ * SDK ExecEvent, plus pid/processId/offset/seq).
+ */
 export type ExecEvent =
   | (EventBase & { type: "start"; command: string; processId: string; pid?: number; sessionId?: string })
   | (EventBase & { type: "stdout" | "stderr" } & OutputEventFields)
@@ -25,7 +28,7 @@ export type ExecEvent =
   | (EventBase & { type: "error"; error: string; code?: string })
   | (EventBase & { type: "truncated"; droppedEvents: number; droppedBytes: number });
 
-/** `GET /api/process/{id}/stream` (seed LogEvent, with status changes instead of a bare exit). */
+/** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes instead of a bare exit). */
 export type LogEvent =
   | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
   | (EventBase & {

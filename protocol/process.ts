@@ -1,6 +1,7 @@
 /**
  * Processes on the wire: statuses, records, exec results and the request bodies that create them.
- * Field names follow the seed ISandbox contract; additions are optional so older clients still parse.
+ * Field names follow Cloudflare's Sandbox SDK (ISandbox, ExecResult, ProcessStatus); additions are
+ * optional so older clients still parse.
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
@@ -85,7 +86,7 @@ export const commandOptionsSchema = z.object({
   cwd: z.string().min(1).max(4096).optional(),
   sessionId: sessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
-  /** Time limit in milliseconds (seed name). */
+  /** Time limit in milliseconds (Cloudflare's Sandbox SDK name). */
   timeout: timeoutSchema.optional(),
   /** Time limit in milliseconds (Cloudflare container API name). */
   timeoutMs: timeoutSchema.optional(),
@@ -112,8 +113,8 @@ const startOptionsSchema = commandOptionsSchema.extend({
 });
 
 /**
- * Start body: the seed nests options (`{command, options:{…}}`); Cloudflare's container API sends
- * them flat (`{command, processId, timeoutMs, …}`). Both are accepted; flat fields lose to nested ones.
+ * Start body: options nested (`{command, options:{…}}`) or flat, as Cloudflare's container API sends
+ * them (`{command, processId, timeoutMs, …}`). Both are accepted; flat fields lose to nested ones.
  */
 export const startProcessRequestSchema = startOptionsSchema
   .extend({
@@ -167,7 +168,7 @@ export function normaliseEncoding(encoding: string | undefined): OutputEncoding 
   return encoding === "base64" ? "base64" : "utf8";
 }
 
-/** The effective time limit of a request: `timeout` (seed) wins over `timeoutMs`. */
+/** The effective time limit of a request: `timeout` wins over `timeoutMs`. */
 export function effectiveTimeout(req: { timeout?: number; timeoutMs?: number }): number | undefined {
   return req.timeout ?? req.timeoutMs;
 }

@@ -6,7 +6,7 @@ import { FILE_LIMITS } from "../../protocol/files.ts";
 import type { IsolationOptions } from "../../protocol/isolation.ts";
 import { isolationOptionsFromEnv } from "../isolation/config.ts";
 
-/** Isolation fields as the seed's LocalSandbox takes them: `{isolation: "bwrap", allowNetwork, readOnlyPaths, …}`. */
+/** Isolation fields, flat: `{isolation: "bwrap", allowNetwork, readOnlyPaths, …}`. */
 export interface SandboxOptions extends Partial<IsolationOptions> {
   /** The server's private state directory (default: a fresh temporary one, removed on close). */
   stateDir?: string;

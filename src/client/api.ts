@@ -1,6 +1,7 @@
 /**
  * The public API of a sandbox, as getSandbox() (Workers) and getHttpSandbox() (anywhere) return it:
- * the seed ISandbox surface with typed options. AbortSignals and callbacks live on the caller's side.
+ * the surface of Cloudflare's Sandbox SDK ISandbox, with typed options. AbortSignals and callbacks
+ * live on the caller's side.
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import type { ExecResult, ProcessStatus } from "../../protocol/process.ts";

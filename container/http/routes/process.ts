@@ -1,7 +1,7 @@
 /**
  * Background processes: start, inspect, read logs, stream the log (resumable), write stdin, kill,
  * clean up. Unknown ids are 404 PROCESS_NOT_FOUND on every route, including `GET /api/process/{id}`
- * (the seed allowed `{process: null}` there; one rule for all routes is clearer for clients).
+ * (not `{process: null}`: one rule for all routes is clearer for clients).
  *
  * Exec records answer by id too, and are kept a short while after exit so a broken exec stream can
  * resume here; list and cleanup leave them out unless asked with `?include=exec`.
