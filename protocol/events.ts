@@ -49,6 +49,3 @@ export type LogEvent =
       droppedBytes: number;
     })
   | (EventBase & { type: "error"; processId: string; error: string; code?: string });
-
-export type ExecEventType = ExecEvent["type"];
-export type LogEventType = LogEvent["type"];

@@ -53,7 +53,7 @@ export async function writeFile(api: ContainerApi, path: string, content: string
 }
 
 /** `PUT /api/files/stream?path=…&createParents=…&mode=…` with the caller's stream as the body. */
-export function uploadPath(path: string, options: WriteStreamOptions = {}): string {
+function uploadPath(path: string, options: WriteStreamOptions = {}): string {
   const raw = {
     path,
     ...(options.createParents === undefined ? {} : { createParents: String(options.createParents) }),

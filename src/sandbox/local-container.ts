@@ -24,7 +24,7 @@ export class LocalRuntimeError extends Error {
   }
 }
 
-export function missingRuntimeMessage(): string {
+function missingRuntimeMessage(): string {
   return (
     "No container engine: Cloudflare Containers are not enabled here and SANDBOX_CONTAINER_URL is not set. " +
     "Locally, run `npm start` (wrangler dev together with the local container runtime)."
