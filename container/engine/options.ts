@@ -36,9 +36,9 @@ export interface CommandSpec {
  */
 const EXEC_LOG_RETENTION = 1024 * 1024;
 
-export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered" | "stream"): CommandSpec {
+/** What every way of running a command reads the same way from its request. */
+function commandFields(req: ExecRequest | StartProcessRequest) {
   return {
-    kind: "exec",
     command: req.command,
     args: req.args,
     env: req.env,
@@ -47,6 +47,13 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
     processId: req.processId,
     encoding: normaliseEncoding(req.encoding),
     timeoutMs: effectiveTimeout(req),
+  };
+}
+
+export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered" | "stream"): CommandSpec {
+  return {
+    kind: "exec",
+    ...commandFields(req),
     stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
     keepStdinOpen: false,
     autoCleanup: true,
@@ -59,14 +66,7 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
 export function startSpec(req: StartProcessRequest, limits: ServerLimits): CommandSpec {
   return {
     kind: "background",
-    command: req.command,
-    args: req.args,
-    env: req.env,
-    cwd: req.cwd,
-    sessionId: req.sessionId,
-    processId: req.processId,
-    encoding: normaliseEncoding(req.encoding),
-    timeoutMs: effectiveTimeout(req),
+    ...commandFields(req),
     stdin: undefined,
     keepStdinOpen: true,
     autoCleanup: req.autoCleanup ?? true,
