@@ -67,23 +67,30 @@ export interface SandboxRpc {
   setEnvVars(vars: EnvVarsUpdate, options?: SetEnvOptions): Promise<void>;
 
   writeFile(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult>;
-  /** Streams `body` into the file: never held whole in memory on the way. */
+  /** Streams the bytes into the file as they come (any size): never held whole in memory on the way. */
   writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult>;
+  /** The whole file (up to 16 MiB): text as utf8, binary as base64 unless `encoding` says otherwise. */
   readFile(path: string, options?: ReadFileOptions): Promise<FileContent>;
   readFileStream(path: string): Promise<FileStream>;
   mkdir(path: string, options?: MkdirOptions): Promise<MkdirResult>;
   deleteFile(path: string, options?: DeleteFileOptions): Promise<DeleteFileResult>;
+  /** Renames to exactly `newPath`. */
   renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<RenameFileResult>;
+  /** `mv`: into `destinationPath` when it is a directory, else to it. */
   moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<MoveFileResult>;
   listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
   exists(path: string): Promise<ExistsResult>;
 
+  /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
+  /** Status and resources (memory, CPUs, disk), the isolation in effect, and the generation. */
   getInfo(): Promise<SandboxDetails>;
+  /** A short description of the sandbox for an agent's tool prompt. */
   getInstructions(): Promise<string>;
   /** What isolation the machine running this sandbox offers (locally: the container runtime's machine). */
   detectIsolation(): Promise<IsolationSupport>;
+  /** Stops the container now (SIGKILL); the next call starts a fresh one. */
   destroy(): Promise<void>;
 }
 
