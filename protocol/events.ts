@@ -10,6 +10,16 @@ interface EventBase {
   seq?: number;
 }
 
+/** A status change of a process, as its log records it and its `status` event carries it. */
+export interface StatusFields {
+  status: ProcessStatus;
+  exitCode?: number;
+  signal?: string;
+  timedOut?: boolean;
+  pid?: number;
+  error?: string;
+}
+
 export interface OutputEventFields {
   data: string;
   /** Byte offset of this chunk's first byte within its own stream. */
@@ -31,16 +41,7 @@ export type ExecEvent =
 /** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes instead of a bare exit). */
 export type LogEvent =
   | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
-  | (EventBase & {
-      type: "status";
-      processId: string;
-      status: ProcessStatus;
-      exitCode?: number;
-      signal?: string;
-      timedOut?: boolean;
-      pid?: number;
-      error?: string;
-    })
+  | (EventBase & StatusFields & { type: "status"; processId: string })
   | (EventBase & {
       type: "truncated";
       processId: string;
