@@ -181,6 +181,9 @@ export interface SuccessEnvelope {
 }
 /** A response body without its envelope: the record a caller of the Durable Object gets back. */
 export type WithoutEnvelope<R extends SuccessEnvelope> = Omit<R, keyof SuccessEnvelope>;
+export function withoutEnvelope<R extends SuccessEnvelope>({ success: _ok, timestamp: _at, ...record }: R): WithoutEnvelope<R> {
+  return record;
+}
 export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo };
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
 /** An unknown id is a 404 PROCESS_NOT_FOUND, never `{process: null}`. */

@@ -174,7 +174,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** info() plus what the container server reports: status, resources, isolation in effect. */
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
-      const { success: _ok, timestamp: _at, instanceId: _id, ...report } = await api.json<InfoResponse>("GET", INFO_ROUTES.info);
+      const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
       return { ...this.#describe(generation), ...report };
     });
   }

@@ -2,6 +2,7 @@
  * Calls to the container process server (container/server.ts) from inside the Durable Object, over
  * the container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
  */
+import { withoutEnvelope, type SuccessEnvelope, type WithoutEnvelope } from "../../protocol/process.ts";
 import { errorFromResponse } from "../rpc/error-response.ts";
 import { ContainerUnavailableError } from "../rpc/errors.ts";
 
@@ -46,10 +47,15 @@ export class ContainerApi {
     return (await response.json()) as T;
   }
 
-  /** Sends a raw byte stream as the request body; answers with the JSON result. */
-  async upload<T>(method: string, path: string, body: ReadableStream<Uint8Array>): Promise<T> {
+  /** The record a JSON answer carries: the response without its envelope (`success`, `timestamp`). */
+  async record<R extends SuccessEnvelope>(method: string, path: string, body?: unknown): Promise<WithoutEnvelope<R>> {
+    return withoutEnvelope(await this.json<R>(method, path, body));
+  }
+
+  /** Sends a raw byte stream as the request body; answers with the record of the JSON result. */
+  async upload<R extends SuccessEnvelope>(method: string, path: string, body: ReadableStream<Uint8Array>): Promise<WithoutEnvelope<R>> {
     const response = await this.#send(method, path, body, { accept: "application/json" });
-    return (await response.json()) as T;
+    return withoutEnvelope((await response.json()) as R);
   }
 
   /** A raw (non-SSE) response with its headers, e.g. a file's bytes; errors arrive as thrown SandboxErrors. */

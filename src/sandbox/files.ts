@@ -42,14 +42,9 @@ import type {
 import type { ContainerApi } from "./container-api.ts";
 import { parseRequest, query } from "./request.ts";
 
-/** Drops the response envelope (`success`, `timestamp`). */
-function unwrap<T extends { success: true; timestamp: string }>({ success: _ok, timestamp: _at, ...rest }: T): Omit<T, "success" | "timestamp"> {
-  return rest;
-}
-
 export async function writeFile(api: ContainerApi, path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
   const body = parseRequest(writeFileRequestSchema, { ...options, path, content }, "write request");
-  return unwrap(await api.json<WriteFileResponse>("POST", FILE_ROUTES.write, body));
+  return api.record<WriteFileResponse>("POST", FILE_ROUTES.write, body);
 }
 
 /** `PUT /api/files/stream?path=…&createParents=…&mode=…` with the caller's stream as the body. */
@@ -70,12 +65,12 @@ export async function writeFileStream(
   options: WriteStreamOptions = {},
 ): Promise<WriteFileResult> {
   if (!(body instanceof ReadableStream)) throw new InvalidRequestError("writeFileStream needs a ReadableStream of bytes", "INVALID_REQUEST");
-  return unwrap(await api.upload<WriteFileResponse>("PUT", uploadPath(path, options), body));
+  return api.upload<WriteFileResponse>("PUT", uploadPath(path, options), body);
 }
 
 export async function readFile(api: ContainerApi, path: string, options: ReadFileOptions = {}): Promise<FileContent> {
   const body = parseRequest(readFileRequestSchema, { ...options, path }, "read request");
-  return unwrap(await api.json<ReadFileResponse>("POST", FILE_ROUTES.read, body));
+  return api.record<ReadFileResponse>("POST", FILE_ROUTES.read, body);
 }
 
 /** Opens the file's bytes; the caller gets the container's body as it streams. */
@@ -87,17 +82,17 @@ export async function openFile(api: ContainerApi, path: string): Promise<Omit<Fi
 
 export async function mkdir(api: ContainerApi, path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
   const body = parseRequest(mkdirRequestSchema, { ...options, path }, "mkdir request");
-  return unwrap(await api.json<MkdirResponse>("POST", FILE_ROUTES.mkdir, body));
+  return api.record<MkdirResponse>("POST", FILE_ROUTES.mkdir, body);
 }
 
 export async function deleteFile(api: ContainerApi, path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
   const body = parseRequest(deleteFileRequestSchema, { ...options, path }, "delete request");
-  return unwrap(await api.json<DeleteFileResponse>("POST", FILE_ROUTES.delete, body));
+  return api.record<DeleteFileResponse>("POST", FILE_ROUTES.delete, body);
 }
 
 export async function renameFile(api: ContainerApi, oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
   const body = parseRequest(renameFileRequestSchema, { ...options, oldPath, newPath }, "rename request");
-  return unwrap(await api.json<RenameFileResponse>("POST", FILE_ROUTES.rename, body));
+  return api.record<RenameFileResponse>("POST", FILE_ROUTES.rename, body);
 }
 
 export async function moveFile(
@@ -107,15 +102,15 @@ export async function moveFile(
   options: MoveOptions = {},
 ): Promise<{ sourcePath: string; destinationPath: string }> {
   const body = parseRequest(moveFileRequestSchema, { ...options, sourcePath, destinationPath }, "move request");
-  return unwrap(await api.json<MoveFileResponse>("POST", FILE_ROUTES.move, body));
+  return api.record<MoveFileResponse>("POST", FILE_ROUTES.move, body);
 }
 
 export async function listFiles(api: ContainerApi, path: string | undefined, options: ListFilesOptions = {}): Promise<FileListing> {
   const body = parseRequest(listFilesRequestSchema, { ...options, ...(path === undefined ? {} : { path }) }, "list request");
-  return unwrap(await api.json<ListFilesResponse>("POST", FILE_ROUTES.list, body));
+  return api.record<ListFilesResponse>("POST", FILE_ROUTES.list, body);
 }
 
 export async function exists(api: ContainerApi, path: string): Promise<ExistsResult> {
   const body = parseRequest(existsRequestSchema, { path }, "exists request");
-  return unwrap(await api.json<ExistsResponse>("POST", FILE_ROUTES.exists, body));
+  return api.record<ExistsResponse>("POST", FILE_ROUTES.exists, body);
 }

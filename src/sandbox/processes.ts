@@ -67,8 +67,7 @@ export async function getProcess(api: ContainerApi, generation: Generation, id: 
 
 export async function killProcess(api: ContainerApi, id: string, signal: string | number | undefined): Promise<KillResult> {
   const name = signalName(signal);
-  const { processId, signal: sent, status } = await api.json<KillResponse>("DELETE", processPath(id, query({ signal: name })));
-  return { processId, signal: sent, status };
+  return api.record<KillResponse>("DELETE", processPath(id, query({ signal: name })));
 }
 
 export async function killAllProcesses(api: ContainerApi, options: KillAllRequest): Promise<number> {
@@ -87,8 +86,7 @@ export async function streamProcessLogs(api: ContainerApi, id: string, options: 
 }
 
 export async function getProcessLogs(api: ContainerApi, id: string): Promise<ProcessLogs> {
-  const { success: _ok, timestamp: _at, ...logs } = await api.json<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
-  return logs;
+  return api.record<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
 }
 
 export async function cleanupCompletedProcesses(api: ContainerApi): Promise<number> {
@@ -103,11 +101,11 @@ export async function writeStdin(
 ): Promise<StdinResult> {
   const request = { data, ...(options.encoding ? { encoding: options.encoding } : {}), ...(options.close ? { close: true } : {}) };
   const body = parseRequest(stdinRequestSchema, request, "stdin request");
-  return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), body));
+  return api.record<StdinResponse>("POST", processPath(id, "/stdin"), body);
 }
 
 export async function closeStdin(api: ContainerApi, id: string): Promise<StdinResult> {
-  return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true }));
+  return api.record<StdinResponse>("POST", processPath(id, "/stdin"), { close: true });
 }
 
 function signalName(signal: string | number | undefined): string {
@@ -118,8 +116,4 @@ function signalName(signal: string | number | undefined): string {
 
 function record(process: ProcessInfo, generation: Generation): ProcessRecord {
   return { ...process, generation: generation.instanceId };
-}
-
-function stdinResult({ processId, bytesWritten, closed }: StdinResponse): StdinResult {
-  return { processId, bytesWritten, closed };
 }

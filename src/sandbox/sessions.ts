@@ -31,8 +31,7 @@ export async function listSessions(api: ContainerApi): Promise<SessionInfo[]> {
 }
 
 export async function deleteSession(api: ContainerApi, id: string): Promise<DeleteSessionResult> {
-  const { sessionId: deleted, killed } = await api.json<DeleteSessionResponse>("DELETE", SESSION_ROUTES.one(sessionId(id)));
-  return { sessionId: deleted, killed };
+  return api.record<DeleteSessionResponse>("DELETE", SESSION_ROUTES.one(sessionId(id)));
 }
 
 export async function setSessionEnv(api: ContainerApi, id: string, vars: Record<string, string | null>): Promise<void> {
