@@ -35,6 +35,7 @@ import type {
   ProcessLogs,
   ProcessRecord,
   StartRequestOptions,
+  StdinOptions,
   StdinResult,
   StreamResumeRequest,
 } from "./rpc/processes.ts";
@@ -240,7 +241,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => processes.cleanupCompletedProcesses(api));
   }
 
-  async writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+  async writeStdin(id: string, data: string, options: StdinOptions = {}): Promise<StdinResult> {
     return this.#call(({ api }) => processes.writeStdin(api, id, data, options), { ref: options, processId: id });
   }
 

@@ -33,6 +33,7 @@ import type {
   ProcessLogs,
   ProcessRecord,
   StartRequestOptions,
+  StdinOptions,
   StdinResult,
   StreamResumeRequest,
 } from "../rpc/processes.ts";
@@ -171,7 +172,7 @@ class HttpTransport implements SandboxRpc {
     return (await this.#json<{ cleaned: number }>("POST", "/processes/cleanup")).cleaned;
   }
 
-  writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+  writeStdin(id: string, data: string, options: StdinOptions = {}): Promise<StdinResult> {
     const { generation, ...body } = options;
     return this.#json("POST", `/processes/${encodeURIComponent(id)}/stdin`, { query: { generation }, body: { data, ...body } });
   }

@@ -144,7 +144,7 @@ export class ProcessHandle implements Process {
       const probed = (async () => {
         for await (const event of readEventStream<ExecEvent>(stream, stop.signal)) {
           if (event.type === "complete") {
-            if (event.exitCode === 0) return;
+            if (event.result.success) return;
             throw new ExecutionTimeoutError(`Port ${port} did not accept connections within ${timeout} ms`, {
               context: { processId: this.id, port },
             });
