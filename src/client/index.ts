@@ -5,7 +5,7 @@ export { SandboxClient } from "./sandbox-client.ts";
 export { SessionClient } from "./session.ts";
 export { ProcessHandle } from "./process.ts";
 export * from "../rpc/errors.ts";
-export * from "../rpc/error-response.ts";
+export { errorFromBody } from "../rpc/error-response.ts";
 export * from "../rpc/rpc-errors.ts";
 export { isExecResult, isProcess, isProcessStatus } from "./guards.ts";
 export type * from "./api.ts";
