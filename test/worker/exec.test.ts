@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ExecEvent } from "../../protocol/events.ts";
 import { isExecResult } from "../../src/client/guards.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
-import { brokenRpcSandbox, collect, eventually, freshSandbox } from "./helpers.ts";
+import { brokenRpcSandbox, collect, countedLines, countingCommand, eventually, freshSandbox, stdoutOf } from "./helpers.ts";
 
 /** An exec's record leaves the process table when it ends; "gone or finished" means not running. */
 async function stopsRunning(sandbox: SandboxClient, processId: string): Promise<boolean> {
@@ -120,9 +120,8 @@ describe("execStream", () => {
   it("resumes a stream broken over Workers RPC from its last event id, without gaps or duplicates", async () => {
     const resumes: string[] = [];
     const broken = brokenRpcSandbox("rpc-resume-exec", "execStream", 300, resumes);
-    const events = await collect(broken.execStream("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done; exit 3"));
-    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
-    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    const events = await collect(broken.execStream(`${countingCommand(40)}; exit 3`));
+    expect(stdoutOf(events)).toBe(countedLines(40));
     const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 3, result: { exitCode: 3, success: false } });

@@ -154,3 +154,10 @@ export function brokenRpcSandbox(label: string, method: "execStream" | "streamPr
   };
   return new SandboxClient(id, { rpc: broken });
 }
+
+/** A command that prints `line-1` … `line-<count>` a little apart (long enough to cut its stream midway). */
+export const countingCommand = (count: number) => `for i in $(seq 1 ${count}); do echo line-$i; sleep 0.005; done`;
+/** What countingCommand prints. */
+export const countedLines = (count: number) => Array.from({ length: count }, (_, i) => `line-${i + 1}\n`).join("");
+/** The stdout of a list of events, joined. */
+export const stdoutOf = (events: { type: string; data?: string }[]) => events.flatMap((e) => (e.type === "stdout" ? [e.data ?? ""] : [])).join("");

@@ -15,7 +15,7 @@ import {
   StaleProcessHandleError,
 } from "../../src/client/index.ts";
 import { getHttpSandbox, type HttpSandboxOptions } from "../../src/client/http.ts";
-import { collect, cutAfter, patternStream, sha256Hex, uniqueId } from "./helpers.ts";
+import { collect, countedLines, countingCommand, cutAfter, patternStream, sha256Hex, stdoutOf, uniqueId } from "./helpers.ts";
 
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
 const workerFetch: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
@@ -64,10 +64,9 @@ describe("getHttpSandbox", () => {
   it("resumes a broken log stream from the last event id, without gaps or duplicates", async () => {
     const log: string[] = [];
     const sandbox = client("resume", { fetch: faultyFetch(/logs\/stream$/, 300, log) });
-    const process = await sandbox.startProcess("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done");
+    const process = await sandbox.startProcess(countingCommand(40));
     const events = await collect(sandbox.streamProcessLogs(process.id));
-    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
-    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    expect(stdoutOf(events)).toBe(countedLines(40));
     const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
@@ -89,9 +88,8 @@ describe("getHttpSandbox", () => {
   it("resumes a broken exec stream without gaps or duplicates", async () => {
     const log: string[] = [];
     const sandbox = client("resume-exec-bytes", { fetch: faultyFetch(/exec\/stream$/, 300, log) });
-    const events = await collect(sandbox.execStream("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done; exit 3"));
-    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
-    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    const events = await collect(sandbox.execStream(`${countingCommand(40)}; exit 3`));
+    expect(stdoutOf(events)).toBe(countedLines(40));
     const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 3, result: { exitCode: 3, success: false } });

@@ -9,7 +9,7 @@ import {
   ProcessNotRunningError,
   SandboxError,
 } from "../../src/client/index.ts";
-import { brokenRpcSandbox, collect, freshSandbox } from "./helpers.ts";
+import { brokenRpcSandbox, collect, countedLines, countingCommand, freshSandbox, stdoutOf } from "./helpers.ts";
 
 describe("processes", () => {
   const sandbox = freshSandbox("procs");
@@ -67,10 +67,9 @@ describe("processes", () => {
   it("resumes a log stream broken over Workers RPC from its last event id, without gaps or duplicates", async () => {
     const resumes: string[] = [];
     const broken = brokenRpcSandbox("rpc-resume-logs", "streamProcessLogs", 300, resumes);
-    const process = await broken.startProcess("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done");
+    const process = await broken.startProcess(countingCommand(40));
     const events = await collect(broken.streamProcessLogs(process.id));
-    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
-    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    expect(stdoutOf(events)).toBe(countedLines(40));
     const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
