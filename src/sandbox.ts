@@ -14,14 +14,18 @@ import type { SessionInfo } from "../protocol/sessions.ts";
 import { ContainerUnavailableError, errorFromCode, SandboxError } from "./rpc/errors.ts";
 import type {
   DeleteFileOptions,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   FileStream,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
   ReadFileOptions,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
@@ -297,19 +301,19 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
-  async mkdir(path: string, options?: MkdirOptions): Promise<{ path: string; created: boolean }> {
+  async mkdir(path: string, options?: MkdirOptions): Promise<MkdirResult> {
     return this.#call(({ api }) => files.mkdir(api, path, options));
   }
 
-  async deleteFile(path: string, options?: DeleteFileOptions): Promise<{ path: string }> {
+  async deleteFile(path: string, options?: DeleteFileOptions): Promise<DeleteFileResult> {
     return this.#call(({ api }) => files.deleteFile(api, path, options));
   }
 
-  async renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<{ oldPath: string; newPath: string }> {
+  async renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<RenameFileResult> {
     return this.#call(({ api }) => files.renameFile(api, oldPath, newPath, options));
   }
 
-  async moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<{ sourcePath: string; destinationPath: string }> {
+  async moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<MoveFileResult> {
     return this.#call(({ api }) => files.moveFile(api, sourcePath, destinationPath, options));
   }
 

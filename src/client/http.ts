@@ -12,14 +12,18 @@ import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
 import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
   DeleteFileOptions,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   FileStream,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
   ReadFileOptions,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
@@ -226,19 +230,19 @@ class HttpTransport implements SandboxRpc {
     return { ...fileStreamInfo(response.headers, path), stream: response.body };
   }
 
-  mkdir(path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
     return this.#json("POST", "/files/mkdir", { body: { ...options, path } });
   }
 
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
     return this.#json("POST", "/files/delete", { body: { ...options, path } });
   }
 
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
     return this.#json("POST", "/files/rename", { body: { ...options, oldPath, newPath } });
   }
 
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<{ sourcePath: string; destinationPath: string }> {
+  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
     return this.#json("POST", "/files/move", { body: { ...options, sourcePath, destinationPath } });
   }
 

@@ -10,13 +10,17 @@ import type { ExecOptions, ExecStreamOptions, LogStreamOptions, Process, Process
 import { asSandboxError, errorFromCode, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
   ReadFileOptions,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
@@ -209,19 +213,19 @@ export class SandboxOperations implements SandboxCommands {
     return (await this.rpc.readFileStream(path)).stream;
   }
 
-  mkdir(path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
     return this.rpc.mkdir(path, options);
   }
 
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
     return this.rpc.deleteFile(path, options);
   }
 
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
     return this.rpc.renameFile(oldPath, newPath, options);
   }
 
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<{ sourcePath: string; destinationPath: string }> {
+  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
     return this.rpc.moveFile(sourcePath, destinationPath, options);
   }
 

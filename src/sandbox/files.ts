@@ -27,14 +27,18 @@ import { InvalidRequestError } from "../rpc/errors.ts";
 import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
   DeleteFileOptions,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   FileStream,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
   ReadFileOptions,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
@@ -80,17 +84,17 @@ export async function openFile(api: ContainerApi, path: string): Promise<Omit<Fi
   return { ...fileStreamInfo(response.headers, checked), body: response.body! };
 }
 
-export async function mkdir(api: ContainerApi, path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+export async function mkdir(api: ContainerApi, path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
   const body = parseRequest(mkdirRequestSchema, { ...options, path }, "mkdir request");
   return api.record<MkdirResponse>("POST", FILE_ROUTES.mkdir, body);
 }
 
-export async function deleteFile(api: ContainerApi, path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+export async function deleteFile(api: ContainerApi, path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
   const body = parseRequest(deleteFileRequestSchema, { ...options, path }, "delete request");
   return api.record<DeleteFileResponse>("POST", FILE_ROUTES.delete, body);
 }
 
-export async function renameFile(api: ContainerApi, oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+export async function renameFile(api: ContainerApi, oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
   const body = parseRequest(renameFileRequestSchema, { ...options, oldPath, newPath }, "rename request");
   return api.record<RenameFileResponse>("POST", FILE_ROUTES.rename, body);
 }
@@ -100,7 +104,7 @@ export async function moveFile(
   sourcePath: string,
   destinationPath: string,
   options: MoveOptions = {},
-): Promise<{ sourcePath: string; destinationPath: string }> {
+): Promise<MoveFileResult> {
   const body = parseRequest(moveFileRequestSchema, { ...options, sourcePath, destinationPath }, "move request");
   return api.record<MoveFileResponse>("POST", FILE_ROUTES.move, body);
 }
