@@ -3,8 +3,8 @@
  * clean up. Unknown ids are 404 PROCESS_NOT_FOUND on every route, including `GET /api/process/{id}`
  * (not `{process: null}`: one rule for all routes is clearer for clients).
  *
- * Exec records answer by id too, and are kept a short while after exit so a broken exec stream can
- * resume here; list and cleanup leave them out unless asked with `?include=exec`.
+ * Exec records answer by id too (a broken exec stream resumes at `GET /api/execute/{id}/stream`,
+ * see exec.ts); list and cleanup leave them out unless asked with `?include=exec`.
  */
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { OutputStream } from "../../../protocol/process.ts";
