@@ -55,10 +55,6 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(ERROR_CODES, value);
 }
 
-export function httpStatusOf(code: ErrorCode): number {
-  return ERROR_CODES[code];
-}
-
 export function errorBody(code: ErrorCode, message: string, context?: Record<string, unknown>): ErrorResponse {
   return {
     success: false,

@@ -10,6 +10,16 @@ interface EventBase {
   seq?: number;
 }
 
+/** A status change of a process, as its log records it and its `status` event carries it. */
+export interface StatusFields {
+  status: ProcessStatus;
+  exitCode?: number;
+  signal?: string;
+  timedOut?: boolean;
+  pid?: number;
+  error?: string;
+}
+
 export interface OutputEventFields {
   data: string;
   /** Byte offset of this chunk's first byte within its own stream. */
@@ -17,7 +27,10 @@ export interface OutputEventFields {
   encoding?: OutputEncoding;
 }
 
-/** `POST /api/execute/stream` (seed ExecEvent, plus pid/processId/offset/seq). */
+/**
+ * `POST /api/execute/stream`, and `GET /api/execute/{id}/stream` to resume one (Cloudflare's Sandbox
+ * SDK ExecEvent, plus pid/processId/offset/seq).
+ */
 export type ExecEvent =
   | (EventBase & { type: "start"; command: string; processId: string; pid?: number; sessionId?: string })
   | (EventBase & { type: "stdout" | "stderr" } & OutputEventFields)
@@ -25,19 +38,10 @@ export type ExecEvent =
   | (EventBase & { type: "error"; error: string; code?: string })
   | (EventBase & { type: "truncated"; droppedEvents: number; droppedBytes: number });
 
-/** `GET /api/process/{id}/stream` (seed LogEvent, with status changes instead of a bare exit). */
+/** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes instead of a bare exit). */
 export type LogEvent =
   | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
-  | (EventBase & {
-      type: "status";
-      processId: string;
-      status: ProcessStatus;
-      exitCode?: number;
-      signal?: string;
-      timedOut?: boolean;
-      pid?: number;
-      error?: string;
-    })
+  | (EventBase & StatusFields & { type: "status"; processId: string })
   | (EventBase & {
       type: "truncated";
       processId: string;
@@ -46,6 +50,3 @@ export type LogEvent =
       droppedBytes: number;
     })
   | (EventBase & { type: "error"; processId: string; error: string; code?: string });
-
-export type ExecEventType = ExecEvent["type"];
-export type LogEventType = LogEvent["type"];

@@ -141,14 +141,16 @@ export interface FileInfo {
 }
 
 export type WriteFileResponse = SuccessEnvelope & { path: string; bytesWritten: number };
-export type ReadFileResponse = SuccessEnvelope & {
+/** A whole file as `POST /api/files/read` returns it. */
+export interface FileContent {
   path: string;
   content: string;
   encoding: FileEncoding;
   size: number;
   mimeType: string;
   isBinary: boolean;
-};
+}
+export type ReadFileResponse = SuccessEnvelope & FileContent;
 export type MkdirResponse = SuccessEnvelope & { path: string; created: boolean };
 export type DeleteFileResponse = SuccessEnvelope & { path: string };
 export type RenameFileResponse = SuccessEnvelope & { oldPath: string; newPath: string };

@@ -21,7 +21,7 @@ export const LIMITS = {
   finishedRetentionMs: 10 * 60 * 1000,
   /**
    * How long a finished exec's record (status and log) stays reachable by id, so a client whose exec
-   * stream broke can resume it from the process log (`Last-Event-ID`) after the command ended.
+   * stream broke can resume it (`GET /api/execute/{id}/stream`, `Last-Event-ID`) after it ended.
    */
   finishedExecRetentionMs: 60 * 1000,
   /** Finished exec records kept at most, and their retained logs' total size: the oldest go first. */

@@ -1,9 +1,11 @@
 /**
  * Processes on the wire: statuses, records, exec results and the request bodies that create them.
- * Field names follow the seed ISandbox contract; additions are optional so older clients still parse.
+ * Field names follow Cloudflare's Sandbox SDK (ISandbox, ExecResult, ProcessStatus); additions are
+ * optional so older clients still parse.
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
+import { envNameSchema, sessionIdSchema } from "./sessions.ts";
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
 export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
@@ -45,6 +47,7 @@ export interface ProcessInfo {
 }
 
 export interface ExecResult {
+  /** Exit code 0 and not timed out; decided by the container (container/engine/exec.ts), passed on unchanged. */
   success: boolean;
   exitCode: number;
   stdout: string;
@@ -68,14 +71,13 @@ export interface ExecResult {
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
-const envSchema = z.record(z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL"), z.string());
+const envSchema = z.record(envNameSchema, z.string());
 const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
 const processIdSchema = z
   .string()
   .min(1)
   .max(LIMITS.maxProcessIdLength)
   .regex(/^[A-Za-z0-9._:@-]+$/, "process ids use letters, digits and . _ : @ -");
-const sessionIdSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:@-]+$/);
 
 /** What every way of running a command shares. */
 export const commandOptionsSchema = z.object({
@@ -84,7 +86,7 @@ export const commandOptionsSchema = z.object({
   cwd: z.string().min(1).max(4096).optional(),
   sessionId: sessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
-  /** Time limit in milliseconds (seed name). */
+  /** Time limit in milliseconds (Cloudflare's Sandbox SDK name). */
   timeout: timeoutSchema.optional(),
   /** Time limit in milliseconds (Cloudflare container API name). */
   timeoutMs: timeoutSchema.optional(),
@@ -111,8 +113,8 @@ const startOptionsSchema = commandOptionsSchema.extend({
 });
 
 /**
- * Start body: the seed nests options (`{command, options:{…}}`); Cloudflare's container API sends
- * them flat (`{command, processId, timeoutMs, …}`). Both are accepted; flat fields lose to nested ones.
+ * Start body: options nested (`{command, options:{…}}`) or flat, as Cloudflare's container API sends
+ * them (`{command, processId, timeoutMs, …}`). Both are accepted; flat fields lose to nested ones.
  */
 export const startProcessRequestSchema = startOptionsSchema
   .extend({
@@ -133,12 +135,22 @@ export const stdinRequestSchema = z.union([
 ]);
 export type StdinRequest = z.infer<typeof stdinRequestSchema>;
 
-/** Signals by name ("SIGTERM", "TERM") or number. */
+/**
+ * The one signal table: Linux numbers (what a container runs on), used to read a signal given by
+ * name ("SIGTERM", "TERM") or number, and to turn a death by signal N into exit code 128+N.
+ */
 export const SIGNALS: Record<string, number> = {
   SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGBUS: 7, SIGFPE: 8,
   SIGKILL: 9, SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15,
-  SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21, SIGTTOU: 22, SIGWINCH: 28,
+  SIGSTKFLT: 16, SIGCHLD: 17, SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21, SIGTTOU: 22,
+  SIGURG: 23, SIGXCPU: 24, SIGXFSZ: 25, SIGVTALRM: 26, SIGPROF: 27, SIGWINCH: 28, SIGIO: 29,
+  SIGPWR: 30, SIGSYS: 31,
 };
+
+/** The number of a signal named canonically ("SIGTERM"), or undefined for a name not in the table. */
+export function signalNumber(name: string): number | undefined {
+  return Object.hasOwn(SIGNALS, name) ? SIGNALS[name] : undefined;
+}
 
 /** Normalises a signal name or number to its canonical name, or undefined when it is not one. */
 export function parseSignal(input: string | number | undefined | null): string | undefined {
@@ -156,7 +168,7 @@ export function normaliseEncoding(encoding: string | undefined): OutputEncoding 
   return encoding === "base64" ? "base64" : "utf8";
 }
 
-/** The effective time limit of a request: `timeout` (seed) wins over `timeoutMs`. */
+/** The effective time limit of a request: `timeout` wins over `timeoutMs`. */
 export function effectiveTimeout(req: { timeout?: number; timeoutMs?: number }): number | undefined {
   return req.timeout ?? req.timeoutMs;
 }
@@ -167,9 +179,15 @@ export interface SuccessEnvelope {
   success: true;
   timestamp: string;
 }
+/** A response body without its envelope: the record a caller of the Durable Object gets back. */
+export type WithoutEnvelope<R extends SuccessEnvelope> = Omit<R, keyof SuccessEnvelope>;
+export function withoutEnvelope<R extends SuccessEnvelope>({ success: _ok, timestamp: _at, ...record }: R): WithoutEnvelope<R> {
+  return record;
+}
 export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo };
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
-export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo | null };
+/** An unknown id is a 404 PROCESS_NOT_FOUND, never `{process: null}`. */
+export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo };
 export type GetProcessLogsResponse = SuccessEnvelope & {
   processId: string;
   stdout: string;
@@ -179,8 +197,8 @@ export type GetProcessLogsResponse = SuccessEnvelope & {
   stdoutDropped?: number;
   stderrDropped?: number;
 };
-/** `success` here is the seed's "exit code 0"; errors are told apart by their `code`. */
-export type ExecResponse = { timestamp: string } & ExecResult;
+/** `POST /api/execute`: the ExecResult itself (its `timestamp` is when the command started). */
+export type ExecResponse = ExecResult;
 export type KillResponse = SuccessEnvelope & { processId: string; signal: string; status: ProcessStatus };
 export type KillAllResponse = SuccessEnvelope & { killed: number };
 export type CleanupResponse = SuccessEnvelope & { cleaned: number };

@@ -35,7 +35,8 @@ export const sessionIdSchema = z
   .max(SESSION_LIMITS.maxSessionIdLength)
   .regex(/^[A-Za-z0-9._:@-]+$/, "session ids use letters, digits and . _ : @ -");
 
-const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
+/** An environment variable name, wherever one is given (sandbox, session or command env). */
+export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
 
 export const createSessionRequestSchema = z.object({
   id: sessionIdSchema.optional(),

@@ -35,8 +35,6 @@ export class SseParser {
   #event = "";
   #data: string[] = [];
   #hasData = false;
-  /** The id of the last dispatched message: what a reconnect sends as Last-Event-ID. */
-  lastEventId: string | undefined;
 
   push(text: string): SseMessage[] {
     // Text with no line end (the middle of a long data line) completes nothing: set it aside rather
@@ -92,7 +90,6 @@ export class SseParser {
 
   #dispatch(): SseMessage | undefined {
     const id = this.#id;
-    if (id !== undefined) this.lastEventId = id;
     const message = this.#hasData ? { id, event: this.#event || "message", data: this.#data.join("\n") } : undefined;
     this.#id = undefined;
     this.#event = "";
@@ -102,28 +99,40 @@ export class SseParser {
   }
 }
 
-/** Parses an SSE byte stream into messages. Cancelling the iteration cancels the stream. */
-export async function* readSseStream(stream: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+/**
+ * Parses an SSE byte stream into messages. Cancelling the iteration (`break`) cancels the stream; so
+ * does aborting `signal`, which ends the iteration with the signal's reason (no message after it).
+ */
+export async function* readSseStream(stream: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<SseMessage> {
   const reader = stream.getReader();
   const decoder = new Utf8ChunkDecoder();
   const parser = new SseParser();
+  // A pending read ends at once when the reader is cancelled.
+  const onAbort = () => void reader.cancel(signal?.reason).catch(() => {});
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
+    signal?.throwIfAborted();
     for (;;) {
       const { value, done } = await reader.read();
+      signal?.throwIfAborted();
       if (done) break;
-      yield* parser.push(decoder.decode(value));
+      for (const message of parser.push(decoder.decode(value))) {
+        yield message;
+        signal?.throwIfAborted();
+      }
     }
     // A message cut off by the end of the stream is incomplete and is dropped, as EventSource does.
     yield* parser.push(decoder.end());
   } finally {
+    signal?.removeEventListener("abort", onAbort);
     await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
 }
 
-/** Parses an SSE stream whose data fields are JSON event objects. */
-export async function* readEventStream<T>(stream: ReadableStream<Uint8Array>): AsyncGenerator<T> {
-  for await (const message of readSseStream(stream)) {
+/** Parses an SSE stream whose data fields are JSON event objects (see readSseStream for cancelling). */
+export async function* readEventStream<T>(stream: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<T> {
+  for await (const message of readSseStream(stream, signal)) {
     yield JSON.parse(message.data) as T;
   }
 }

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
+import { parseSignal, signalNumber } from "../protocol/process.ts";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { CONTAINER_SERVER_PORT, RUN_TAG_VAR } from "../protocol/runtime.ts";
 import { isAlive } from "../server-kit/process-alive.ts";
@@ -31,8 +32,6 @@ export interface ContainerOptions {
   /** After a stop signal, how long the server gets to shut down before everything is SIGKILLed. */
   stopGraceMs: number;
 }
-
-const SIGNAL_NAMES: Record<number, NodeJS.Signals> = { 1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM" };
 
 export class ContainerProcess {
   readonly key: string;
@@ -150,7 +149,7 @@ export class ContainerProcess {
    */
   signal(signo: number): void {
     if (!this.running || this.#child.pid === undefined) return;
-    const name = SIGNAL_NAMES[signo] ?? signo;
+    const name = parseSignal(signo) ?? signo;
     if ([1, 2, 9, 15].includes(signo)) this.#stopping = true;
     if (signo === 9) {
       void this.kill();
@@ -176,11 +175,6 @@ export class ContainerProcess {
     }
     return this.exited;
   }
-}
-
-function signalNumber(signal: NodeJS.Signals): number | undefined {
-  const entry = Object.entries(SIGNAL_NAMES).find(([, name]) => name === signal);
-  return entry ? Number(entry[0]) : { SIGQUIT: 3, SIGABRT: 6, SIGSEGV: 11, SIGUSR1: 10, SIGUSR2: 12 }[signal as string];
 }
 
 /** Kills container servers a previous runtime left running (it was killed without a chance to stop them). */

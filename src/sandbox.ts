@@ -2,7 +2,7 @@
  * The Sandbox Durable Object: one per sandbox id, owning one container. It keeps the container's
  * lifecycle (start on first use, sleep after `sleepAfter` idle, never while a stream is open), its
  * generation (for stale process handles) and its config, and forwards every call to the container
- * process server. Errors leave as RPC exceptions with the wire code encoded (client/errors.ts).
+ * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
  */
 import { Container } from "@cloudflare/containers";
 import type { ExecResult, PingResponse } from "../protocol/process.ts";
@@ -11,25 +11,42 @@ import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { SessionInfo } from "../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, SandboxError, toRpcError } from "./client/errors.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SandboxDetails, SetEnvOptions } from "./client/types.ts";
-import type { DeleteFileOptions, ExistsResult, FileContent, FileListing, FileStream, ListFilesOptions } from "./client/types.ts";
-import type { MkdirOptions, MoveOptions, ReadFileOptions, WriteFileOptions, WriteFileResult, WriteStreamOptions } from "./client/types.ts";
+import { ContainerUnavailableError, errorFromCode, SandboxError } from "./rpc/errors.ts";
+import type {
+  DeleteFileOptions,
+  DeleteFileResult,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  FileStream,
+  ListFilesOptions,
+  MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
+  MoveOptions,
+  ReadFileOptions,
+  RenameFileResult,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
+} from "./rpc/files.ts";
 import type {
   ExecRequestOptions,
   HandleRef,
   KillAllRequest,
   KillResult,
   ListRequest,
-  LogStreamRequest,
   ProcessLogs,
   ProcessRecord,
-  SandboxConfig,
-  SandboxInfo,
-  SandboxRpc,
   StartRequestOptions,
+  StdinOptions,
   StdinResult,
-} from "./client/types.ts";
+  StreamResumeRequest,
+} from "./rpc/processes.ts";
+import { toRpcError } from "./rpc/rpc-errors.ts";
+import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
@@ -162,7 +179,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** info() plus what the container server reports: status, resources, isolation in effect. */
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
-      const { success: _ok, timestamp: _at, instanceId: _id, ...report } = await api.json<InfoResponse>("GET", INFO_ROUTES.info);
+      const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
       return { ...this.#describe(generation), ...report };
     });
   }
@@ -191,6 +208,11 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => this.#guardStream(await processes.execStream(api, command, options)));
   }
 
+  /** A broken execStream picks up here, from its last event id. */
+  async resumeExecStream(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async ({ api }) => this.#guardStream(await processes.resumeExecStream(api, id, options)), { ref: options, processId: id });
+  }
+
   async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
     return this.#call(({ api, generation }) => processes.startProcess(api, generation, command, options));
   }
@@ -211,7 +233,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => processes.killAllProcesses(api, options));
   }
 
-  async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
+  async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
     return this.#call(async ({ api }) => this.#guardStream(await processes.streamProcessLogs(api, id, options)), { ref: options, processId: id });
   }
 
@@ -223,7 +245,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => processes.cleanupCompletedProcesses(api));
   }
 
-  async writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+  async writeStdin(id: string, data: string, options: StdinOptions = {}): Promise<StdinResult> {
     return this.#call(({ api }) => processes.writeStdin(api, id, data, options), { ref: options, processId: id });
   }
 
@@ -279,19 +301,19 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
-  async mkdir(path: string, options?: MkdirOptions): Promise<{ path: string; created: boolean }> {
+  async mkdir(path: string, options?: MkdirOptions): Promise<MkdirResult> {
     return this.#call(({ api }) => files.mkdir(api, path, options));
   }
 
-  async deleteFile(path: string, options?: DeleteFileOptions): Promise<{ path: string }> {
+  async deleteFile(path: string, options?: DeleteFileOptions): Promise<DeleteFileResult> {
     return this.#call(({ api }) => files.deleteFile(api, path, options));
   }
 
-  async renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<{ oldPath: string; newPath: string }> {
+  async renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<RenameFileResult> {
     return this.#call(({ api }) => files.renameFile(api, oldPath, newPath, options));
   }
 
-  async moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<{ sourcePath: string; destinationPath: string }> {
+  async moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<MoveFileResult> {
     return this.#call(({ api }) => files.moveFile(api, sourcePath, destinationPath, options));
   }
 

@@ -1,7 +1,14 @@
 /**
- * The result object of a finished command (seed ExecResult). `success` is the command's success
- * (exit code 0), as in the seed; the buffered route fills stdout/stderr from the capture, the
- * streaming route leaves them empty because every byte was already sent as an event.
+ * The result object of a finished command (the shape of Cloudflare's Sandbox SDK ExecResult). The
+ * buffered route fills stdout/stderr from the capture; the streaming route leaves them empty because
+ * every byte was already sent as an event.
+ *
+ * `success` is decided here and nowhere else; the Durable Object and both clients pass it on as it is.
+ * The rule: the command ran to its own end and exited 0, that is exit code 0 and not timed out. A
+ * command that was asked to stop (kill) and still exited 0 by itself (it trapped the signal and
+ * finished cleanly) succeeded: it chose its exit code, and `killed`/`signal` say that it was asked.
+ * A command killed by a signal, or by its time limit, never exits 0 (128+N, 124), so never succeeds.
+ * `success` is about the command, not the call: an error response is told apart by its `code`.
  */
 import type { ExecResult } from "../../protocol/process.ts";
 import type { ManagedProcess } from "./managed-process.ts";
@@ -11,7 +18,7 @@ export function execResultOf(record: ManagedProcess): ExecResult {
   const exitCode = exit?.exitCode ?? -1;
   const encoding = record.spec.encoding;
   const result: ExecResult = {
-    success: record.status === "completed",
+    success: exitCode === 0 && exit?.timedOut !== true,
     exitCode,
     stdout: "",
     stderr: "",

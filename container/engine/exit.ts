@@ -2,8 +2,7 @@
  * How a process ended, in the terms every route reports: status, exit code, signal, timedOut, killed.
  * Timeout → killed, exit code 124. Death by signal N → killed, exit code 128+N.
  */
-import type { ProcessStatus } from "../../protocol/process.ts";
-import { signalNumber } from "./kill.ts";
+import { signalNumber, type ProcessStatus } from "../../protocol/process.ts";
 
 export interface ExitFacts {
   code: number | null;
@@ -28,7 +27,7 @@ export function describeExit({ code, signal, timedOut, killSignal }: ExitFacts):
     return { status: "killed", exitCode: TIMEOUT_EXIT_CODE, signal: signal ?? killSignal, timedOut: true, killed: true };
   }
   if (signal !== null) {
-    return { status: "killed", exitCode: 128 + signalNumber(signal), signal, timedOut: false, killed: true };
+    return { status: "killed", exitCode: 128 + (signalNumber(signal) ?? 0), signal, timedOut: false, killed: true };
   }
   const exitCode = code ?? 1;
   // Asked to die and exited on its own terms (e.g. a trap): still a kill from the caller's view.

@@ -1,7 +1,7 @@
 /**
  * Finished exec records, kept a short while after exit so a client whose exec stream broke can still
- * resume it from the process log (and read its status and logs) by id. Bounded three ways: a time
- * window, a number of records and the bytes their logs retain. The oldest go first.
+ * resume it (and read its status and logs) by id. Bounded three ways: a time window, a number of
+ * records and the bytes their logs retain. The oldest go first.
  *
  * Records arrive in the order they finish, and every one is kept for the same window, so the oldest
  * is always the next to expire: one timer, armed for the head of the queue, does all the expiring.

@@ -3,17 +3,12 @@
  * `kill(-pgid)` reaches grandchildren too. A kill is the asked-for signal, then SIGKILL to whatever
  * of the group is still alive after the grace period — even if the leader already exited.
  */
-import { constants } from "node:os";
 
 /** Signals sent to end a process: these escalate to SIGKILL and mark the process as killed. */
 const TERMINATING = new Set(["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGABRT", "SIGKILL"]);
 
 export function isTerminatingSignal(signal: string): boolean {
   return TERMINATING.has(signal);
-}
-
-export function signalNumber(name: string): number {
-  return (constants.signals as Record<string, number>)[name] ?? 0;
 }
 
 /** Sends `signal` to every process in the group led by `pgid`. False when no such group is left. */

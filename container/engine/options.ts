@@ -5,7 +5,7 @@
 import { effectiveTimeout, normaliseEncoding } from "../../protocol/process.ts";
 import type { ExecRequest, OutputEncoding, StartProcessRequest } from "../../protocol/process.ts";
 import type { ServerLimits } from "../config.ts";
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
 
 export interface CommandSpec {
   kind: "exec" | "background";
@@ -36,9 +36,9 @@ export interface CommandSpec {
  */
 const EXEC_LOG_RETENTION = 1024 * 1024;
 
-export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered" | "stream"): CommandSpec {
+/** What every way of running a command reads the same way from its request. */
+function commandFields(req: ExecRequest | StartProcessRequest) {
   return {
-    kind: "exec",
     command: req.command,
     args: req.args,
     env: req.env,
@@ -47,6 +47,13 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
     processId: req.processId,
     encoding: normaliseEncoding(req.encoding),
     timeoutMs: effectiveTimeout(req),
+  };
+}
+
+export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered" | "stream"): CommandSpec {
+  return {
+    kind: "exec",
+    ...commandFields(req),
     stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
     keepStdinOpen: false,
     autoCleanup: true,
@@ -59,14 +66,7 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
 export function startSpec(req: StartProcessRequest, limits: ServerLimits): CommandSpec {
   return {
     kind: "background",
-    command: req.command,
-    args: req.args,
-    env: req.env,
-    cwd: req.cwd,
-    sessionId: req.sessionId,
-    processId: req.processId,
-    encoding: normaliseEncoding(req.encoding),
-    timeoutMs: effectiveTimeout(req),
+    ...commandFields(req),
     stdin: undefined,
     keepStdinOpen: true,
     autoCleanup: req.autoCleanup ?? true,
@@ -78,20 +78,22 @@ export function startSpec(req: StartProcessRequest, limits: ServerLimits): Comma
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/**
+ * Decodes base64 text sent in a request (stdin data, file content): whitespace is allowed, anything
+ * else that is not base64 is refused with INVALID_REQUEST rather than decoded to garbage.
+ */
+export function decodeBase64(text: string, what: string): Buffer {
+  const compact = text.replace(/\s+/g, "");
+  if (compact.length % 4 === 1 || !BASE64.test(compact)) throw new ServiceError("INVALID_REQUEST", `${what} is not valid base64`);
+  return Buffer.from(compact, "base64");
+}
+
 /** Decodes stdin text (utf8 or base64), enforcing the stdin size limit on the decoded bytes. */
 export function decodeInput(data: string, encoding: string | undefined, maxBytes: number): Buffer {
-  let bytes: Buffer;
-  if (encoding === "base64") {
-    const compact = data.replace(/\s+/g, "");
-    if (compact.length % 4 === 1 || !BASE64.test(compact)) {
-      throw new ServiceError("INVALID_REQUEST", "stdin data is not valid base64");
-    }
-    if ((compact.length * 3) / 4 > maxBytes + 3) throw stdinTooLarge(maxBytes);
-    bytes = Buffer.from(compact, "base64");
-  } else {
-    if (data.length > maxBytes) throw stdinTooLarge(maxBytes); // UTF-16 length ≤ UTF-8 length
-    bytes = Buffer.from(data, "utf8");
-  }
+  // A cheap refusal before encoding: UTF-16 length ≤ UTF-8 length. (Base64 is decoded first; the
+  // request body limit bounds it.)
+  if (encoding !== "base64" && data.length > maxBytes) throw stdinTooLarge(maxBytes);
+  const bytes = encoding === "base64" ? decodeBase64(data, "stdin data") : Buffer.from(data, "utf8");
   if (bytes.length > maxBytes) throw stdinTooLarge(maxBytes);
   return bytes;
 }

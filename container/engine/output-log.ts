@@ -7,7 +7,8 @@
  * A reader may pin the log (execute/stream does): entries it has not read yet are not dropped;
  * instead the log reports pressure and the producer pauses the pipes until the reader catches up.
  */
-import type { OutputStream, ProcessStatus } from "../../protocol/process.ts";
+import type { StatusFields } from "../../protocol/events.ts";
+import type { OutputStream } from "../../protocol/process.ts";
 
 interface EntryBase {
   seq: number;
@@ -21,14 +22,6 @@ export interface OutputEntry extends EntryBase {
   stream: OutputStream;
   data: Buffer;
   offset: number;
-}
-export interface StatusFields {
-  status: ProcessStatus;
-  exitCode?: number;
-  signal?: string;
-  timedOut?: boolean;
-  pid?: number;
-  error?: string;
 }
 export interface StatusEntry extends EntryBase, StatusFields {
   kind: "status";

@@ -2,15 +2,11 @@
  * Reading files: whole (JSON, capped, text or base64) or as a byte stream of any size.
  */
 import type { Readable } from "node:stream";
-import { FILE_LIMITS, type FileEncoding, type ReadFileResponse } from "../../protocol/files.ts";
-import type { SuccessEnvelope } from "../../protocol/process.ts";
+import { FILE_LIMITS, type FileContent, type FileEncoding } from "../../protocol/files.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { openForRead } from "./descriptors.ts";
 import { looksBinary, mimeTypeOf } from "./mime.ts";
 import type { PathPolicy } from "./paths.ts";
-
-/** A read file as the route answers it (the protocol's response without the envelope). */
-export type FileContent = Omit<ReadFileResponse, keyof SuccessEnvelope>;
 
 /** Reads a whole file. Without an encoding, text comes back as utf8 and binary as base64. */
 export async function readFileContent(

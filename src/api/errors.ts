@@ -3,7 +3,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { errorBody, type ErrorCode } from "../../protocol/errors.ts";
-import { SandboxError, fromRpcError } from "../client/errors.ts";
+import { SandboxError } from "../rpc/errors.ts";
+import { fromRpcError } from "../rpc/rpc-errors.ts";
 
 export function errorResponse(c: Context, code: ErrorCode, message: string, context?: Record<string, unknown>): Response {
   const body = errorBody(code, message, context);

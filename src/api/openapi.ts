@@ -72,6 +72,10 @@ function fileOp(summary: string, request: z.ZodType, response: z.ZodType): Json 
 }
 
 export function openApiDocument(serverUrl?: string): Json {
+  const streamParameters = [
+    ...queryParameters(s.streamQuery),
+    { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id" },
+  ];
   const sandbox = "/v1/sandboxes/{id}";
   return {
     openapi: "3.1.0",
@@ -157,7 +161,7 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
       [`${sandbox}/exec`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Run a command to completion", { 200: json(s.execResultSchema, "Result (success means exit code 0)") }, {
+        post: op("Run a command to completion", { 200: json(s.execResultSchema, "Result (success: exit code 0, not timed out)") }, {
           requestBody: body(execRequestSchema),
         }),
       },
@@ -166,6 +170,14 @@ export function openApiDocument(serverUrl?: string): Json {
         post: op("Run a command, streaming its output", { 200: sse("Exec events.", "start, stdout, stderr, complete, error") }, {
           requestBody: body(execRequestSchema),
         }),
+      },
+      [`${sandbox}/exec/{pid}/stream`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
+        get: op(
+          "Resume a broken exec stream after an event id (Last-Event-ID or ?since=); works a short while after the command ended too",
+          { 200: sse("Exec events after the given one, ending with complete (the result) or error.", "start, stdout, stderr, complete, error, truncated") },
+          { parameters: streamParameters },
+        ),
       },
       [`${sandbox}/processes`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -191,12 +203,7 @@ export function openApiDocument(serverUrl?: string): Json {
         get: op(
           "Follow a process's output; resumable with Last-Event-ID or ?since=",
           { 200: sse("Log events, ending after the final status.", "stdout, stderr, status, truncated, error") },
-          {
-            parameters: [
-              ...queryParameters(s.logStreamQuery),
-              { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id" },
-            ],
-          },
+          { parameters: streamParameters },
         ),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {

@@ -1,7 +1,8 @@
 /** Resolves `:id` of /v1/sandboxes/:id/… to that sandbox's Durable Object, after validating the id. */
 import type { MiddlewareHandler } from "hono";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
-import { rpcTransport } from "../client/rpc-transport.ts";
+import { describeValidationError } from "../../protocol/validation.ts";
+import { rpcTransport } from "../rpc/stub-transport.ts";
 import { errorResponse } from "./errors.ts";
 import type { ApiEnv } from "./types.ts";
 
@@ -10,9 +11,8 @@ export function sandboxParam(): MiddlewareHandler<ApiEnv> {
     const id = c.req.param("id") ?? "";
     const result = sandboxIdSchema.safeParse(id);
     if (!result.success) {
-      return errorResponse(c, "INVALID_SANDBOX_ID", `Invalid sandbox id "${id}": ${result.error.issues[0]?.message ?? "malformed"}`, {
-        sandboxId: id,
-      });
+      const { message, issues } = describeValidationError(result.error, `sandbox id ${JSON.stringify(id)}`);
+      return errorResponse(c, "INVALID_SANDBOX_ID", message, { sandboxId: id, issues });
     }
     const namespace = c.env.Sandbox;
     c.set("sandboxId", id);

@@ -7,6 +7,7 @@ import { FILE_LIMITS } from "../../protocol/files.ts";
 import { ISOLATION_MODES } from "../../protocol/isolation.ts";
 import { PROCESS_STATUSES, SIGNALS } from "../../protocol/process.ts";
 import { ERROR_CODES } from "../../protocol/errors.ts";
+import { sessionIdSchema } from "../../protocol/sessions.ts";
 import { sandboxConfigSchema } from "../sandbox/config.ts";
 
 const signal = z
@@ -22,9 +23,10 @@ const generation = z
 
 export const generationQuery = z.object({ generation: generation.optional() });
 export const killQuery = z.object({ signal: signal.optional(), generation: generation.optional() });
-export const killAllQuery = z.object({ signal: signal.optional(), sessionId: z.string().min(1).max(128).optional() });
-export const listQuery = z.object({ sessionId: z.string().min(1).max(128).optional() });
-export const logStreamQuery = z.object({
+export const killAllQuery = z.object({ signal: signal.optional(), sessionId: sessionIdSchema.optional() });
+export const listQuery = z.object({ sessionId: sessionIdSchema.optional() });
+/** Where a resumed stream (a process log, an exec) starts. */
+export const streamQuery = z.object({
   since: z
     .string()
     .regex(/^\d+$/, "since is an event id (a whole number)")
@@ -64,7 +66,7 @@ export const processRecordSchema = z.object({
 });
 
 export const execResultSchema = z.object({
-  success: z.boolean().describe("exit code 0"),
+  success: z.boolean().describe("The command ran to its own end with exit code 0 (not timed out)"),
   exitCode: z.number().int(),
   stdout: z.string(),
   stderr: z.string(),

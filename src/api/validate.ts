@@ -6,14 +6,14 @@
 import type { Context } from "hono";
 import { validator } from "hono/validator";
 import type { z } from "zod";
+import { describeValidationError } from "../../protocol/validation.ts";
 import { errorResponse } from "./errors.ts";
 
 const JSON_MEDIA = /^application\/([\w.-]+\+)?json$/i;
 
 function invalid(c: Context, what: string, error: z.ZodError): Response {
-  const issues = error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
-  const first = issues[0];
-  return errorResponse(c, "INVALID_REQUEST", `Invalid ${what}: ${first ? `${first.path || "(body)"}: ${first.message}` : "malformed"}`, { issues });
+  const { message, issues } = describeValidationError(error, what);
+  return errorResponse(c, "INVALID_REQUEST", message, { issues });
 }
 
 export function jsonBody<S extends z.ZodType>(schema: S) {

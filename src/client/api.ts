@@ -1,32 +1,15 @@
 /**
  * The public API of a sandbox, as getSandbox() (Workers) and getHttpSandbox() (anywhere) return it:
- * the seed ISandbox surface with typed options. AbortSignals and callbacks live on the caller's side.
+ * the surface of Cloudflare's Sandbox SDK ISandbox, with typed options. AbortSignals and callbacks
+ * live on the caller's side.
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
-import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
-import type {
-  CreateSessionOptions,
-  DeleteFileOptions,
-  DeleteSessionResult,
-  EnvVarsUpdate,
-  ExistsResult,
-  FileContent,
-  FileListing,
-  ListFilesOptions,
-  MkdirOptions,
-  MoveOptions,
-  ProcessLogs,
-  ReadFileOptions,
-  SandboxConfig,
-  SandboxDetails,
-  SandboxInfo,
-  StdinResult,
-  WriteFileOptions,
-  WriteFileResult,
-  WriteStreamOptions,
-} from "./types.ts";
+import type { WriteFileOptions, WriteFileResult } from "../rpc/files.ts";
+import type { ProcessLogs, StdinResult } from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 
 export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void;
 
@@ -134,12 +117,21 @@ export interface Process {
   streamLogs(options?: LogStreamOptions): AsyncIterable<LogEvent>;
 }
 
+/** File methods a client offers exactly as the Durable Object does: same arguments, same result. */
+type FileMethods = Pick<SandboxRpc, "writeFileStream" | "readFile" | "mkdir" | "deleteFile" | "renameFile" | "moveFile" | "listFiles" | "exists">;
+
+/** What a sandbox as a whole offers exactly as the Durable Object does. */
+type SandboxMethods = Pick<
+  SandboxRpc,
+  "cleanupCompletedProcesses" | "listSessions" | "deleteSession" | "configure" | "info" | "getInfo" | "getInstructions" | "detectIsolation" | "destroy"
+>;
+
 /**
  * What a sandbox and a session of it both offer. On a session (ExecutionSession) commands run in the
  * session, and listProcesses/killAllProcesses cover only its processes. File paths are relative to
  * the workspace either way.
  */
-export interface SandboxCommands {
+export interface SandboxCommands extends FileMethods {
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   execStream(command: string, options?: ExecStreamOptions): AsyncIterable<ExecEvent>;
   startProcess(command: string, options?: ProcessOptions): Promise<Process>;
@@ -156,20 +148,8 @@ export interface SandboxCommands {
 
   /** Text (utf8), base64 text (`encoding: "base64"`), or bytes; up to 16 MiB — larger files: writeFileStream. */
   writeFile(path: string, content: string | Uint8Array, options?: WriteFileOptions): Promise<WriteFileResult>;
-  /** Streams the bytes into the file as they come (any size). */
-  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult>;
-  /** The whole file (up to 16 MiB): text as utf8, binary as base64 unless `encoding` says otherwise. */
-  readFile(path: string, options?: ReadFileOptions): Promise<FileContent>;
   /** The file's bytes as a stream (any size). */
   readFileStream(path: string): Promise<ReadableStream<Uint8Array>>;
-  mkdir(path: string, options?: MkdirOptions): Promise<{ path: string; created: boolean }>;
-  deleteFile(path: string, options?: DeleteFileOptions): Promise<{ path: string }>;
-  /** Renames to exactly `newPath`. */
-  renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<{ oldPath: string; newPath: string }>;
-  /** `mv`: into `destinationPath` when it is a directory, else to it. */
-  moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<{ sourcePath: string; destinationPath: string }>;
-  listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
-  exists(path: string): Promise<ExistsResult>;
 }
 
 /** A session of a sandbox: its own cwd and env, kept between commands (`cd` and `export` persist). */
@@ -183,25 +163,10 @@ export interface ExecutionSession extends SandboxCommands {
   delete(): Promise<DeleteSessionResult>;
 }
 
-export interface ISandbox extends SandboxCommands {
+export interface ISandbox extends SandboxCommands, SandboxMethods {
   readonly id: string;
-  cleanupCompletedProcesses(): Promise<number>;
   /** A new session, as an object whose commands run in it. */
   createSession(options?: CreateSessionOptions): Promise<ExecutionSession>;
   /** An existing session (SessionNotFoundError otherwise). */
   getSession(id: string): Promise<ExecutionSession>;
-  listSessions(): Promise<SessionInfo[]>;
-  /** Deletes a session, killing its processes. */
-  deleteSession(id: string): Promise<DeleteSessionResult>;
-  /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
-  configure(config: SandboxConfig): Promise<void>;
-  info(): Promise<SandboxInfo>;
-  /** Status and resources (memory, CPUs, disk), the isolation in effect, and the generation. */
-  getInfo(): Promise<SandboxDetails>;
-  /** A short description of the sandbox for an agent's tool prompt. */
-  getInstructions(): Promise<string>;
-  /** What isolation the machine running the sandbox offers. */
-  detectIsolation(): Promise<IsolationSupport>;
-  /** Stops the container now (SIGKILL); the next call starts a fresh one. */
-  destroy(): Promise<void>;
 }

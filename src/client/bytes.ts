@@ -1,4 +1,7 @@
-/** Bytes ↔ base64 without Node's Buffer (the client runs in Workers, browsers and Node alike). */
+/**
+ * Bytes ↔ base64 without Node's Buffer (the client runs in Workers, browsers and Node alike): one
+ * encoder, one decoder, and what the client builds on them (output text, joined output chunks).
+ */
 
 const CHUNK = 0x8000;
 
@@ -9,9 +12,26 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-export function base64ToBytes(base64: string): Uint8Array {
+function base64ToBytes(base64: string): Uint8Array {
   const binary = atob(base64);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
+}
+
+/** Base64 output as UTF-8 text. */
+export function base64ToText(base64: string): string {
+  return new TextDecoder().decode(base64ToBytes(base64));
+}
+
+/** Base64 chunks as one base64 text of all their bytes (chunk boundaries need not fall on 3-byte groups). */
+export function joinBase64(parts: string[]): string {
+  const chunks = parts.map(base64ToBytes);
+  const joined = new Uint8Array(chunks.reduce((size, chunk) => size + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytesToBase64(joined);
 }

@@ -2,11 +2,14 @@
  * getSandbox(env.Sandbox, "my-id") — a sandbox client for Worker code, over Workers RPC to the
  * sandbox's Durable Object. Creating one is free: the container starts on the first call.
  */
-import type { Sandbox } from "../sandbox.ts";
+import type { SandboxConfig } from "../rpc/sandbox.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import { rpcTransport } from "../rpc/stub-transport.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
-import { rpcTransport } from "./rpc-transport.ts";
 import { SandboxClient } from "./sandbox-client.ts";
-import type { SandboxConfig } from "./types.ts";
+
+/** A Durable Object class that serves SandboxRpc: the Worker's `Sandbox` binding names one. */
+export type SandboxDurableObject = SandboxRpc & Rpc.DurableObjectBranded;
 
 /**
  * Settings of the sandbox: `sleepAfter`, `envVars`, and its isolation under the local runtime
@@ -16,12 +19,12 @@ import type { SandboxConfig } from "./types.ts";
  */
 export type GetSandboxOptions = SandboxConfig;
 
-export function getSandbox(namespace: DurableObjectNamespace<Sandbox>, id: string, options: GetSandboxOptions = {}): SandboxClient {
+export function getSandbox<T extends SandboxDurableObject>(namespace: DurableObjectNamespace<T>, id: string, options: GetSandboxOptions = {}): SandboxClient {
   assertSandboxId(id);
   const stub = namespace.get(namespace.idFromName(id));
   // Settings travel once, before the first call of this client.
   let configured: Promise<void> | undefined;
   const hasConfig = Object.values(options).some((value) => value !== undefined);
   const before = hasConfig ? () => (configured ??= stub.configure(options)) : undefined;
-  return new SandboxClient(id, rpcTransport(stub, before));
+  return new SandboxClient(id, { rpc: rpcTransport(stub, before) });
 }

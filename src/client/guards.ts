@@ -1,4 +1,4 @@
-/** Type guards from the seed API. */
+/** Type guards for what comes back from a sandbox: exec results, process handles, statuses. */
 import { isProcessStatus } from "../../protocol/process.ts";
 import type { ExecResult } from "../../protocol/process.ts";
 import type { Process } from "./api.ts";

@@ -1,50 +1,52 @@
 /**
  * getHttpSandbox(id, {url, token}) — the same sandbox API for callers outside Workers (Node, Deno,
  * browsers, other clouds), over the Worker's /v1 HTTP API. Streams reconnect by themselves from the
- * last event id when a connection breaks (bounded retries with backoff, then SandboxConnectionError).
+ * last event id when a connection breaks, as they do over Workers RPC (the client does it, with the
+ * `retry` policy given here: bounded retries with backoff, then SandboxConnectionError).
  */
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { ExecResult } from "../../protocol/process.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
-import { isTerminalStatus } from "../../protocol/process.ts";
-import type { SseMessage } from "../../protocol/sse.ts";
-import { errorFromBody, ProcessNotFoundError, SandboxConnectionError } from "./errors.ts";
-import { fileStreamInfo } from "./file-headers.ts";
-import { assertSandboxId } from "./sandbox-id.ts";
-import { resumableSse, type RetryPolicy } from "./resumable-stream.ts";
-import { SandboxClient } from "./sandbox-client.ts";
+import { errorFromResponse } from "../rpc/error-response.ts";
+import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
+import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
-  CreateSessionOptions,
   DeleteFileOptions,
-  DeleteSessionResult,
-  EnvVarsUpdate,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   FileStream,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
   ReadFileOptions,
-  SandboxDetails,
-  SetEnvOptions,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
+} from "../rpc/files.ts";
+import type {
   ExecRequestOptions,
   HandleRef,
   KillAllRequest,
   KillResult,
   ListRequest,
-  LogStreamRequest,
   ProcessLogs,
   ProcessRecord,
-  SandboxConfig,
-  SandboxInfo,
-  SandboxRpc,
   StartRequestOptions,
+  StdinOptions,
   StdinResult,
-} from "./types.ts";
+  StreamResumeRequest,
+} from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
+import { assertSandboxId } from "./sandbox-id.ts";
+import type { RetryPolicy } from "./resumable-stream.ts";
+import { SandboxClient } from "./sandbox-client.ts";
 
 export interface HttpSandboxOptions {
   /** Base URL of the Worker, e.g. `http://127.0.0.1:8787` or `https://sandbox.example.workers.dev`. */
@@ -103,16 +105,7 @@ class HttpTransport implements SandboxRpc {
         cause: error,
       });
     }
-    if (!response.ok) {
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      throw errorFromBody(body, response.status);
-    }
+    if (!response.ok) throw await errorFromResponse(response);
     return response;
   }
 
@@ -133,63 +126,12 @@ class HttpTransport implements SandboxRpc {
     return this.#json("POST", "/exec", { body: { ...options, command } });
   }
 
-  async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    const first = await this.#stream("POST", "/exec/stream", { body: { ...options, command } });
-    // An exec cannot be re-run to resume it; its output continues in the process log of the same id.
-    let processId: string | undefined;
-    return resumableSse(first, {
-      describe: `exec stream of "${command}"`,
-      retry: this.#options.retry ?? {},
-      isFinal: (message) => {
-        if (message.event === "start") processId = (JSON.parse(message.data) as { processId?: string }).processId;
-        return message.event === "complete" || message.event === "error";
-      },
-      reopen: async (lastEventId) => {
-        if (processId === undefined) throw new SandboxConnectionError(`exec stream of "${command}" broke before it started`);
-        try {
-          return await this.#stream("GET", `/processes/${encodeURIComponent(processId)}/logs/stream`, {
-            ...(lastEventId === undefined ? {} : { lastEventId }),
-          });
-        } catch (error) {
-          // A finished exec's record is kept a minute (LIMITS.finishedExecRetentionMs); past that it is gone.
-          if (!(error instanceof ProcessNotFoundError)) throw error;
-          throw new ProcessNotFoundError(`"${command}" finished while its output stream was disconnected, and its record has expired`, {
-            cause: error,
-            context: { processId, lastEventId },
-          });
-        }
-      },
-      map: (message) => this.#asExecEvent(message, command),
-    });
+  execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#stream("POST", "/exec/stream", { body: { ...options, command } });
   }
 
-  /** A process log event seen while resuming an exec stream, as the exec event it stands for. */
-  async #asExecEvent(message: SseMessage, command: string): Promise<SseMessage | undefined> {
-    if (message.event !== "status") return message;
-    const event = JSON.parse(message.data) as { processId: string; status: ProcessRecord["status"]; exitCode?: number; error?: string; timestamp: string; seq?: number };
-    if (!isTerminalStatus(event.status)) return undefined;
-    if (event.status === "error") {
-      return { ...message, event: "error", data: JSON.stringify({ type: "error", timestamp: event.timestamp, seq: event.seq, error: event.error ?? "process failed" }) };
-    }
-    const record = await this.getProcess(event.processId);
-    const exitCode = event.exitCode ?? record?.exitCode ?? -1;
-    const start = record ? Date.parse(record.startTime) : Date.now();
-    const result: ExecResult = {
-      success: exitCode === 0,
-      exitCode,
-      stdout: "",
-      stderr: "",
-      command,
-      duration: record?.endTime ? Date.parse(record.endTime) - start : 0,
-      timestamp: record?.startTime ?? event.timestamp,
-      processId: event.processId,
-      ...(record?.pid === undefined ? {} : { pid: record.pid }),
-      ...(record?.signal === undefined ? {} : { signal: record.signal }),
-      ...(record?.timedOut === undefined ? {} : { timedOut: record.timedOut }),
-      ...(record?.killed === undefined ? {} : { killed: record.killed }),
-    };
-    const complete = { type: "complete", timestamp: event.timestamp, seq: event.seq, exitCode, result };
-    return { ...message, event: "complete", data: JSON.stringify(complete) };
+  resumeExecStream(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#stream("GET", `/exec/${segment(id)}/stream`, this.#resumeFrom(options));
   }
 
   async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
@@ -217,19 +159,13 @@ class HttpTransport implements SandboxRpc {
     return (await this.#json<{ killed: number }>("DELETE", "/processes", { query: { sessionId: options.sessionId, signal: options.signal } })).killed;
   }
 
-  async streamProcessLogs(id: string, options: LogStreamRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    const path = `/processes/${encodeURIComponent(id)}/logs/stream`;
-    const query = { generation: options.generation };
-    const first = await this.#stream("GET", path, { query, ...(options.since === undefined ? {} : { lastEventId: String(options.since) }) });
-    return resumableSse(first, {
-      describe: `log stream of process "${id}"`,
-      retry: this.#options.retry ?? {},
-      isFinal: (message) => message.event === "status" && isTerminalStatus((JSON.parse(message.data) as { status: ProcessRecord["status"] }).status),
-      reopen: (lastEventId) => {
-        const resumeFrom = lastEventId ?? (options.since === undefined ? undefined : String(options.since));
-        return this.#stream("GET", path, { query, ...(resumeFrom === undefined ? {} : { lastEventId: resumeFrom }) });
-      },
-    });
+  streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#stream("GET", `/processes/${segment(id)}/logs/stream`, this.#resumeFrom(options));
+  }
+
+  /** A resumed stream starts after Last-Event-ID (as EventSource sends it). */
+  #resumeFrom(options: StreamResumeRequest): { query: Query; lastEventId?: string } {
+    return { query: { generation: options.generation }, ...(options.since === undefined ? {} : { lastEventId: String(options.since) }) };
   }
 
   getProcessLogs(id: string, ref: HandleRef = {}): Promise<ProcessLogs> {
@@ -240,7 +176,7 @@ class HttpTransport implements SandboxRpc {
     return (await this.#json<{ cleaned: number }>("POST", "/processes/cleanup")).cleaned;
   }
 
-  writeStdin(id: string, data: string, options: HandleRef & { encoding?: "utf8" | "base64"; close?: boolean } = {}): Promise<StdinResult> {
+  writeStdin(id: string, data: string, options: StdinOptions = {}): Promise<StdinResult> {
     const { generation, ...body } = options;
     return this.#json("POST", `/processes/${encodeURIComponent(id)}/stdin`, { query: { generation }, body: { data, ...body } });
   }
@@ -294,19 +230,19 @@ class HttpTransport implements SandboxRpc {
     return { ...fileStreamInfo(response.headers, path), stream: response.body };
   }
 
-  mkdir(path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
     return this.#json("POST", "/files/mkdir", { body: { ...options, path } });
   }
 
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
     return this.#json("POST", "/files/delete", { body: { ...options, path } });
   }
 
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
     return this.#json("POST", "/files/rename", { body: { ...options, oldPath, newPath } });
   }
 
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<{ sourcePath: string; destinationPath: string }> {
+  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
     return this.#json("POST", "/files/move", { body: { ...options, sourcePath, destinationPath } });
   }
 
@@ -347,5 +283,5 @@ class HttpTransport implements SandboxRpc {
 
 export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
   assertSandboxId(id);
-  return new SandboxClient(id, new HttpTransport(id, options));
+  return new SandboxClient(id, { rpc: new HttpTransport(id, options), retry: options.retry });
 }

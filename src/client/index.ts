@@ -4,37 +4,32 @@ export { getHttpSandbox, type HttpSandboxOptions } from "./http.ts";
 export { SandboxClient } from "./sandbox-client.ts";
 export { SessionClient } from "./session.ts";
 export { ProcessHandle } from "./process.ts";
-export * from "./errors.ts";
+export * from "../rpc/errors.ts";
+export { errorFromBody } from "../rpc/error-response.ts";
+export * from "../rpc/rpc-errors.ts";
 export { isExecResult, isProcess, isProcessStatus } from "./guards.ts";
 export type * from "./api.ts";
+export type { ProcessRecord, ProcessLogs, KillResult, StdinResult } from "../rpc/processes.ts";
+export type { SandboxInfo, SandboxDetails, SandboxConfig } from "../rpc/sandbox.ts";
+export type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+export type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 export type {
-  ProcessRecord,
-  ProcessLogs,
-  KillResult,
-  StdinResult,
-  SandboxInfo,
-  SandboxDetails,
-  SandboxConfig,
-  SandboxRpc,
-  CreateSessionOptions,
-  DeleteSessionResult,
-  EnvVarsUpdate,
   WriteFileOptions,
   WriteStreamOptions,
   WriteFileResult,
   ReadFileOptions,
   FileContent,
   FileStream,
-  FileInfo,
   FileListing,
   ListFilesOptions,
   MkdirOptions,
   DeleteFileOptions,
   MoveOptions,
   ExistsResult,
-  SessionInfo,
-  IsolationSupport,
-} from "./types.ts";
+} from "../rpc/files.ts";
+export type { FileInfo } from "../../protocol/files.ts";
+export type { SessionInfo } from "../../protocol/sessions.ts";
+export type { IsolationSupport } from "../../protocol/isolation.ts";
 export type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 export type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
 export type { RetryPolicy } from "./resumable-stream.ts";

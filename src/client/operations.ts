@@ -7,29 +7,31 @@
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus, type ExecResult } from "../../protocol/process.ts";
 import type { ExecOptions, ExecStreamOptions, LogStreamOptions, Process, ProcessOptions, SandboxCommands } from "./api.ts";
-import { asSandboxError, errorFromCode, SandboxError } from "./errors.ts";
-import { outputText, sseEvents } from "./events.ts";
-import { bytesToBase64 } from "./bytes.ts";
-import { ProcessHandle } from "./process.ts";
+import { asSandboxError, errorFromCode, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
-  EnvVarsUpdate,
-  ExecRequestOptions,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
-  ProcessLogs,
   ReadFileOptions,
-  SandboxRpc,
-  StartRequestOptions,
-  StdinResult,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
-} from "./types.ts";
+} from "../rpc/files.ts";
+import type { ExecRequestOptions, ProcessLogs, StartRequestOptions, StdinResult } from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { EnvVarsUpdate } from "../rpc/sessions.ts";
+import { execEvents, logEvents, outputText } from "./events.ts";
+import { bytesToBase64, joinBase64 } from "./bytes.ts";
+import type { Connection } from "./connection.ts";
+import { ProcessHandle } from "./process.ts";
 
 function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions {
   const wire: ExecRequestOptions = {};
@@ -53,11 +55,13 @@ function startWire(options: ProcessOptions): StartRequestOptions {
 
 export class SandboxOperations implements SandboxCommands {
   protected readonly rpc: SandboxRpc;
+  protected readonly connection: Connection;
   /** The session every command runs in (undefined: the sandbox's default). */
   readonly #sessionId: string | undefined;
 
-  constructor(rpc: SandboxRpc, sessionId?: string) {
-    this.rpc = rpc;
+  constructor(connection: Connection, sessionId?: string) {
+    this.connection = connection;
+    this.rpc = connection.rpc;
     this.#sessionId = sessionId;
   }
 
@@ -103,12 +107,7 @@ export class SandboxOperations implements SandboxCommands {
         options.onOutput?.(event.type, text);
       } else if (event.type === "complete") {
         // The streamed result leaves stdout/stderr empty: every byte came as an event.
-        return {
-          ...event.result,
-          stdout: event.result.stdout || joined(stdout),
-          stderr: event.result.stderr || joined(stderr),
-          success: event.result.exitCode === 0,
-        };
+        return { ...event.result, stdout: event.result.stdout || joined(stdout), stderr: event.result.stderr || joined(stderr) };
       } else if (event.type === "error") {
         throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
       }
@@ -118,15 +117,13 @@ export class SandboxOperations implements SandboxCommands {
 
   async *execStream(command: string, options: ExecStreamOptions = {}): AsyncGenerator<ExecEvent> {
     const { signal } = options;
-    signal?.throwIfAborted();
     const wire = execWire(this.#scoped(options));
     // With a signal, a cancelled stream must take the command with it even if the kill call is lost.
     if (signal) wire.killOnDisconnect = true;
-    const stream = await this.rpc.execStream(command, wire);
     let processId: string | undefined;
     let ended = false;
     try {
-      for await (const event of sseEvents<ExecEvent>(stream, signal)) {
+      for await (const event of execEvents(this.rpc, command, wire, { signal, retry: this.connection.retry })) {
         if (event.type === "start") processId = event.processId;
         if (event.type === "complete" || event.type === "error") ended = true;
         yield event;
@@ -146,7 +143,7 @@ export class SandboxOperations implements SandboxCommands {
   async startProcess(command: string, options: ProcessOptions = {}): Promise<Process> {
     let process: ProcessHandle;
     try {
-      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#scoped(options))), this.rpc);
+      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#scoped(options))), this.connection);
     } catch (error) {
       options.onError?.(asSandboxError(error));
       throw error;
@@ -157,12 +154,12 @@ export class SandboxOperations implements SandboxCommands {
   }
 
   async listProcesses(options: { sessionId?: string } = {}): Promise<Process[]> {
-    return (await this.rpc.listProcesses(this.#scoped(options))).map((record) => new ProcessHandle(record, this.rpc));
+    return (await this.rpc.listProcesses(this.#scoped(options))).map((record) => new ProcessHandle(record, this.connection));
   }
 
   async getProcess(id: string): Promise<Process | null> {
     const record = await this.rpc.getProcess(id);
-    return record ? new ProcessHandle(record, this.rpc) : null;
+    return record ? new ProcessHandle(record, this.connection) : null;
   }
 
   async killProcess(id: string, signal?: string | number): Promise<void> {
@@ -173,10 +170,8 @@ export class SandboxOperations implements SandboxCommands {
     return this.rpc.killAllProcesses(this.#scoped(options));
   }
 
-  async *streamProcessLogs(processId: string, options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
-    options.signal?.throwIfAborted();
-    const stream = await this.rpc.streamProcessLogs(processId, options.since === undefined ? {} : { since: options.since });
-    yield* sseEvents<LogEvent>(stream, options.signal);
+  streamProcessLogs(processId: string, options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
+    return logEvents(this.rpc, processId, { ...options, retry: this.connection.retry });
   }
 
   getProcessLogs(id: string): Promise<ProcessLogs> {
@@ -218,19 +213,19 @@ export class SandboxOperations implements SandboxCommands {
     return (await this.rpc.readFileStream(path)).stream;
   }
 
-  mkdir(path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
     return this.rpc.mkdir(path, options);
   }
 
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
     return this.rpc.deleteFile(path, options);
   }
 
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
     return this.rpc.renameFile(oldPath, newPath, options);
   }
 
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<{ sourcePath: string; destinationPath: string }> {
+  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
     return this.rpc.moveFile(sourcePath, destinationPath, options);
   }
 
@@ -241,13 +236,6 @@ export class SandboxOperations implements SandboxCommands {
   exists(path: string): Promise<ExistsResult> {
     return this.rpc.exists(path);
   }
-}
-
-/** Concatenates base64 chunks by their bytes (chunk boundaries need not fall on 3-byte groups). */
-function joinBase64(parts: string[]): string {
-  let binary = "";
-  for (const part of parts) binary += atob(part);
-  return btoa(binary);
 }
 
 /** Feeds a started process's callbacks from its log stream until it exits. */

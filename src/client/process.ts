@@ -3,12 +3,15 @@
  * call carries the handle's container generation, so after a container restart it fails with
  * StaleProcessHandleError instead of touching whatever process now has the same id.
  */
-import type { LogEvent } from "../../protocol/events.ts";
+import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus, type ProcessStatus } from "../../protocol/process.ts";
+import { readEventStream } from "../../protocol/sse.ts";
 import type { LogMatch, LogStreamOptions, Process, ProcessExit, WaitForPortOptions } from "./api.ts";
-import { ExecutionTimeoutError, ProcessNotFoundError, ProcessNotRunningError, SandboxError } from "./errors.ts";
-import { outputText, sseEvents } from "./events.ts";
-import type { HandleRef, ProcessRecord, SandboxRpc, StdinResult } from "./types.ts";
+import { ExecutionTimeoutError, ProcessNotFoundError, ProcessNotRunningError, SandboxError } from "../rpc/errors.ts";
+import type { HandleRef, ProcessRecord, StdinResult } from "../rpc/processes.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { Connection } from "./connection.ts";
+import { logEvents, outputText } from "./events.ts";
 
 const DEFAULT_PORT_TIMEOUT_MS = 60_000;
 /** How much recent output per stream waitForLog keeps to match patterns that span chunks. */
@@ -27,10 +30,12 @@ export class ProcessHandle implements Process {
   /** The full record as the sandbox reported it. */
   readonly record: ProcessRecord;
   readonly #rpc: SandboxRpc;
+  readonly #connection: Connection;
 
-  constructor(record: ProcessRecord, rpc: SandboxRpc) {
+  constructor(record: ProcessRecord, connection: Connection) {
     this.record = record;
-    this.#rpc = rpc;
+    this.#connection = connection;
+    this.#rpc = connection.rpc;
     this.id = record.id;
     this.command = record.command;
     this.status = record.status;
@@ -73,9 +78,8 @@ export class ProcessHandle implements Process {
     return this.#rpc.closeStdin(this.id, this.#ref);
   }
 
-  async *streamLogs(options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
-    const stream = await this.#rpc.streamProcessLogs(this.id, { ...this.#ref, ...(options.since === undefined ? {} : { since: options.since }) });
-    yield* sseEvents<LogEvent>(stream, options.signal);
+  streamLogs(options: LogStreamOptions = {}): AsyncGenerator<LogEvent> {
+    return logEvents(this.#rpc, this.id, { ...options, ref: this.#ref, retry: this.#connection.retry });
   }
 
   waitForExit(timeout?: number): Promise<ProcessExit> {
@@ -138,9 +142,9 @@ export class ProcessHandle implements Process {
       const stream = await this.#rpc.execStream(probe, { timeout, killOnDisconnect: true, processId: probeId });
       probing = true;
       const probed = (async () => {
-        for await (const event of sseEvents<{ type: string; exitCode?: number; result?: { timedOut?: boolean } }>(stream, stop.signal)) {
+        for await (const event of readEventStream<ExecEvent>(stream, stop.signal)) {
           if (event.type === "complete") {
-            if (event.exitCode === 0) return;
+            if (event.result.success) return;
             throw new ExecutionTimeoutError(`Port ${port} did not accept connections within ${timeout} ms`, {
               context: { processId: this.id, port },
             });

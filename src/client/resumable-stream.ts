@@ -1,11 +1,12 @@
 /**
- * An SSE byte stream that survives broken connections: it forwards whole events only, remembers the
- * last event id, and when the connection drops (or ends before the final event) reopens from that
- * id with bounded, backed-off retries — then fails with SandboxConnectionError. Errors the service
- * answers with (404, 410 …) are final and pass through.
+ * An event stream that survives broken connections, over Workers RPC and HTTP alike: it remembers
+ * the last event id, and when the connection drops (or ends before the final event) reopens the
+ * stream after that id with bounded, backed-off retries — then fails with SandboxConnectionError.
+ * Errors the service answers with (404, 410 …) are final and pass through. Events are read with the
+ * protocol's SSE reader; an AbortSignal ends the iteration with its reason and is never retried.
  */
-import { SseParser, type SseMessage } from "../../protocol/sse.ts";
-import { SandboxConnectionError, SandboxError } from "./errors.ts";
+import { readSseStream } from "../../protocol/sse.ts";
+import { SandboxConnectionError, SandboxError } from "../rpc/errors.ts";
 
 export interface RetryPolicy {
   /** Reconnect attempts in a row before giving up (default 5). */
@@ -15,19 +16,15 @@ export interface RetryPolicy {
   maxDelayMs?: number;
 }
 
-export interface ResumableOptions {
-  /** Opens the stream again after the given event id (undefined: from the start). */
-  reopen(lastEventId: string | undefined): Promise<ReadableStream<Uint8Array>>;
+export interface ResumableOptions<T> {
+  /** Opens the stream again after the given event id (undefined: from where the first one started). */
+  reopen(since: number | undefined): Promise<ReadableStream<Uint8Array>>;
   /** Whether this event ends the stream (after it, a closed connection is the normal end). */
-  isFinal(message: SseMessage): boolean;
-  /** Rewrites an event from a reopened stream (e.g. process log events into exec events); undefined drops it. */
-  map?(message: SseMessage): Promise<SseMessage | undefined> | SseMessage | undefined;
+  isFinal(event: T): boolean;
   retry?: RetryPolicy;
+  signal?: AbortSignal;
+  /** What the stream is, for the error that gives up. */
   describe: string;
-}
-
-function frame(message: SseMessage): string {
-  return `${message.id === undefined ? "" : `id: ${message.id}\n`}event: ${message.event}\ndata: ${message.data}\n\n`;
 }
 
 /** Network-level failures (retryable) as opposed to answers from the service (final). */
@@ -35,21 +32,55 @@ function isRetryable(error: unknown): boolean {
   return !(error instanceof SandboxError) || error instanceof SandboxConnectionError || error.code === "CONTAINER_UNAVAILABLE";
 }
 
-export function resumableSse(first: ReadableStream<Uint8Array>, options: ResumableOptions): ReadableStream<Uint8Array> {
+/** An event's JSON; a malformed one is the service's fault, not the connection's, and is not retried. */
+function parseEvent<T>(data: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch (error) {
+    throw new SandboxError(`Malformed event in a stream: ${data.slice(0, 200)}`, "INTERNAL_ERROR", { cause: error });
+  }
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The JSON events of `first`, and after a break those of the stream `reopen` gives, as one sequence. */
+export async function* resumableEvents<T>(first: ReadableStream<Uint8Array>, options: ResumableOptions<T>): AsyncGenerator<T> {
+  const { signal } = options;
   const attempts = options.retry?.attempts ?? 5;
   const baseDelay = options.retry?.baseDelayMs ?? 100;
   const maxDelay = options.retry?.maxDelayMs ?? 2_000;
-  const encoder = new TextEncoder();
-  let lastEventId: string | undefined;
-  let finished = false;
-  let reopened = false;
+  let stream = first;
+  let lastEventId: number | undefined;
   let failures = 0;
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined = first.getReader();
-  let decoder = new TextDecoder();
-  let parser = new SseParser();
-  let cancelled = false;
-
-  async function reconnect(cause: unknown): Promise<void> {
+  for (;;) {
+    let cause: unknown;
+    try {
+      for await (const message of readSseStream(stream, signal)) {
+        if (message.id !== undefined) lastEventId = Number(message.id);
+        failures = 0;
+        const event = parseEvent<T>(message.data);
+        yield event;
+        if (options.isFinal(event)) return;
+      }
+      cause = new Error("stream ended before its final event");
+    } catch (error) {
+      signal?.throwIfAborted();
+      if (!isRetryable(error)) throw error;
+      cause = error;
+    }
+    // Reconnect: bounded attempts in a row, each after a doubling delay.
     for (;;) {
       failures++;
       if (failures > attempts) {
@@ -58,58 +89,14 @@ export function resumableSse(first: ReadableStream<Uint8Array>, options: Resumab
           context: { lastEventId },
         });
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(maxDelay, baseDelay * 2 ** (failures - 1))));
-      if (cancelled) return;
+      await delay(Math.min(maxDelay, baseDelay * 2 ** (failures - 1)), signal);
       try {
-        reader = (await options.reopen(lastEventId)).getReader();
-        decoder = new TextDecoder();
-        parser = new SseParser();
-        reopened = true;
-        return;
+        stream = await options.reopen(lastEventId);
+        break;
       } catch (error) {
         if (!isRetryable(error)) throw error;
         cause = error;
       }
     }
   }
-
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        if (finished) {
-          await reader?.cancel().catch(() => undefined);
-          controller.close();
-          return;
-        }
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader!.read();
-        } catch (error) {
-          await reconnect(error);
-          continue;
-        }
-        if (chunk.done) {
-          await reconnect(new Error("stream ended before its final event"));
-          continue;
-        }
-        let out = "";
-        for (const parsed of parser.push(decoder.decode(chunk.value, { stream: true }))) {
-          const message = reopened && options.map ? await options.map(parsed) : parsed;
-          if (parsed.id !== undefined) lastEventId = parsed.id;
-          if (!message) continue;
-          out += frame(message);
-          if (options.isFinal(message)) finished = true;
-        }
-        if (out) {
-          failures = 0;
-          controller.enqueue(encoder.encode(out));
-          return;
-        }
-      }
-    },
-    async cancel(reason) {
-      cancelled = true;
-      await reader?.cancel(reason).catch(() => undefined);
-    },
-  });
 }

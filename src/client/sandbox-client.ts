@@ -8,13 +8,15 @@ import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { ISandbox } from "./api.ts";
 import { SandboxOperations } from "./operations.ts";
 import { SessionClient } from "./session.ts";
-import type { CreateSessionOptions, DeleteSessionResult, SandboxConfig, SandboxDetails, SandboxInfo, SandboxRpc } from "./types.ts";
+import type { Connection } from "./connection.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;
 
-  constructor(id: string, rpc: SandboxRpc) {
-    super(rpc);
+  constructor(id: string, connection: Connection) {
+    super(connection);
     this.id = id;
   }
 
@@ -25,11 +27,11 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
   // ── sessions ─────────────────────────────────────────────────────────────
 
   async createSession(options: CreateSessionOptions = {}): Promise<SessionClient> {
-    return new SessionClient(this.id, await this.rpc.createSession(options), this.rpc);
+    return new SessionClient(this.id, await this.rpc.createSession(options), this.connection);
   }
 
   async getSession(id: string): Promise<SessionClient> {
-    return new SessionClient(this.id, await this.rpc.getSession(id), this.rpc);
+    return new SessionClient(this.id, await this.rpc.getSession(id), this.connection);
   }
 
   listSessions(): Promise<SessionInfo[]> {

@@ -6,7 +6,8 @@
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { ExecutionSession } from "./api.ts";
 import { SandboxOperations } from "./operations.ts";
-import type { DeleteSessionResult, SandboxRpc } from "./types.ts";
+import type { Connection } from "./connection.ts";
+import type { DeleteSessionResult } from "../rpc/sessions.ts";
 
 export class SessionClient extends SandboxOperations implements ExecutionSession {
   readonly id: string;
@@ -14,8 +15,8 @@ export class SessionClient extends SandboxOperations implements ExecutionSession
   /** The session as it was when this object was made; info() asks again. */
   readonly session: SessionInfo;
 
-  constructor(sandboxId: string, session: SessionInfo, rpc: SandboxRpc) {
-    super(rpc, session.id);
+  constructor(sandboxId: string, session: SessionInfo, connection: Connection) {
+    super(connection, session.id);
     this.id = session.id;
     this.sandboxId = sandboxId;
     this.session = session;

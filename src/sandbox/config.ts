@@ -6,18 +6,17 @@
 import { z } from "zod";
 import { ISOLATION_REQUEST_FIELDS, isolationRequestSchema, type IsolationRequest } from "../../protocol/isolation.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
-import type { SandboxConfig } from "../client/types.ts";
+import { envNameSchema } from "../../protocol/sessions.ts";
+import type { SandboxConfig } from "../rpc/sandbox.ts";
 
 export const CONFIG_KEY = "sandbox:config";
-
-const envName = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
 
 /** Unknown fields are dropped here (the /v1 API refuses them: `.strict()` there). */
 export const sandboxConfigSchema = z.object({
   sleepAfter: z
     .union([z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'sleepAfter must look like "30s", "10m", "2h" or a number of seconds'), z.number().positive()])
     .optional(),
-  envVars: z.record(envName, z.string()).optional(),
+  envVars: z.record(envNameSchema, z.string()).optional(),
   ...isolationRequestSchema.shape,
 });
 

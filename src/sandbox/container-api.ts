@@ -1,8 +1,10 @@
 /**
- * Calls to the container process server (DESIGN §3) from inside the Durable Object, over the
- * container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
+ * Calls to the container process server (container/server.ts) from inside the Durable Object, over
+ * the container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
  */
-import { ContainerUnavailableError, errorFromBody, type SandboxError } from "../client/errors.ts";
+import { withoutEnvelope, type SuccessEnvelope, type WithoutEnvelope } from "../../protocol/process.ts";
+import { errorFromResponse } from "../rpc/error-response.ts";
+import { ContainerUnavailableError } from "../rpc/errors.ts";
 
 export interface PortFetcher {
   fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
@@ -36,7 +38,7 @@ export class ContainerApi {
         { cause: error },
       );
     }
-    if (!response.ok) throw await errorOf(response);
+    if (!response.ok) throw await errorFromResponse(response);
     return response;
   }
 
@@ -45,10 +47,15 @@ export class ContainerApi {
     return (await response.json()) as T;
   }
 
-  /** Sends a raw byte stream as the request body; answers with the JSON result. */
-  async upload<T>(method: string, path: string, body: ReadableStream<Uint8Array>): Promise<T> {
+  /** The record a JSON answer carries: the response without its envelope (`success`, `timestamp`). */
+  async record<R extends SuccessEnvelope>(method: string, path: string, body?: unknown): Promise<WithoutEnvelope<R>> {
+    return withoutEnvelope(await this.json<R>(method, path, body));
+  }
+
+  /** Sends a raw byte stream as the request body; answers with the record of the JSON result. */
+  async upload<R extends SuccessEnvelope>(method: string, path: string, body: ReadableStream<Uint8Array>): Promise<WithoutEnvelope<R>> {
     const response = await this.#send(method, path, body, { accept: "application/json" });
-    return (await response.json()) as T;
+    return withoutEnvelope((await response.json()) as R);
   }
 
   /** A raw (non-SSE) response with its headers, e.g. a file's bytes; errors arrive as thrown SandboxErrors. */
@@ -64,15 +71,4 @@ export class ContainerApi {
     if (!response.body) throw new ContainerUnavailableError(`The container answered ${path} without a body`);
     return response.body;
   }
-}
-
-async function errorOf(response: Response): Promise<SandboxError> {
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: errorFromBody keeps the text
-  }
-  return errorFromBody(body, response.status);
 }

@@ -23,37 +23,36 @@ import {
   type RenameFileResponse,
   type WriteFileResponse,
 } from "../../protocol/files.ts";
+import { InvalidRequestError } from "../rpc/errors.ts";
+import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type {
   DeleteFileOptions,
+  DeleteFileResult,
   ExistsResult,
   FileContent,
   FileListing,
   FileStream,
   ListFilesOptions,
   MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
   MoveOptions,
   ReadFileOptions,
+  RenameFileResult,
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
-} from "../client/types.ts";
-import { InvalidRequestError } from "../client/errors.ts";
-import { fileStreamInfo } from "../client/file-headers.ts";
+} from "../rpc/files.ts";
 import type { ContainerApi } from "./container-api.ts";
 import { parseRequest, query } from "./request.ts";
 
-/** Drops the response envelope (`success`, `timestamp`). */
-function unwrap<T extends { success: true; timestamp: string }>({ success: _ok, timestamp: _at, ...rest }: T): Omit<T, "success" | "timestamp"> {
-  return rest;
-}
-
 export async function writeFile(api: ContainerApi, path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
   const body = parseRequest(writeFileRequestSchema, { ...options, path, content }, "write request");
-  return unwrap(await api.json<WriteFileResponse>("POST", FILE_ROUTES.write, body));
+  return api.record<WriteFileResponse>("POST", FILE_ROUTES.write, body);
 }
 
 /** `PUT /api/files/stream?path=…&createParents=…&mode=…` with the caller's stream as the body. */
-export function uploadPath(path: string, options: WriteStreamOptions = {}): string {
+function uploadPath(path: string, options: WriteStreamOptions = {}): string {
   const raw = {
     path,
     ...(options.createParents === undefined ? {} : { createParents: String(options.createParents) }),
@@ -70,12 +69,12 @@ export async function writeFileStream(
   options: WriteStreamOptions = {},
 ): Promise<WriteFileResult> {
   if (!(body instanceof ReadableStream)) throw new InvalidRequestError("writeFileStream needs a ReadableStream of bytes", "INVALID_REQUEST");
-  return unwrap(await api.upload<WriteFileResponse>("PUT", uploadPath(path, options), body));
+  return api.upload<WriteFileResponse>("PUT", uploadPath(path, options), body);
 }
 
 export async function readFile(api: ContainerApi, path: string, options: ReadFileOptions = {}): Promise<FileContent> {
   const body = parseRequest(readFileRequestSchema, { ...options, path }, "read request");
-  return unwrap(await api.json<ReadFileResponse>("POST", FILE_ROUTES.read, body));
+  return api.record<ReadFileResponse>("POST", FILE_ROUTES.read, body);
 }
 
 /** Opens the file's bytes; the caller gets the container's body as it streams. */
@@ -85,19 +84,19 @@ export async function openFile(api: ContainerApi, path: string): Promise<Omit<Fi
   return { ...fileStreamInfo(response.headers, checked), body: response.body! };
 }
 
-export async function mkdir(api: ContainerApi, path: string, options: MkdirOptions = {}): Promise<{ path: string; created: boolean }> {
+export async function mkdir(api: ContainerApi, path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
   const body = parseRequest(mkdirRequestSchema, { ...options, path }, "mkdir request");
-  return unwrap(await api.json<MkdirResponse>("POST", FILE_ROUTES.mkdir, body));
+  return api.record<MkdirResponse>("POST", FILE_ROUTES.mkdir, body);
 }
 
-export async function deleteFile(api: ContainerApi, path: string, options: DeleteFileOptions = {}): Promise<{ path: string }> {
+export async function deleteFile(api: ContainerApi, path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
   const body = parseRequest(deleteFileRequestSchema, { ...options, path }, "delete request");
-  return unwrap(await api.json<DeleteFileResponse>("POST", FILE_ROUTES.delete, body));
+  return api.record<DeleteFileResponse>("POST", FILE_ROUTES.delete, body);
 }
 
-export async function renameFile(api: ContainerApi, oldPath: string, newPath: string, options: MoveOptions = {}): Promise<{ oldPath: string; newPath: string }> {
+export async function renameFile(api: ContainerApi, oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
   const body = parseRequest(renameFileRequestSchema, { ...options, oldPath, newPath }, "rename request");
-  return unwrap(await api.json<RenameFileResponse>("POST", FILE_ROUTES.rename, body));
+  return api.record<RenameFileResponse>("POST", FILE_ROUTES.rename, body);
 }
 
 export async function moveFile(
@@ -105,17 +104,17 @@ export async function moveFile(
   sourcePath: string,
   destinationPath: string,
   options: MoveOptions = {},
-): Promise<{ sourcePath: string; destinationPath: string }> {
+): Promise<MoveFileResult> {
   const body = parseRequest(moveFileRequestSchema, { ...options, sourcePath, destinationPath }, "move request");
-  return unwrap(await api.json<MoveFileResponse>("POST", FILE_ROUTES.move, body));
+  return api.record<MoveFileResponse>("POST", FILE_ROUTES.move, body);
 }
 
 export async function listFiles(api: ContainerApi, path: string | undefined, options: ListFilesOptions = {}): Promise<FileListing> {
   const body = parseRequest(listFilesRequestSchema, { ...options, ...(path === undefined ? {} : { path }) }, "list request");
-  return unwrap(await api.json<ListFilesResponse>("POST", FILE_ROUTES.list, body));
+  return api.record<ListFilesResponse>("POST", FILE_ROUTES.list, body);
 }
 
 export async function exists(api: ContainerApi, path: string): Promise<ExistsResult> {
   const body = parseRequest(existsRequestSchema, { path }, "exists request");
-  return unwrap(await api.json<ExistsResponse>("POST", FILE_ROUTES.exists, body));
+  return api.record<ExistsResponse>("POST", FILE_ROUTES.exists, body);
 }

@@ -4,8 +4,8 @@
  * Process records carry the instance id; a handle that names an older one is stale.
  */
 import type { PingResponse } from "../../protocol/process.ts";
-import { StaleProcessHandleError } from "../client/errors.ts";
-import type { HandleRef } from "../client/types.ts";
+import { StaleProcessHandleError } from "../rpc/errors.ts";
+import type { HandleRef } from "../rpc/processes.ts";
 
 const STORAGE_KEY = "sandbox:generation";
 

@@ -4,9 +4,10 @@
  * Docker. It implements what the Container base class uses: `running`, `start`, `monitor`,
  * `destroy`, `signal` and `getTcpPort(port).fetch`.
  */
-import { isErrorCode, type ErrorCode } from "../../protocol/errors.ts";
+import type { ErrorCode } from "../../protocol/errors.ts";
 import type { IsolationRequest, IsolationSupport } from "../../protocol/isolation.ts";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../../protocol/runtime.ts";
+import { readErrorBody } from "../rpc/error-response.ts";
 
 const START_TIMEOUT_MS = 30_000;
 const CALL_TIMEOUT_MS = 10_000;
@@ -23,7 +24,7 @@ export class LocalRuntimeError extends Error {
   }
 }
 
-export function missingRuntimeMessage(): string {
+function missingRuntimeMessage(): string {
   return (
     "No container engine: Cloudflare Containers are not enabled here and SANDBOX_CONTAINER_URL is not set. " +
     "Locally, run `npm start` (wrangler dev together with the local container runtime)."
@@ -115,8 +116,6 @@ export class LocalContainer {
     };
   }
 
-  async setInactivityTimeout(): Promise<void> {}
-
   /** What isolation the machine running the local runtime offers. */
   detectIsolation(): Promise<IsolationSupport> {
     return this.#call<IsolationSupport>("GET", "/isolation", undefined, CALL_TIMEOUT_MS, "");
@@ -147,22 +146,16 @@ export class LocalContainer {
     } catch (error) {
       throw new LocalRuntimeError(unreachableMessage(this.#url, error), "CONTAINER_UNAVAILABLE");
     }
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
     if (!response.ok) {
-      const answer = parsed as { message?: string; code?: unknown; context?: { logTail?: string } } | undefined;
-      const message = answer?.message ?? text.slice(0, 300);
-      const code = isErrorCode(answer?.code) ? answer.code : undefined;
+      const answer = await readErrorBody(response);
+      if (typeof answer === "string") throw new LocalRuntimeError(`local container runtime: ${answer.slice(0, 300)}`);
       // A refusal (bad or unavailable isolation) says all in its message; other failures show the output.
-      const tail = code === "ISOLATION_UNAVAILABLE" || code === "INVALID_REQUEST" ? undefined : answer?.context?.logTail;
-      throw new LocalRuntimeError(`local container runtime: ${message}${tail ? `\n--- container output ---\n${tail}` : ""}`, code);
+      const refusal = answer.code === "ISOLATION_UNAVAILABLE" || answer.code === "INVALID_REQUEST";
+      const tail = refusal ? undefined : answer.context?.logTail;
+      const output = typeof tail === "string" && tail !== "" ? `\n--- container output ---\n${tail}` : "";
+      throw new LocalRuntimeError(`local container runtime: ${answer.message}${output}`, answer.code);
     }
-    return parsed as T;
+    return (await response.json()) as T;
   }
 }
 

@@ -17,25 +17,25 @@ import type {
   StdinResponse,
 } from "../../protocol/process.ts";
 import { execRequestSchema, parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
-import { InvalidRequestError, ProcessNotFoundError } from "../client/errors.ts";
+import { InvalidRequestError, ProcessNotFoundError } from "../rpc/errors.ts";
 import type {
   ExecRequestOptions,
   KillAllRequest,
   KillResult,
   ListRequest,
-  LogStreamRequest,
   ProcessLogs,
   ProcessRecord,
   StartRequestOptions,
   StdinResult,
-} from "../client/types.ts";
+  StreamResumeRequest,
+} from "../rpc/processes.ts";
 import type { ContainerApi } from "./container-api.ts";
 import type { Generation } from "./generation.ts";
-import { parseRequest, processPath, query } from "./request.ts";
+import { execPath, parseRequest, processPath, query, resumeQuery } from "./request.ts";
 
 export async function exec(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ExecResult> {
   const body = parseRequest(execRequestSchema, { ...options, command }, "exec request");
-  return execResult(await api.json<ExecResponse>("POST", "/api/execute", body));
+  return api.json<ExecResponse>("POST", "/api/execute", body);
 }
 
 export async function execStream(api: ContainerApi, command: string, options: ExecRequestOptions): Promise<ReadableStream<Uint8Array>> {
@@ -54,11 +54,11 @@ export async function listProcesses(api: ContainerApi, generation: Generation, o
   return processes.map((process) => record(process, generation));
 }
 
-/** A process, or null when the container does not know the id. */
+/** A process, or null when the container does not know the id (it answers 404). */
 export async function getProcess(api: ContainerApi, generation: Generation, id: string): Promise<ProcessRecord | null> {
   try {
     const { process } = await api.json<GetProcessResponse>("GET", processPath(id));
-    return process ? record(process, generation) : null;
+    return record(process, generation);
   } catch (error) {
     if (error instanceof ProcessNotFoundError) return null;
     throw error;
@@ -67,8 +67,7 @@ export async function getProcess(api: ContainerApi, generation: Generation, id: 
 
 export async function killProcess(api: ContainerApi, id: string, signal: string | number | undefined): Promise<KillResult> {
   const name = signalName(signal);
-  const { processId, signal: sent, status } = await api.json<KillResponse>("DELETE", processPath(id, query({ signal: name })));
-  return { processId, signal: sent, status };
+  return api.record<KillResponse>("DELETE", processPath(id, query({ signal: name })));
 }
 
 export async function killAllProcesses(api: ContainerApi, options: KillAllRequest): Promise<number> {
@@ -77,17 +76,17 @@ export async function killAllProcesses(api: ContainerApi, options: KillAllReques
   return killed;
 }
 
-export async function streamProcessLogs(api: ContainerApi, id: string, options: LogStreamRequest): Promise<ReadableStream<Uint8Array>> {
-  const since = options.since;
-  if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
-    throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
-  }
-  return api.stream("GET", processPath(id, `/stream${query({ since })}`));
+/** The exec events of an exec after `since`: the container's own exec stream, resumed. */
+export async function resumeExecStream(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
+  return api.stream("GET", execPath(id, `/stream${resumeQuery(options.since)}`));
+}
+
+export async function streamProcessLogs(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
+  return api.stream("GET", processPath(id, `/stream${resumeQuery(options.since)}`));
 }
 
 export async function getProcessLogs(api: ContainerApi, id: string): Promise<ProcessLogs> {
-  const { success: _ok, timestamp: _at, ...logs } = await api.json<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
-  return logs;
+  return api.record<GetProcessLogsResponse>("GET", processPath(id, "/logs"));
 }
 
 export async function cleanupCompletedProcesses(api: ContainerApi): Promise<number> {
@@ -102,16 +101,11 @@ export async function writeStdin(
 ): Promise<StdinResult> {
   const request = { data, ...(options.encoding ? { encoding: options.encoding } : {}), ...(options.close ? { close: true } : {}) };
   const body = parseRequest(stdinRequestSchema, request, "stdin request");
-  return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), body));
+  return api.record<StdinResponse>("POST", processPath(id, "/stdin"), body);
 }
 
 export async function closeStdin(api: ContainerApi, id: string): Promise<StdinResult> {
-  return stdinResult(await api.json<StdinResponse>("POST", processPath(id, "/stdin"), { close: true }));
-}
-
-/** The container's exec answer as an ExecResult: `success` means exit code 0, not "the call worked". */
-export function execResult(response: ExecResult): ExecResult {
-  return { ...response, success: response.exitCode === 0 };
+  return api.record<StdinResponse>("POST", processPath(id, "/stdin"), { close: true });
 }
 
 function signalName(signal: string | number | undefined): string {
@@ -122,8 +116,4 @@ function signalName(signal: string | number | undefined): string {
 
 function record(process: ProcessInfo, generation: Generation): ProcessRecord {
   return { ...process, generation: generation.instanceId };
-}
-
-function stdinResult({ processId, bytesWritten, closed }: StdinResponse): StdinResult {
-  return { processId, bytesWritten, closed };
 }

@@ -1,25 +1,38 @@
 /** Validates RPC arguments with the protocol schemas (RPC callers are not type-checked at runtime). */
 import type { z } from "zod";
-import { InvalidRequestError } from "../client/errors.ts";
+import { describeValidationError } from "../../protocol/validation.ts";
+import { InvalidRequestError } from "../rpc/errors.ts";
 
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
-  const first = issues[0];
-  throw new InvalidRequestError(
-    `Invalid ${what}: ${first ? `${first.path || "(body)"}: ${first.message}` : "malformed"}`,
-    "INVALID_REQUEST",
-    { context: { issues } },
-  );
+  const { message, issues } = describeValidationError(result.error, what);
+  throw new InvalidRequestError(message, "INVALID_REQUEST", { context: { issues } });
 }
 
 /** `/api/process/{id}` with the id escaped. */
 export function processPath(id: string, suffix = ""): string {
+  return `/api/process/${idSegment(id)}${suffix}`;
+}
+
+/** `/api/execute/{id}` with the id escaped. */
+export function execPath(id: string, suffix = ""): string {
+  return `/api/execute/${idSegment(id)}${suffix}`;
+}
+
+function idSegment(id: string): string {
   if (typeof id !== "string" || id.length === 0) {
     throw new InvalidRequestError("A process id is required", "INVALID_REQUEST");
   }
-  return `/api/process/${encodeURIComponent(id)}${suffix}`;
+  return encodeURIComponent(id);
+}
+
+/** `?since=` of a resumed stream, checked first (RPC callers are not type-checked). */
+export function resumeQuery(since: number | undefined): string {
+  if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
+    throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
+  }
+  return query({ since });
 }
 
 export function query(params: Record<string, string | number | undefined>): string {

@@ -13,7 +13,7 @@ import {
   type SessionInfo,
   type SessionResponse,
 } from "../../protocol/sessions.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../client/types.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 import type { ContainerApi } from "./container-api.ts";
 import { parseRequest } from "./request.ts";
 
@@ -31,8 +31,7 @@ export async function listSessions(api: ContainerApi): Promise<SessionInfo[]> {
 }
 
 export async function deleteSession(api: ContainerApi, id: string): Promise<DeleteSessionResult> {
-  const { sessionId: deleted, killed } = await api.json<DeleteSessionResponse>("DELETE", SESSION_ROUTES.one(sessionId(id)));
-  return { sessionId: deleted, killed };
+  return api.record<DeleteSessionResponse>("DELETE", SESSION_ROUTES.one(sessionId(id)));
 }
 
 export async function setSessionEnv(api: ContainerApi, id: string, vars: Record<string, string | null>): Promise<void> {

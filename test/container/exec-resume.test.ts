@@ -94,6 +94,48 @@ describe("resuming an exec stream after the command ended", () => {
   });
 });
 
+describe("resuming an exec stream as exec events", () => {
+  it("sends the exec events after Last-Event-ID or ?since=, ending with complete and the container's result", async () => {
+    const command = "echo one; while [ ! -e go-events ]; do sleep 0.01; done; seq 1 2000; echo err >&2; exit 3";
+    const expectedStdout = `one\n${Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join("")}`;
+    const controller = new AbortController();
+    const response = await openStream(t.url, "/api/execute/stream", { body: { command, processId: "exec-events" }, signal: controller.signal });
+    const before: ExecEvent[] = [];
+    try {
+      for await (const event of readEventStream<ExecEvent>(response.body!)) {
+        before.push(event);
+        if (outputOf(before, "stdout") === "one\n") break;
+      }
+    } finally {
+      controller.abort();
+    }
+    const lastSeq = before.at(-1)!.seq!;
+
+    // While the command runs: the resumed stream follows it to its end.
+    const resumed = await openStream(t.url, "/api/execute/exec-events/stream", { headers: { "last-event-id": String(lastSeq) } });
+    writeFileSync(join(t.workspace, "go-events"), "");
+    const after = await collectEvents<ExecEvent>(resumed);
+    expect(after.map((e) => e.seq)).toEqual(after.map((_, i) => lastSeq + 1 + i));
+    expect(outputOf(before, "stdout") + outputOf(after, "stdout")).toBe(expectedStdout);
+    expect(outputOf(after, "stderr")).toBe("err\n");
+    expect(after.filter((e) => e.type === "complete")).toHaveLength(1);
+    expect(after.at(-1)).toMatchObject({ type: "complete", exitCode: 3, result: { success: false, exitCode: 3, processId: "exec-events" } });
+
+    // After it ended: the same events again, from the kept record.
+    expect(await collectEvents<ExecEvent>(await openStream(t.url, `/api/execute/exec-events/stream?since=${lastSeq}`))).toEqual(after);
+    // From the start: the start event first.
+    expect((await collectEvents<ExecEvent>(await openStream(t.url, "/api/execute/exec-events/stream")))[0]).toMatchObject({ type: "start", seq: 1 });
+  });
+
+  it("answers 404 for an unknown id and for a background process", async () => {
+    expect((await call(t.url, "GET", "/api/execute/no-such-exec/stream")).body).toMatchObject({ code: "PROCESS_NOT_FOUND" });
+    await call(t.url, "POST", "/api/process/start", { command: "true", processId: "in-background" });
+    const background = await call(t.url, "GET", "/api/execute/in-background/stream");
+    expect(background.status).toBe(404);
+    expect(background.body.message).toContain("/api/process/in-background/stream");
+  });
+});
+
 describe("bounds on kept exec records", () => {
   it("forgets them after the retention window", async () => {
     const server = await startTestServer({ finishedExecRetentionMs: 150 });

@@ -27,6 +27,15 @@ describe("timeouts and kills reach the whole process tree", () => {
     expect(groupMembers(body.pid)).toEqual([]);
   });
 
+  it("an exec asked to stop that exits 0 by itself succeeded: killed, exit code 0, success", async () => {
+    const running = call(t.url, "POST", "/api/execute", { command: "trap 'exit 0' TERM; echo ready; sleep 100 & wait", processId: "trapped" });
+    const logs = async () => (await call(t.url, "GET", "/api/process/trapped/logs")).body.stdout as string | undefined;
+    expect(await eventually(async () => (await logs())?.includes("ready") === true)).toBe(true);
+    await call(t.url, "DELETE", "/api/process/trapped");
+    const { body } = await running;
+    expect(body).toMatchObject({ success: true, exitCode: 0, killed: true, signal: "SIGTERM", timedOut: false });
+  });
+
   it("accepts the Cloudflare timeoutMs name too", async () => {
     const { body } = await call(t.url, "POST", "/api/execute", { command: "sleep 10", timeoutMs: 100 });
     expect(body).toMatchObject({ exitCode: 124, timedOut: true });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ExecEvent } from "../../protocol/events.ts";
 import { isExecResult } from "../../src/client/guards.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
-import { collect, eventually, freshSandbox } from "./helpers.ts";
+import { brokenRpcSandbox, collect, countedLines, countingCommand, eventually, freshSandbox, stdoutOf } from "./helpers.ts";
 
 /** An exec's record leaves the process table when it ends; "gone or finished" means not running. */
 async function stopsRunning(sandbox: SandboxClient, processId: string): Promise<boolean> {
@@ -72,6 +72,26 @@ describe("exec", () => {
     expect(outputs).toEqual(["ready\n"]);
   });
 
+  it("gives one answer for success: a command asked to stop that exits 0 by itself, streamed or buffered", async () => {
+    const command = "trap 'exit 0' TERM; echo ready; sleep 30 & wait";
+    // The container's answer: the result in the complete event, which execStream passes on as it came.
+    let complete: Extract<ExecEvent, { type: "complete" }> | undefined;
+    for await (const event of sandbox.execStream(command, { processId: "trap-events" })) {
+      if (event.type === "stdout") await sandbox.killProcess("trap-events");
+      if (event.type === "complete") complete = event;
+    }
+    expect(complete?.result).toMatchObject({ exitCode: 0, killed: true });
+    // The client's answers: exec over the event stream, and the buffered exec.
+    const streamed = await sandbox.exec(command, { processId: "trap-streamed", onOutput: () => void sandbox.killProcess("trap-streamed") });
+    const buffered = sandbox.exec(command, { processId: "trap-buffered" });
+    const ready = async () => (await sandbox.getProcessLogs("trap-buffered").catch(() => ({ stdout: "" }))).stdout.includes("ready");
+    expect(await eventually(ready, 10_000)).toBe(true);
+    await sandbox.killProcess("trap-buffered");
+    for (const result of [streamed, await buffered]) {
+      expect(result).toMatchObject({ exitCode: 0, killed: true, success: complete!.result.success });
+    }
+  });
+
   it("calls onError and rejects when the command cannot be run", async () => {
     let reported: Error | undefined;
     await expect(sandbox.exec("true", { cwd: "/definitely/not/here", onError: (e) => (reported = e) })).rejects.toMatchObject({
@@ -95,6 +115,19 @@ describe("execStream", () => {
     expect(text).toEqual(["stdout:one\n", "stderr:two\n"]);
     const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+  });
+
+  it("resumes a stream broken over Workers RPC from its last event id, without gaps or duplicates", async () => {
+    const resumes: string[] = [];
+    const broken = brokenRpcSandbox("rpc-resume-exec", "execStream", 300, resumes);
+    const events = await collect(broken.execStream(`${countingCommand(40)}; exit 3`));
+    expect(stdoutOf(events)).toBe(countedLines(40));
+    const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 3, result: { exitCode: 3, success: false } });
+    expect(resumes).toHaveLength(1);
+    expect(resumes[0]).toMatch(/^resumeExecStream \d+$/);
+    await broken.destroy();
   });
 
   it("stops cleanly on break; the command runs on unless killOnDisconnect", async () => {

@@ -3,7 +3,7 @@
  * 20 MB file streamed both ways through the chain, paths that escape the workspace, missing files.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { FileNotFoundError, PathOutsideWorkspaceError } from "../../src/client/errors.ts";
+import { FileNotFoundError, PathOutsideWorkspaceError } from "../../src/client/index.ts";
 import { patternStream, sandboxPool, sha256Hex } from "./helpers.ts";
 
 const sandboxes = sandboxPool();

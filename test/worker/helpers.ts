@@ -3,8 +3,11 @@ import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
 import type { RuntimeContainerInfo } from "../../protocol/runtime.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
-import type { SandboxClient } from "../../src/client/sandbox-client.ts";
+import { SandboxClient } from "../../src/client/sandbox-client.ts";
 import type { GetSandboxOptions } from "../../src/client/get-sandbox.ts";
+import type { SandboxRpc } from "../../src/rpc/sandbox-rpc.ts";
+import type { StreamResumeRequest } from "../../src/rpc/processes.ts";
+import { rpcTransport } from "../../src/rpc/stub-transport.ts";
 
 let counter = 0;
 const run = Math.random().toString(36).slice(2, 8);
@@ -103,3 +106,58 @@ export function apiCall(path: string, init: RequestInit & { json?: unknown } = {
   const { json: _json, ...rest } = init;
   return worker.fetch(new Request(`http://sandbox.test${path}`, { ...rest, headers, body: body ?? null }));
 }
+
+/** A body that delivers the first `bytes` bytes of `body` and then fails like a dropped connection. */
+export function cutAfter(body: ReadableStream<Uint8Array>, bytes: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      const room = bytes - sent;
+      controller.enqueue(value.slice(0, Math.max(0, room)));
+      sent += value.length;
+      if (sent >= bytes) {
+        await reader.cancel();
+        controller.error(new TypeError("network connection lost (test)"));
+      }
+    },
+  });
+}
+
+/**
+ * A sandbox client over Workers RPC whose first stream from `method` breaks after `bytes` bytes (the
+ * client cancels the RPC stream); every resume call is logged with its `since`.
+ */
+export function brokenRpcSandbox(label: string, method: "execStream" | "streamProcessLogs", bytes: number, resumes: string[]): SandboxClient {
+  const id = uniqueId(label);
+  const rpc = rpcTransport(env.Sandbox.get(env.Sandbox.idFromName(id)));
+  let cut = false;
+  const once = async (stream: Promise<ReadableStream<Uint8Array>>) => {
+    if (cut) return stream;
+    cut = true;
+    return cutAfter(await stream, bytes);
+  };
+  const broken: SandboxRpc = {
+    ...rpc,
+    execStream: (command, options) => (method === "execStream" ? once(rpc.execStream(command, options)) : rpc.execStream(command, options)),
+    resumeExecStream: (processId, options?: StreamResumeRequest) => {
+      resumes.push(`resumeExecStream ${options?.since}`);
+      return rpc.resumeExecStream(processId, options);
+    },
+    streamProcessLogs: (processId, options?: StreamResumeRequest) => {
+      if (method === "streamProcessLogs" && !cut) return once(rpc.streamProcessLogs(processId, options));
+      resumes.push(`streamProcessLogs ${options?.since}`);
+      return rpc.streamProcessLogs(processId, options);
+    },
+  };
+  return new SandboxClient(id, { rpc: broken });
+}
+
+/** A command that prints `line-1` … `line-<count>` a little apart (long enough to cut its stream midway). */
+export const countingCommand = (count: number) => `for i in $(seq 1 ${count}); do echo line-$i; sleep 0.005; done`;
+/** What countingCommand prints. */
+export const countedLines = (count: number) => Array.from({ length: count }, (_, i) => `line-${i + 1}\n`).join("");
+/** The stdout of a list of events, joined. */
+export const stdoutOf = (events: { type: string; data?: string }[]) => events.flatMap((e) => (e.type === "stdout" ? [e.data ?? ""] : [])).join("");

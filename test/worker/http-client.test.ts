@@ -13,34 +13,15 @@ import {
   SandboxConnectionError,
   SessionNotFoundError,
   StaleProcessHandleError,
-} from "../../src/client/errors.ts";
+} from "../../src/client/index.ts";
 import { getHttpSandbox, type HttpSandboxOptions } from "../../src/client/http.ts";
-import { collect, patternStream, sha256Hex, uniqueId } from "./helpers.ts";
+import { collect, countedLines, countingCommand, cutAfter, patternStream, sha256Hex, stdoutOf, uniqueId } from "./helpers.ts";
 
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
 const workerFetch: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
 
 function client(label: string, options: Partial<HttpSandboxOptions> = {}) {
   return getHttpSandbox(uniqueId(label), { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: workerFetch, ...options });
-}
-
-/** A body that delivers the first `bytes` bytes of `body` and then fails like a dropped connection. */
-function cutAfter(body: ReadableStream<Uint8Array>, bytes: number): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let sent = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { value, done } = await reader.read();
-      if (done) return controller.close();
-      const room = bytes - sent;
-      controller.enqueue(value.slice(0, Math.max(0, room)));
-      sent += value.length;
-      if (sent >= bytes) {
-        await reader.cancel();
-        controller.error(new TypeError("network connection lost (test)"));
-      }
-    },
-  });
 }
 
 /** A fetch whose first `matching` streaming response is cut after `bytes` bytes. */
@@ -83,10 +64,9 @@ describe("getHttpSandbox", () => {
   it("resumes a broken log stream from the last event id, without gaps or duplicates", async () => {
     const log: string[] = [];
     const sandbox = client("resume", { fetch: faultyFetch(/logs\/stream$/, 300, log) });
-    const process = await sandbox.startProcess("for i in $(seq 1 40); do echo line-$i; sleep 0.005; done");
+    const process = await sandbox.startProcess(countingCommand(40));
     const events = await collect(sandbox.streamProcessLogs(process.id));
-    const text = events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("");
-    expect(text).toBe(Array.from({ length: 40 }, (_, i) => `line-${i + 1}\n`).join(""));
+    expect(stdoutOf(events)).toBe(countedLines(40));
     const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
@@ -95,14 +75,27 @@ describe("getHttpSandbox", () => {
     expect(streams[1]).toMatch(/ \d+$/); // the reconnect sent Last-Event-ID
   });
 
-  it("resumes a broken exec stream through the process log", async () => {
+  it("resumes a broken exec stream from the container's exec events", async () => {
     const log: string[] = [];
     const sandbox = client("resume-exec", { fetch: faultyFetch(/exec\/stream$/, 200, log) });
     const events: ExecEvent[] = await collect(sandbox.execStream("echo before; sleep 0.5; echo after; exit 5"));
     expect(events[0]?.type).toBe("start");
     expect(events.flatMap((e) => (e.type === "stdout" ? [e.data] : [])).join("")).toBe("before\nafter\n");
     expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 5, result: { exitCode: 5, success: false } });
-    expect(log.some((line) => line.includes("logs/stream"))).toBe(true);
+    expect(log.some((line) => /\/exec\/[^/]+\/stream /.test(line))).toBe(true);
+  });
+
+  it("resumes a broken exec stream without gaps or duplicates", async () => {
+    const log: string[] = [];
+    const sandbox = client("resume-exec-bytes", { fetch: faultyFetch(/exec\/stream$/, 300, log) });
+    const events = await collect(sandbox.execStream(`${countingCommand(40)}; exit 3`));
+    expect(stdoutOf(events)).toBe(countedLines(40));
+    const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 3, result: { exitCode: 3, success: false } });
+    const resumed = log.filter((line) => /\/exec\/[^/]+\/stream /.test(line));
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatch(/ \d+$/); // the reconnect sent Last-Event-ID
   });
 
   it("gives up with SandboxConnectionError after bounded retries", async () => {

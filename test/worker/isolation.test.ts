@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
-import { IsolationUnavailableError } from "../../src/client/errors.ts";
+import { IsolationUnavailableError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
 import { LocalContainer } from "../../src/sandbox/local-container.ts";

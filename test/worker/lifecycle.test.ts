@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/errors.ts";
+import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import { LocalContainer } from "../../src/sandbox/local-container.ts";
 import { collect, eventually, runtimeState, uniqueId } from "./helpers.ts";

@@ -8,8 +8,8 @@ import {
   ProcessNotFoundError,
   ProcessNotRunningError,
   SandboxError,
-} from "../../src/client/errors.ts";
-import { collect, freshSandbox } from "./helpers.ts";
+} from "../../src/client/index.ts";
+import { brokenRpcSandbox, collect, countedLines, countingCommand, freshSandbox, stdoutOf } from "./helpers.ts";
 
 describe("processes", () => {
   const sandbox = freshSandbox("procs");
@@ -62,6 +62,20 @@ describe("processes", () => {
     const cut = all[Math.floor(all.length / 2)]!.seq!;
     const resumed = await collect(sandbox.streamProcessLogs(process.id, { since: cut }));
     expect(resumed.map((e) => e.seq)).toEqual(all.filter((e) => e.seq! > cut).map((e) => e.seq));
+  });
+
+  it("resumes a log stream broken over Workers RPC from its last event id, without gaps or duplicates", async () => {
+    const resumes: string[] = [];
+    const broken = brokenRpcSandbox("rpc-resume-logs", "streamProcessLogs", 300, resumes);
+    const process = await broken.startProcess(countingCommand(40));
+    const events = await collect(broken.streamProcessLogs(process.id));
+    expect(stdoutOf(events)).toBe(countedLines(40));
+    const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
+    expect(resumes).toHaveLength(1);
+    expect(resumes[0]).toMatch(/^streamProcessLogs \d+$/);
+    await broken.destroy();
   });
 
   it("stops following on abort and on break, leaving the process running", async () => {

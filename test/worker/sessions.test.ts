@@ -3,7 +3,7 @@
  * across, the session-bound object, narrowing process calls to a session, and deleting a session.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { SessionAlreadyExistsError, SessionNotFoundError } from "../../src/client/errors.ts";
+import { SessionAlreadyExistsError, SessionNotFoundError } from "../../src/client/index.ts";
 import { sandboxPool } from "./helpers.ts";
 
 const sandboxes = sandboxPool();

@@ -19,6 +19,7 @@ import {
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
+import { decodeBase64 } from "../../engine/options.ts";
 import { deleteEntry, entryExists, makeDirectory, moveEntry, renameEntry } from "../../files/manage.ts";
 import { listDirectory } from "../../files/list.ts";
 import { contentTypeOf } from "../../files/mime.ts";
@@ -27,12 +28,10 @@ import { writeFileContent, writeFileFromStream } from "../../files/write.ts";
 import { readJson } from "../request.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 async function writeFile(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, writeFileRequestSchema);
   const { paths, fileLimits } = ctx.server.services;
-  const data = decodeContent(request.content, request.encoding ?? "utf8");
+  const data = request.encoding === "base64" ? decodeBase64(request.content, "content") : Buffer.from(request.content, "utf8");
   if (data.length > fileLimits.maxJsonFileBytes) {
     throw new ServiceError("PAYLOAD_TOO_LARGE", `content is larger than ${fileLimits.maxJsonFileBytes} bytes; use PUT ${FILE_ROUTES.stream}`, {
       maxBytes: fileLimits.maxJsonFileBytes,
@@ -123,18 +122,11 @@ async function exists(ctx: RequestContext): Promise<void> {
   sendOk(ctx.res, await entryExists(ctx.server.services.paths, request.path));
 }
 
-function decodeContent(content: string, encoding: "utf8" | "base64"): Buffer {
-  if (encoding === "utf8") return Buffer.from(content, "utf8");
-  const compact = content.replace(/\s+/g, "");
-  if (compact.length % 4 === 1 || !BASE64.test(compact)) throw new ServiceError("INVALID_REQUEST", "content is not valid base64");
-  return Buffer.from(compact, "base64");
-}
-
 function parseQuery(ctx: RequestContext) {
   const parsed = streamWriteQuerySchema.safeParse(Object.fromEntries(ctx.url.searchParams));
   if (!parsed.success) {
-    const failure = describeValidationError(parsed.error, "query");
-    throw new ServiceError("INVALID_REQUEST", failure.message, { issues: failure.issues });
+    const { message, issues } = describeValidationError(parsed.error, "query");
+    throw new ServiceError("INVALID_REQUEST", message, { issues });
   }
   return parsed.data;
 }

@@ -1,10 +1,10 @@
 /**
  * Background processes: start, inspect, read logs, stream the log (resumable), write stdin, kill,
  * clean up. Unknown ids are 404 PROCESS_NOT_FOUND on every route, including `GET /api/process/{id}`
- * (never `{process: null}`: one rule for all routes is clearer for clients).
+ * (not `{process: null}`: one rule for all routes is clearer for clients).
  *
- * Exec records answer by id too, and are kept a short while after exit so a broken exec stream can
- * resume here; list and cleanup leave them out unless asked with `?include=exec`.
+ * Exec records answer by id too (a broken exec stream resumes at `GET /api/execute/{id}/stream`,
+ * see exec.ts); list and cleanup leave them out unless asked with `?include=exec`.
  */
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { OutputStream } from "../../../protocol/process.ts";
@@ -85,12 +85,17 @@ function cleanup(ctx: RequestContext): void {
   sendOk(ctx.res, { cleaned: ctx.server.processes.cleanup(recordFilter(ctx)) });
 }
 
-/** SSE of the process log from just after `Last-Event-ID` (or `?since=`); ends after the final status. */
-async function stream(ctx: RequestContext): Promise<void> {
-  const record = ctx.server.processes.get(ctx.params.id!);
+/** Where a resumed stream picks up: after `Last-Event-ID` (what EventSource sends), else `?since=`, else the start. */
+export function resumePoint(ctx: RequestContext): number {
   const header = ctx.req.headers["last-event-id"];
   const lastEventId = parseSeq(Array.isArray(header) ? header[0] : header, "Last-Event-ID");
-  const since = lastEventId ?? parseSeq(ctx.url.searchParams.get("since"), "since") ?? 0;
+  return lastEventId ?? parseSeq(ctx.url.searchParams.get("since"), "since") ?? 0;
+}
+
+/** SSE of the process log from the resume point; ends after the final status. */
+async function stream(ctx: RequestContext): Promise<void> {
+  const record = ctx.server.processes.get(ctx.params.id!);
+  const since = resumePoint(ctx);
   record.flushOutput();
   await streamLogAsSse(ctx, new LogReader(record.log, since), logFramer(record));
 }

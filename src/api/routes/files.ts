@@ -14,7 +14,7 @@ import {
   streamWriteQuerySchema,
   writeFileRequestSchema,
 } from "../../../protocol/files.ts";
-import { fileStreamHeaders } from "../../client/file-headers.ts";
+import { fileStreamHeaders } from "../../rpc/file-headers.ts";
 import { fileQuery } from "../schemas.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody, queryParams } from "../validate.ts";

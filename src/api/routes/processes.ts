@@ -5,8 +5,8 @@
 import { Hono } from "hono";
 import { startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import { errorResponse } from "../errors.ts";
-import { generationQuery, killAllQuery, killQuery, listQuery, logStreamQuery } from "../schemas.ts";
-import { resumePoint, sseResponse } from "../sse.ts";
+import { generationQuery, killAllQuery, killQuery, listQuery, streamQuery } from "../schemas.ts";
+import { resumeRequest, sseResponse } from "../sse.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody, queryParams } from "../validate.ts";
 
@@ -37,11 +37,8 @@ export const processRoutes = new Hono<ApiEnv>()
   .get("/processes/:pid/logs", queryParams(generationQuery), async (c) => {
     return c.json(await c.var.sandbox.getProcessLogs(c.req.param("pid"), c.req.valid("query")));
   })
-  .get("/processes/:pid/logs/stream", queryParams(logStreamQuery), async (c) => {
-    const { since, generation } = c.req.valid("query");
-    const from = resumePoint(c.req.header("last-event-id"), since);
-    if (Number.isNaN(from)) return errorResponse(c, "INVALID_REQUEST", "Last-Event-ID must be an event id (a whole number)");
-    const options = { ...(from === undefined ? {} : { since: from }), ...(generation === undefined ? {} : { generation }) };
+  .get("/processes/:pid/logs/stream", queryParams(streamQuery), async (c) => {
+    const options = resumeRequest(c.req.header("last-event-id"), c.req.valid("query"));
     return sseResponse(await c.var.sandbox.streamProcessLogs(c.req.param("pid"), options));
   })
   .post("/processes/:pid/stdin", queryParams(generationQuery), jsonBody(stdinRequestSchema), async (c) => {

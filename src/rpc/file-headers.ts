@@ -3,7 +3,7 @@
  * and the Worker's `GET /v1/sandboxes/:id/files/content` send the same ones.
  */
 import { FILE_STREAM_HEADERS } from "../../protocol/files.ts";
-import type { FileStream } from "./types.ts";
+import type { FileStream } from "./files.ts";
 
 export function fileStreamInfo(headers: Headers, fallbackPath: string): Omit<FileStream, "stream"> {
   const encodedPath = headers.get(FILE_STREAM_HEADERS.path);

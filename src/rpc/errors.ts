@@ -1,10 +1,10 @@
 /**
  * Error classes users catch, one per wire code that callers act on, all carrying `code`,
  * `httpStatus` and `context`. The same errors reach the caller three ways: a JSON error body
- * (HTTP), an SSE `error` event, or a Workers RPC exception — which keeps only `name` and `message`,
- * so the Durable Object encodes code and context into the message and the caller rebuilds the class.
+ * (HTTP, error-response.ts), an SSE `error` event, or a Workers RPC exception (rpc-errors.ts); each
+ * is rebuilt into its class here, from its wire code.
  */
-import { ERROR_CODES, isErrorCode, isErrorResponse, type ErrorCode } from "../../protocol/errors.ts";
+import { ERROR_CODES, isErrorCode, type ErrorCode } from "../../protocol/errors.ts";
 
 export interface SandboxErrorOptions {
   context?: Record<string, unknown>;
@@ -173,50 +173,6 @@ export function errorFromCode(code: string, message: string, options: SandboxErr
     default:
       return INVALID_CODES.has(code) ? new InvalidRequestError(message, code, options) : new SandboxError(message, code, options);
   }
-}
-
-/** Rebuilds the error of an HTTP error response body (protocol `ErrorResponse`). */
-export function errorFromBody(body: unknown, fallbackStatus: number): SandboxError {
-  if (isErrorResponse(body)) {
-    return errorFromCode(body.code, body.message, body.context === undefined ? {} : { context: body.context });
-  }
-  const code: ErrorCode = fallbackStatus === 401 ? "UNAUTHORIZED" : fallbackStatus === 404 ? "NOT_FOUND" : "INTERNAL_ERROR";
-  const text = typeof body === "string" ? body.slice(0, 500) : JSON.stringify(body)?.slice(0, 500);
-  return errorFromCode(code, `HTTP ${fallbackStatus}: ${text ?? ""}`);
-}
-
-// ── across Workers RPC ──────────────────────────────────────────────────────
-
-const RPC_MESSAGE = /^\[([A-Z][A-Z_]*)\] ([\s\S]*?)(?:\n\[context\] (\{[\s\S]*\}))?$/;
-
-/** The message a Durable Object throws so the caller can rebuild the error: `[CODE] message`. */
-export function encodeRpcMessage(code: ErrorCode, message: string, context?: Record<string, unknown>): string {
-  return `[${code}] ${message}${context === undefined ? "" : `\n[context] ${JSON.stringify(context)}`}`;
-}
-
-/** An Error fit to throw across RPC: encoded message, and the class name for readers of logs. */
-export function toRpcError(error: unknown): Error {
-  const sandboxError = error instanceof SandboxError ? error : asSandboxError(error);
-  const rpcError = new Error(encodeRpcMessage(sandboxError.code, sandboxError.message, sandboxError.context));
-  rpcError.name = sandboxError.name;
-  return rpcError;
-}
-
-/** Rebuilds the class of an error thrown across RPC; errors without an encoded code pass through asSandboxError. */
-export function fromRpcError(error: unknown): SandboxError {
-  if (error instanceof SandboxError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const match = RPC_MESSAGE.exec(message);
-  if (!match) return asSandboxError(error);
-  let context: Record<string, unknown> | undefined;
-  if (match[3]) {
-    try {
-      context = JSON.parse(match[3]) as Record<string, unknown>;
-    } catch {
-      context = undefined;
-    }
-  }
-  return errorFromCode(match[1]!, match[2]!, { ...(context ? { context } : {}), cause: error });
 }
 
 /** Any thrown value as a SandboxError (unknown failures become INTERNAL_ERROR, keeping the cause). */

@@ -1,0 +1,70 @@
+/**
+ * Commands and processes as they cross between a caller and the Sandbox Durable Object (Workers RPC)
+ * or the Worker's /v1 API (HTTP): the options each call takes, and the records it returns. Records
+ * are the container's responses without their envelope; the Durable Object adds only the container
+ * generation a process lives in.
+ */
+import type {
+  ExecRequest,
+  GetProcessLogsResponse,
+  KillResponse,
+  ProcessInfo,
+  StdinResponse,
+  WithoutEnvelope,
+} from "../../protocol/process.ts";
+
+/** A process as the Durable Object reports it: the container's record plus its container generation. */
+export interface ProcessRecord extends ProcessInfo {
+  /**
+   * The container instance this process lives in (its ping `instanceId`). A process handle sends
+   * it back, and any call about the process fails with STALE_PROCESS_HANDLE once the container
+   * restarted — the id may by then name a different process.
+   */
+  generation: string;
+}
+
+/** Ties a call to the container generation of the handle making it. */
+export interface HandleRef {
+  generation?: string;
+}
+
+/** Wire options of `exec`/`execStream` (everything of the exec request but the command). */
+export type ExecRequestOptions = Omit<ExecRequest, "command">;
+
+/** Wire options of `startProcess` (flat form of the start request). */
+export interface StartRequestOptions {
+  processId?: string;
+  sessionId?: string;
+  timeout?: number;
+  timeoutMs?: number;
+  env?: Record<string, string>;
+  cwd?: string;
+  args?: string[];
+  encoding?: "utf8" | "utf-8" | "base64";
+  autoCleanup?: boolean;
+  logRetentionBytes?: number;
+}
+
+export type ProcessLogs = WithoutEnvelope<GetProcessLogsResponse>;
+export type KillResult = WithoutEnvelope<KillResponse>;
+export type StdinResult = WithoutEnvelope<StdinResponse>;
+
+export interface StdinOptions extends HandleRef {
+  encoding?: "utf8" | "base64";
+  /** Close stdin after writing. */
+  close?: boolean;
+}
+
+/** Where a stream picks up: after this event id (`seq`), only later events are sent. */
+export interface StreamResumeRequest extends HandleRef {
+  since?: number;
+}
+
+export interface ListRequest {
+  sessionId?: string;
+}
+
+export interface KillAllRequest {
+  sessionId?: string;
+  signal?: string | number;
+}

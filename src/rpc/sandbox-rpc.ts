@@ -1,0 +1,136 @@
+/**
+ * The Sandbox Durable Object's RPC surface: what the Durable Object implements, what a Workers RPC
+ * stub of it offers, and what the HTTP client implements over /v1. Streams are SSE bytes (file
+ * streams: raw bytes); errors are thrown with their wire code encoded (see rpc-errors.ts).
+ */
+import type { ExecResult } from "../../protocol/process.ts";
+import type { IsolationSupport } from "../../protocol/isolation.ts";
+import type { SessionInfo } from "../../protocol/sessions.ts";
+import type {
+  DeleteFileOptions,
+  DeleteFileResult,
+  ExistsResult,
+  FileContent,
+  FileListing,
+  FileStream,
+  ListFilesOptions,
+  MkdirOptions,
+  MkdirResult,
+  MoveFileResult,
+  MoveOptions,
+  ReadFileOptions,
+  RenameFileResult,
+  WriteFileOptions,
+  WriteFileResult,
+  WriteStreamOptions,
+} from "./files.ts";
+import type {
+  ExecRequestOptions,
+  HandleRef,
+  KillAllRequest,
+  KillResult,
+  ListRequest,
+  ProcessLogs,
+  ProcessRecord,
+  StartRequestOptions,
+  StdinOptions,
+  StdinResult,
+  StreamResumeRequest,
+} from "./processes.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
+
+export interface SandboxRpc {
+  exec(command: string, options?: ExecRequestOptions): Promise<ExecResult>;
+  /** Exec events (`start`, output, then `complete` with the container's result, or `error`). */
+  execStream(command: string, options?: ExecRequestOptions): Promise<ReadableStream<Uint8Array>>;
+  /** The exec events of a running or just finished exec after `since`: how a broken execStream resumes. */
+  resumeExecStream(processId: string, options?: StreamResumeRequest): Promise<ReadableStream<Uint8Array>>;
+  startProcess(command: string, options?: StartRequestOptions): Promise<ProcessRecord>;
+  listProcesses(options?: ListRequest): Promise<ProcessRecord[]>;
+  getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null>;
+  killProcess(id: string, signal?: string | number, ref?: HandleRef): Promise<KillResult>;
+  killAllProcesses(options?: KillAllRequest): Promise<number>;
+  streamProcessLogs(id: string, options?: StreamResumeRequest): Promise<ReadableStream<Uint8Array>>;
+  getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs>;
+  cleanupCompletedProcesses(): Promise<number>;
+  writeStdin(id: string, data: string, options?: StdinOptions): Promise<StdinResult>;
+  closeStdin(id: string, ref?: HandleRef): Promise<StdinResult>;
+
+  createSession(options?: CreateSessionOptions): Promise<SessionInfo>;
+  /** Throws SESSION_NOT_FOUND for an unknown id. */
+  getSession(id: string): Promise<SessionInfo>;
+  listSessions(): Promise<SessionInfo[]>;
+  /** Deletes the session and kills its processes. */
+  deleteSession(id: string): Promise<DeleteSessionResult>;
+  /** Sandbox-level variables are kept by the sandbox (they survive a container restart); a session's live in the container. */
+  setEnvVars(vars: EnvVarsUpdate, options?: SetEnvOptions): Promise<void>;
+
+  writeFile(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult>;
+  /** Streams the bytes into the file as they come (any size): never held whole in memory on the way. */
+  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult>;
+  /** The whole file (up to 16 MiB): text as utf8, binary as base64 unless `encoding` says otherwise. */
+  readFile(path: string, options?: ReadFileOptions): Promise<FileContent>;
+  readFileStream(path: string): Promise<FileStream>;
+  mkdir(path: string, options?: MkdirOptions): Promise<MkdirResult>;
+  deleteFile(path: string, options?: DeleteFileOptions): Promise<DeleteFileResult>;
+  /** Renames to exactly `newPath`. */
+  renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<RenameFileResult>;
+  /** `mv`: into `destinationPath` when it is a directory, else to it. */
+  moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<MoveFileResult>;
+  listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
+  exists(path: string): Promise<ExistsResult>;
+
+  /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
+  configure(config: SandboxConfig): Promise<void>;
+  info(): Promise<SandboxInfo>;
+  /** Status and resources (memory, CPUs, disk), the isolation in effect, and the generation. */
+  getInfo(): Promise<SandboxDetails>;
+  /** A short description of the sandbox for an agent's tool prompt. */
+  getInstructions(): Promise<string>;
+  /** What isolation the machine running this sandbox offers (locally: the container runtime's machine). */
+  detectIsolation(): Promise<IsolationSupport>;
+  /** Stops the container now (SIGKILL); the next call starts a fresh one. */
+  destroy(): Promise<void>;
+}
+
+/** Every method of SandboxRpc, once: a record keyed by the interface, so none can be missing or extra. */
+const METHODS: Record<keyof SandboxRpc, true> = {
+  exec: true,
+  execStream: true,
+  resumeExecStream: true,
+  startProcess: true,
+  listProcesses: true,
+  getProcess: true,
+  killProcess: true,
+  killAllProcesses: true,
+  streamProcessLogs: true,
+  getProcessLogs: true,
+  cleanupCompletedProcesses: true,
+  writeStdin: true,
+  closeStdin: true,
+  createSession: true,
+  getSession: true,
+  listSessions: true,
+  deleteSession: true,
+  setEnvVars: true,
+  writeFile: true,
+  writeFileStream: true,
+  readFile: true,
+  readFileStream: true,
+  mkdir: true,
+  deleteFile: true,
+  renameFile: true,
+  moveFile: true,
+  listFiles: true,
+  exists: true,
+  configure: true,
+  info: true,
+  getInfo: true,
+  getInstructions: true,
+  detectIsolation: true,
+  destroy: true,
+};
+
+/** The method names, for wrapping a stub. */
+export const SANDBOX_RPC_METHODS = Object.keys(METHODS) as (keyof SandboxRpc)[];

@@ -1,0 +1,32 @@
+/** The sandbox as a whole, as it crosses Workers RPC and the /v1 API: its settings and what it reports. */
+import type { InfoResponse } from "../../protocol/info.ts";
+import type { IsolationRequest } from "../../protocol/isolation.ts";
+import type { WithoutEnvelope } from "../../protocol/process.ts";
+
+/** What a sandbox reports about itself. */
+export interface SandboxInfo {
+  /** The container generation now running (its instance id). */
+  generation: string;
+  /** How many containers this sandbox has started so far, counting this one. */
+  generationNumber: number;
+  containerStartedAt: string;
+  sleepAfter: string;
+}
+
+/**
+ * Sandbox-wide settings, given to getSandbox() and kept by the Durable Object.
+ *
+ * The isolation fields (`isolation`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
+ * `allowSystemBinaries`, `bwrapArgs`) confine commands under the local container runtime, where no real
+ * container wraps them. On Cloudflare the container itself is the wall and these fields are not used.
+ * Changing them while the container runs restarts it (its processes end), so the walls always match.
+ */
+export interface SandboxConfig extends IsolationRequest {
+  /** Idle time before the container sleeps, e.g. "10m", "30s" or seconds as a number. */
+  sleepAfter?: string | number;
+  /** Environment of the container (replaces the sandbox env vars; applied to the running container too). */
+  envVars?: Record<string, string>;
+}
+
+/** getInfo(): the sandbox's generation and settings with what its container server reports. */
+export type SandboxDetails = SandboxInfo & Omit<WithoutEnvelope<InfoResponse>, "instanceId">;
