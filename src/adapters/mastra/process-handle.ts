@@ -56,7 +56,8 @@ export class EdgeProcessHandle extends ProcessHandle {
     this.#exit.catch(() => undefined);
   }
 
-  override async wait(): Promise<CommandResult> {
+  /** The exit. (Mastra's base class wraps this: callbacks and abortSignal of `wait(options)` are its part.) */
+  override async wait(_options?: Parameters<ProcessHandle["wait"]>[0]): Promise<CommandResult> {
     return this.#exit;
   }
 
