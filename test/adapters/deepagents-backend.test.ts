@@ -48,7 +48,7 @@ describe("lifecycle", () => {
     const wrong = new EdgeDeepAgentsSandbox({ ...httpConnection("deep-token"), token: "nope" });
     const error = await wrong.initialize().catch((e: unknown) => e);
     expect(SandboxError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ code: "NOT_INITIALIZED", message: expect.stringMatching(/Unauthorized|token/i) });
+    expect(error).toMatchObject({ code: "UNAUTHORIZED", message: expect.stringMatching(/Unauthorized|token/i) });
     expect(wrong.isRunning).toBe(false);
   });
 

@@ -6,7 +6,7 @@
  * the sandbox's container.
  */
 import { BaseSandbox, SandboxError, type ExecuteResponse, type FileDownloadResponse, type FileUploadResponse } from "deepagents";
-import type { SandboxClient } from "../../client/index.ts";
+import { SandboxError as ServiceError, type SandboxClient } from "../../client/index.ts";
 import { connect } from "../shared/connection.ts";
 import { executeInSandbox } from "./execute.ts";
 import { downloadFiles, uploadFiles } from "./file-transfer.ts";
@@ -52,13 +52,18 @@ export class EdgeDeepAgentsSandbox extends BaseSandbox {
     return this.#workspace;
   }
 
-  /** Reaches the sandbox (a wrong URL or token fails here) and writes `initialFiles`. */
+  /**
+   * Reaches the sandbox and writes `initialFiles`. A wrong URL or token fails here, with the
+   * service's error code (UNAUTHORIZED, CONNECTION_FAILED, …).
+   */
   async initialize(): Promise<void> {
     if (this.#running) throw new SandboxError("The sandbox is already initialized", "ALREADY_INITIALIZED");
     try {
       this.#workspace = (await this.client.getInfo()).workspace;
     } catch (error) {
-      throw new SandboxError(`Cannot reach the sandbox "${this.#id}": ${error instanceof Error ? error.message : String(error)}`, "NOT_INITIALIZED", asError(error));
+      // The service's own code (UNAUTHORIZED, CONNECTION_FAILED, …) says what went wrong.
+      const code = error instanceof ServiceError ? error.code : "NOT_INITIALIZED";
+      throw new SandboxError(`Cannot reach the sandbox "${this.#id}": ${error instanceof Error ? error.message : String(error)}`, code, asError(error));
     }
     this.#running = true;
     const files = Object.entries(this.#initialFiles ?? {});
