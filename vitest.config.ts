@@ -44,6 +44,7 @@ export default defineConfig({
           environment: "node",
           include: ["test/adapters/**/*.test.ts"],
           globalSetup: ["test/adapters/stack.ts"],
+          setupFiles: ["test/adapters/ready.ts"],
           // The exec-hook tests check that a stdin buffer is collectable once a call returned.
           execArgv: ["--expose-gc"],
           testTimeout: 30_000,

@@ -5,6 +5,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     stackUrl: string;
     stackToken: string;
+    stackLog: string;
   }
 }
 

@@ -1,31 +1,37 @@
 /**
  * Global setup of the adapters project: one `npm start` stack (local container runtime + wrangler dev
  * on free ports) for every adapter test file, so each file drives the real service over HTTP without
- * booting its own. Hands the URL and API token to the tests; stops the stack with one Ctrl-C.
+ * booting its own. Vitest runs the projects' global setups one after another before any test, so
+ * this one does not wait for the stack: it hands out the URL, token and log file at once, and each
+ * test file waits for the stack to answer (test/adapters/ready.ts). One Ctrl-C stops it at the end.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { freePort } from "../../runtime/ports.ts";
+import { STACK_EXITED } from "./stack-log.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** Base URL of the Worker serving /v1. */
     stackUrl: string;
     stackToken: string;
+    /** Where the stack's output goes, for the error when it does not come up. */
+    stackLog: string;
   }
 }
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const READY_TIMEOUT_MS = 100_000;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dataDir = mkdtempSync(join(tmpdir(), "sandbox-adapters-"));
+  const log = join(dataDir, "stack.log");
   const token = `adapters-${Math.random().toString(36).slice(2)}-token`;
   const port = await freePort();
+  const output = createWriteStream(log);
   const stack = spawn(process.execPath, [join(root, "scripts/start.ts")], {
     cwd: root,
     env: {
@@ -37,40 +43,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const stop = () => stopStack(stack).finally(() => rmSync(dataDir, { recursive: true, force: true }));
-  try {
-    await ready(stack);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  stack.stdout!.pipe(output, { end: false });
+  stack.stderr!.pipe(output, { end: false });
+  // Said in the log, so waiting test files give up at once instead of at their deadline.
+  stack.once("exit", (code, signal) => output.write(`\n${STACK_EXITED} (${code ?? signal})\n`));
   project.provide("stackUrl", `http://127.0.0.1:${port}`);
   project.provide("stackToken", token);
-  return stop;
-}
-
-function ready(stack: ChildProcess): Promise<void> {
-  let output = "";
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the stack was not ready in time:\n${output}`)), READY_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("Sandbox service ready")) {
-        clearTimeout(timer);
-        stack.stdout!.off("data", onData);
-        stack.stderr!.off("data", onData);
-        stack.stdout!.resume();
-        stack.stderr!.resume();
-        resolve();
-      }
-    };
-    stack.stdout!.on("data", onData);
-    stack.stderr!.on("data", onData);
-    stack.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the stack exited (${code}) before it was ready:\n${output}`));
-    });
-  });
+  project.provide("stackLog", log);
+  return async () => {
+    await stopStack(stack);
+    output.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
 }
 
 async function stopStack(stack: ChildProcess): Promise<void> {
