@@ -66,6 +66,11 @@ describe("executeCommand", () => {
     await sandbox.executeCommand("mkdir -p sub/dir");
     expect((await sandbox.executeCommand("pwd")).stdout.trim()).toBe(sandbox.workingDirectory);
     expect((await sandbox.executeCommand("pwd", [], { cwd: "sub/dir" })).stdout.trim()).toBe(`${sandbox.workingDirectory}/sub/dir`);
+    // A sandbox whose working directory is set runs commands and spawns there.
+    const inSub = new EdgeSandbox({ ...httpConnection("unused"), sandboxId: sandbox.id, workingDirectory: `${sandbox.workingDirectory}/sub` });
+    expect((await inSub.executeCommand("pwd")).stdout.trim()).toBe(`${sandbox.workingDirectory}/sub`);
+    expect((await (await inSub.processes.spawn("pwd")).wait()).stdout.trim()).toBe(`${sandbox.workingDirectory}/sub`);
+    expect(inSub.workingDirectory).toBe(`${sandbox.workingDirectory}/sub`);
   });
 
   it("ends a command at its timeout: sleep 10 with 100 ms stops early, non-zero, timed out", async () => {

@@ -31,6 +31,18 @@ describe("spawn and the handle", () => {
     expect(handle.stdout).toBe("first\nsecond\n");
   });
 
+  it("streams to the spawn's callbacks and runs in the spawn's cwd", async () => {
+    await sandbox.executeCommand("mkdir -p spawned/here");
+    const seen: string[] = [];
+    const handle = await sandbox.processes.spawn("pwd; echo warn >&2", {
+      cwd: "spawned/here",
+      onStdout: (data) => seen.push(`out:${data}`),
+      onStderr: (data) => seen.push(`err:${data}`),
+    });
+    await handle.wait();
+    expect(seen.sort()).toEqual([`err:warn\n`, `out:${sandbox.workingDirectory}/spawned/here\n`]);
+  });
+
   it("waits idempotently, streaming to the callbacks of each wait", async () => {
     const handle = await sandbox.processes.spawn("sleep 0.2; echo a; echo b >&2");
     const chunks: string[] = [];
