@@ -16,6 +16,7 @@ import type { EdgeSandbox } from "./sandbox.ts";
 
 export class EdgeProcessManager extends SandboxProcessManager<EdgeSandbox> {
   override async spawn(command: string, options: SpawnProcessOptions = {}): Promise<EdgeProcessHandle> {
+    // When Mastra quoted an argv into `command`, it passes the argv too: that runs without quoting.
     const invocation = invocationOf(options.originalInvocation?.command ?? command, options.originalInvocation?.args);
     const env = definedEnv(options.env);
     const cwd = options.cwd ?? this.sandbox.workingDirectory;
