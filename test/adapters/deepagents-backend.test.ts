@@ -25,7 +25,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-describe("lifecycle", () => {
+// The tests share one sandbox but not their files: they run at once.
+describe.concurrent("lifecycle", () => {
   it("is the sandbox id, running after create, with the initial files written", async () => {
     expect(sandbox.id).toBe(sandbox.client.id);
     expect(sandbox.isRunning).toBe(true);
@@ -66,7 +67,7 @@ describe("lifecycle", () => {
   });
 });
 
-describe("execute", () => {
+describe.concurrent("execute", () => {
   it("joins stdout and stderr in the order they came, with the exit code", async () => {
     const result = await sandbox.execute("echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three; exit 5");
     expect(result).toEqual({ output: "one\ntwo\nthree\n", exitCode: 5, truncated: false });
@@ -104,7 +105,7 @@ describe("execute", () => {
   });
 });
 
-describe("uploadFiles and downloadFiles", () => {
+describe.concurrent("uploadFiles and downloadFiles", () => {
   it("move bytes both ways unchanged, small and large", async () => {
     const large = new Uint8Array(3 * 1024 * 1024 + 7);
     for (let i = 0; i < large.length; i++) large[i] = (i * 131 + (i >> 9)) & 0xff;

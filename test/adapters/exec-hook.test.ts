@@ -29,7 +29,8 @@ afterAll(() => getHttpSandbox(edgeConnection.sandboxId, edgeConnection).destroy(
 const allBytes = new Uint8Array(256).map((_, i) => i);
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
-describe.each(["edge", "direct"])("the %s sandbox", (mode) => {
+// Every test is its own process: they run at once.
+describe.concurrent.each(["edge", "direct"])("the %s sandbox", (mode) => {
   const sandbox = sandboxes[mode]!;
 
   it("is named by its mode", () => {
@@ -98,7 +99,7 @@ describe.each(["edge", "direct"])("the %s sandbox", (mode) => {
   });
 });
 
-describe("the edge sandbox's own cases", () => {
+describe.concurrent("the edge sandbox's own cases", () => {
   it("uses its default timeout when a request gives 0 or less", async () => {
     const quick = lookupFactory("edge")({ ...edgeConnection, timeoutMs: 150 });
     const response = await quick.spawn({ command: "sleep", args: ["10"], timeoutMs: 0 });
@@ -112,9 +113,11 @@ describe("the edge sandbox's own cases", () => {
     expect(response.error?.message).toMatch(/Cannot reach the sandbox service/);
   });
 
-  it("kills what still runs on close, and refuses later spawns", async () => {
-    const closing = lookupFactory("edge")(edgeConnection);
-    const service = getHttpSandbox(edgeConnection.sandboxId, edgeConnection);
+  it("kills what still runs on close, and refuses later spawns", async ({ expect }) => {
+    // A sandbox of its own: the test counts what runs in it.
+    const own = httpConnection("exec-hook-close");
+    const closing = lookupFactory("edge")(own);
+    const service = getHttpSandbox(own.sandboxId, own);
     const running = closing.spawn({ command: "sh", args: ["-c", "echo closing-test; sleep 30"] });
     await expect.poll(async () => (await service.listProcesses()).some((p) => p.command === "sh" && p.status === "running")).toBe(true);
     await closing.close!();
@@ -122,6 +125,7 @@ describe("the edge sandbox's own cases", () => {
     expect(response.error).toBeInstanceOf(TransportError);
     expect((await closing.spawn({ command: "true" })).error).toBeInstanceOf(TransportError);
     await expect.poll(async () => (await service.listProcesses()).filter((p) => p.status === "running").length).toBe(0);
+    await service.destroy();
   });
 
   it("does not keep the stdin buffer after the call", async () => {

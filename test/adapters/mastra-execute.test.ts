@@ -8,13 +8,15 @@ import { EdgeSandbox } from "../../src/adapters/mastra/index.ts";
 import { httpConnection } from "./helpers.ts";
 
 let sandbox: EdgeSandbox;
+const sandboxId = () => sandbox.id;
 beforeAll(async () => {
   sandbox = new EdgeSandbox({ ...httpConnection("mastra-exec"), env: { GREETING: "hello" }, timeout: 20_000 });
   await sandbox._start();
 });
 afterAll(() => sandbox.client.destroy());
 
-describe("executeCommand", () => {
+// The tests share one sandbox but not their commands or files: they run at once.
+describe.concurrent("executeCommand", () => {
   it("returns output, exit code and timing like LocalSandbox", async () => {
     const result = await sandbox.executeCommand("echo out; echo err >&2; exit 3");
     expect(result).toMatchObject({ success: false, exitCode: 3, stdout: "out\n", stderr: "err\n", command: "echo out; echo err >&2; exit 3" });
@@ -51,6 +53,8 @@ describe("executeCommand", () => {
 
   it("gives commands the sandbox env, the call's env on top, and nothing of the caller's", async () => {
     process.env.EDGE_ADAPTER_SECRET = "caller-only";
+    // Its own client of the sandbox: setEnv below changes that client's overlay.
+    const sandbox = new EdgeSandbox({ ...httpConnection("unused"), sandboxId: sandboxId(), env: { GREETING: "hello" } });
     const own = await sandbox.executeCommand('echo "$GREETING $EXTRA ${EDGE_ADAPTER_SECRET:-absent}"', [], { env: { EXTRA: "there" } });
     expect(own.stdout).toBe("hello there absent\n");
     // The next call does not see the previous call's env.

@@ -19,7 +19,8 @@ afterAll(async () => {
   await Promise.all(made.map((s) => s.client.destroy().catch(() => undefined)));
 });
 
-describe("EdgeSandbox lifecycle", () => {
+// Each test has its own sandbox: they run at once.
+describe.concurrent("EdgeSandbox lifecycle", () => {
   it("is identified by its sandbox id and starts by reaching the service", async () => {
     const s = sandbox("mastra-start");
     expect(s.id).toBe(s.client.id);
@@ -48,7 +49,7 @@ describe("EdgeSandbox lifecycle", () => {
     expect((error as Error).message).toContain(nobody);
   });
 
-  it("keeps files and running processes across stop and start, and finds the processes again", async () => {
+  it("keeps files and running processes across stop and start, and finds the processes again", async ({ expect }) => {
     const s = sandbox("mastra-stop");
     await s._start();
     await s.executeCommand("sh", ["-c", "echo kept > notes.txt"]);
@@ -101,7 +102,7 @@ describe("EdgeSandbox lifecycle", () => {
   });
 });
 
-describe("EdgeSandbox isolation", () => {
+describe.concurrent("EdgeSandbox isolation", () => {
   it("maps isolation and nativeSandbox onto the sandbox's config", async () => {
     const s = sandbox("mastra-bwrap", { isolation: "bwrap", nativeSandbox: { allowNetwork: false, readOnlyPaths: ["/opt"] } });
     await s._start();

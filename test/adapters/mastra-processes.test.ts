@@ -20,8 +20,9 @@ function otherClient(): EdgeSandbox {
   return new EdgeSandbox({ ...httpConnection("unused"), sandboxId: sandbox.id });
 }
 
-describe("spawn and the handle", () => {
-  it("returns a handle at once; output accumulates as it arrives; exitCode is set on exit without a wait", async () => {
+// The tests share one sandbox but not their processes: they run at once.
+describe.concurrent("spawn and the handle", () => {
+  it("returns a handle at once; output accumulates as it arrives; exitCode is set on exit without a wait", async ({ expect }) => {
     const handle = await sandbox.processes.spawn("echo first; sleep 0.4; echo second; exit 4");
     expect(handle.pid).toEqual(expect.any(String));
     expect(handle.exitCode).toBeUndefined();
@@ -125,7 +126,7 @@ describe("spawn and the handle", () => {
   });
 });
 
-describe("the process manager", () => {
+describe.concurrent("the process manager", () => {
   it("lists processes from the sandbox, and still after a kill, as ended", async () => {
     const handle = await sandbox.processes.spawn("sleep 30");
     const listed = await sandbox.processes.list();
@@ -139,7 +140,7 @@ describe("the process manager", () => {
     expect(await sandbox.processes.kill(handle.pid)).toBe(false);
   });
 
-  it("finds a process another client started, with its output so far, and follows it", async () => {
+  it("finds a process another client started, with its output so far, and follows it", async ({ expect }) => {
     const starter = otherClient();
     const started = await starter.processes.spawn("echo from-other; read line; echo got $line");
     await expect.poll(() => started.stdout).toBe("from-other\n");
@@ -155,7 +156,7 @@ describe("the process manager", () => {
     expect(await sandbox.processes.get("no-such-process")).toBeUndefined();
   });
 
-  it("sees a process killed from outside by destroy() end, and the next command works", async () => {
+  it("sees a process killed from outside by destroy() end, and the next command works", async ({ expect }) => {
     const victim = new EdgeSandbox(httpConnection("mastra-victim"));
     await victim._start();
     const handle = await victim.processes.spawn("echo up; sleep 60");
