@@ -48,6 +48,20 @@ export default defineConfig({
         },
       },
       {
+        // The framework adapters (Mastra, deepagents, exec hooks) over HTTP, against one shared npm start stack.
+        test: {
+          name: "adapters",
+          environment: "node",
+          include: ["test/adapters/**/*.test.ts"],
+          globalSetup: ["test/adapters/stack.ts"],
+          setupFiles: ["test/adapters/ready.ts"],
+          // The exec-hook tests check that a stdin buffer is collectable once a call returned.
+          execArgv: ["--expose-gc"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
         // npm start's whole stack (wrangler dev + local runtime) driven over HTTP. Slow to boot: one file.
         test: {
           name: "e2e",

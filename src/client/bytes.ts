@@ -12,7 +12,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-function base64ToBytes(base64: string): Uint8Array {
+export function base64ToBytes(base64: string): Uint8Array {
   const binary = atob(base64);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
@@ -26,12 +26,15 @@ export function base64ToText(base64: string): string {
 
 /** Base64 chunks as one base64 text of all their bytes (chunk boundaries need not fall on 3-byte groups). */
 export function joinBase64(parts: string[]): string {
-  const chunks = parts.map(base64ToBytes);
+  return bytesToBase64(concatBytes(parts.map(base64ToBytes)));
+}
+
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   const joined = new Uint8Array(chunks.reduce((size, chunk) => size + chunk.length, 0));
   let at = 0;
   for (const chunk of chunks) {
     joined.set(chunk, at);
     at += chunk.length;
   }
-  return bytesToBase64(joined);
+  return joined;
 }

@@ -12,6 +12,15 @@ import { SandboxClient } from "./sandbox-client.ts";
 export type SandboxDurableObject = SandboxRpc & Rpc.DurableObjectBranded;
 
 /**
+ * The Worker's binding of such a class (`env.Sandbox`). Only the two methods getSandbox uses, so a
+ * namespace of any class serving SandboxRpc fits (DurableObjectNamespace<T> itself is invariant in T).
+ */
+export interface SandboxNamespace {
+  idFromName(name: string): DurableObjectId;
+  get(id: DurableObjectId): DurableObjectStub<SandboxDurableObject>;
+}
+
+/**
  * Settings of the sandbox: `sleepAfter`, `envVars`, and its isolation under the local runtime
  * (`isolation: "none" | "bwrap"`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
  * `allowSystemBinaries`, `bwrapArgs`; on Cloudflare the container is the isolation). They are kept by
@@ -19,7 +28,7 @@ export type SandboxDurableObject = SandboxRpc & Rpc.DurableObjectBranded;
  */
 export type GetSandboxOptions = SandboxConfig;
 
-export function getSandbox<T extends SandboxDurableObject>(namespace: DurableObjectNamespace<T>, id: string, options: GetSandboxOptions = {}): SandboxClient {
+export function getSandbox(namespace: SandboxNamespace, id: string, options: GetSandboxOptions = {}): SandboxClient {
   assertSandboxId(id);
   const stub = namespace.get(namespace.idFromName(id));
   // Settings travel once, before the first call of this client.
