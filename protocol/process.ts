@@ -98,8 +98,16 @@ export const execRequestSchema = commandOptionsSchema.extend({
   /** Bytes fed to stdin, then EOF. Without it stdin is /dev/null. */
   stdin: z.string().optional(),
   stdinEncoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
-  /** Per-stream cap on the buffered result. */
-  maxOutputBytes: z.number().int().positive().max(LIMITS.maxExecOutputBytes).optional(),
+  /** Per-stream cap on the buffered result (at most LIMITS.maxExecOutputBytes). */
+  maxOutputBytes: z
+    .number()
+    .int()
+    .positive()
+    .max(
+      LIMITS.maxExecOutputBytes,
+      `a buffered result carries at most ${LIMITS.maxExecOutputBytes} bytes per stream; stream larger outputs (execStream, POST /exec/stream)`,
+    )
+    .optional(),
   /** For /execute/stream: kill the process when the reader goes away (default false). */
   killOnDisconnect: z.boolean().optional(),
 });
