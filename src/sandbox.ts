@@ -168,8 +168,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async #destroyContainer(): Promise<void> {
-    await super.destroy();
-    this.#generations.reset();
+    try {
+      await super.destroy();
+    } catch (error) {
+      if (!(error instanceof LocalRuntimeError)) throw error;
+      throw errorFromCode(error.code ?? "CONTAINER_UNAVAILABLE", `The sandbox's container could not be destroyed: ${error.message}`, { cause: error });
+    } finally {
+      this.#generations.reset();
+    }
   }
 
   async info(): Promise<SandboxInfo> {
