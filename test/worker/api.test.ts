@@ -37,6 +37,15 @@ describe("auth", () => {
     expect(await wrong.json()).toMatchObject({ code: "UNAUTHORIZED" });
   });
 
+  it("answers a malformed Authorization header with 401 and a body that says so", async () => {
+    for (const authorization of ["Basic dXNlcjpwYXNz", "Bearer", "Bearer two words", `Bearer ${token}\ttrailing`, token]) {
+      const response = await call(`/v1/sandboxes/${uniqueId("auth")}/exec`, { method: "POST", headers: { authorization }, json: { command: "true" } });
+      expect(response.status, authorization).toBe(401);
+      expect(await response.json()).toMatchObject({ success: false, code: "UNAUTHORIZED", httpStatus: 401, message: expect.stringContaining("Bearer") });
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    }
+  });
+
   it("refuses everything when no token is configured", async () => {
     const app = createApp();
     const request = new Request("http://sandbox.test/v1/sandboxes/abc/exec", {
