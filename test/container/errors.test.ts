@@ -63,6 +63,22 @@ describe("bad input gets its own error code and never crashes the server", () =>
     expectError(await call(t.url, "POST", "/api/process/start", { command: "true", options: { logRetentionBytes: -5 } }), "INVALID_REQUEST");
   });
 
+  it("NUL bytes in a command, its args, env values or cwd → 400 INVALID_REQUEST, before anything is spawned", async () => {
+    const bodies = [
+      { command: "echo a\u0000b" },
+      { command: "echo", args: ["a\u0000b"] },
+      { command: "env", env: { A: "x\u0000y" } },
+      { command: "pwd", cwd: "sub\u0000dir" },
+    ];
+    for (const body of bodies) {
+      const reply = await exec(body);
+      expectError(reply, "INVALID_REQUEST");
+      expect(reply.body.message).toContain("NUL");
+      expectError(await call(t.url, "POST", "/api/process/start", body), "INVALID_REQUEST");
+    }
+    expectError(await call(t.url, "POST", "/api/session", { env: { A: "x\u0000y" } }), "INVALID_REQUEST");
+  });
+
   it("negative, fractional or absurd timeouts → 400 INVALID_REQUEST", async () => {
     for (const timeout of [-1, 0, 1.5, 1e12, "10"]) {
       expectError(await exec({ command: "true", timeout }), "INVALID_REQUEST");

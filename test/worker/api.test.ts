@@ -113,6 +113,11 @@ describe("validation", () => {
     const tooLarge = await call(`${base}/exec`, { method: "POST", json: { command: "true", stdin: "x".repeat(17 * 1024 * 1024) } });
     expect(tooLarge.status).toBe(413);
     expect(await tooLarge.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+    for (const json of [{ command: "echo a\u0000b" }, { command: "echo", args: ["a\u0000b"] }, { command: "env", env: { A: "x\u0000y" } }]) {
+      const withNul = await call(`${base}/exec`, { method: "POST", json });
+      expect(withNul.status).toBe(400);
+      expect(await withNul.json()).toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("NUL") });
+    }
     const nowhere = await call(`${base}/nowhere`);
     expect(nowhere.status).toBe(404);
     expect(await nowhere.json()).toMatchObject({ code: "NOT_FOUND" });
