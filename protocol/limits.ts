@@ -2,6 +2,12 @@
 export const LIMITS = {
   /** Largest JSON request body the container server or the Worker accepts. */
   maxRequestBodyBytes: 16 * 1024 * 1024,
+  /**
+   * Deepest nesting of arrays and objects a JSON request body may have. Real requests nest a few
+   * levels; a body of the largest size nested all the way down takes seconds of event loop and
+   * hundreds of MB to parse, so deeper ones are refused before parsing (protocol/json-depth.ts).
+   */
+  maxJsonDepth: 64,
   /** Largest stdin accepted by exec or one stdin write (decoded bytes). */
   maxStdinBytes: 8 * 1024 * 1024,
   /** Live (starting or running) processes per container. */

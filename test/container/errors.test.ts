@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
 import { connect } from "node:net";
 import { ERROR_CODES } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { call, startTestServer, type JsonReply, type TestServer } from "./helpers.ts";
 
 let t: TestServer;
@@ -47,6 +48,19 @@ describe("bad input gets its own error code and never crashes the server", () =>
     expectError(await exec("{not json"), "INVALID_JSON");
     expectError(await exec(""), "INVALID_JSON");
     expectError(await call(t.url, "POST", "/api/process/start", "[1,"), "INVALID_JSON");
+  });
+
+  it("JSON nested deeper than the limit → 400 INVALID_JSON, refused before it is parsed", async () => {
+    const depth = 30_000; // within this server's 64 KiB body limit
+    const deep = `{"command":"true","env":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    const reply = await exec(deep);
+    expectError(reply, "INVALID_JSON");
+    expect(reply.body.message).toContain(`${LIMITS.maxJsonDepth} levels`);
+    // Nesting within the limit is parsed as usual (and then judged by the schema).
+    const shallow = `{"command":"true","env":${"[".repeat(LIMITS.maxJsonDepth - 1)}${"]".repeat(LIMITS.maxJsonDepth - 1)}}`;
+    expectError(await exec(shallow), "INVALID_REQUEST");
+    // Brackets inside strings are text, not nesting.
+    expect((await exec({ command: `echo '${"[".repeat(1000)}'` })).body.stdout).toBe(`${"[".repeat(1000)}\n`);
   });
 
   it("schema failures → 400 INVALID_REQUEST with the zod issues", async () => {

@@ -2,6 +2,7 @@
 import { env, exports } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../protocol/limits.ts";
 import { readSseStream } from "../../protocol/sse.ts";
 import { createApp } from "../../src/api/app.ts";
 import { uniqueId } from "./helpers.ts";
@@ -117,6 +118,12 @@ describe("validation", () => {
       const withNul = await call(`${base}/exec`, { method: "POST", json });
       expect(withNul.status).toBe(400);
       expect(await withNul.json()).toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("NUL") });
+    }
+    const depth = 100_000;
+    for (const headers of [{ "content-type": "application/json" }, { "content-type": "application/x-www-form-urlencoded" }]) {
+      const deep = await call(`${base}/exec`, { method: "POST", headers, body: `{"command":"true","env":${"[".repeat(depth)}${"]".repeat(depth)}}` });
+      expect(deep.status).toBe(400);
+      expect(await deep.json()).toMatchObject({ code: "INVALID_JSON", message: expect.stringContaining(`${LIMITS.maxJsonDepth} levels`) });
     }
     const nowhere = await call(`${base}/nowhere`);
     expect(nowhere.status).toBe(404);
