@@ -29,7 +29,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxStdinBytes: LIMITS.maxStdinBytes,
   maxLiveProcesses: LIMITS.maxLiveProcesses,
   defaultLogRetentionBytes: LIMITS.defaultLogRetentionBytes,
-  defaultExecOutputBytes: LIMITS.defaultExecOutputBytes,
+  defaultExecOutputBytes: LIMITS.maxExecOutputBytes,
   killGraceMs: LIMITS.killGraceMs,
   finishedRetentionMs: LIMITS.finishedRetentionMs,
   maxFinishedRecords: 1024,

@@ -2,6 +2,7 @@
  * Stream events. Every SSE stream frames one of these per event; the SSE `id:` is the event's `seq`
  * in its process log, so `Last-Event-ID` resumes exactly after it.
  */
+import { isErrorCode, type ErrorCode } from "./errors.ts";
 import type { ExecResult, OutputEncoding, ProcessStatus } from "./process.ts";
 
 interface EventBase {
@@ -50,3 +51,23 @@ export type LogEvent =
       droppedBytes: number;
     })
   | (EventBase & { type: "error"; processId: string; error: string; code?: string });
+
+/**
+ * How a stream ends when it cannot go on because the container behind it stopped (destroyed,
+ * crashed): an `error` event that is in no process log — no `seq`, so no SSE id — with a `code`.
+ * A reader raises it as an error with that code rather than reconnect: what it followed is gone.
+ */
+export interface StreamEndEvent {
+  type: "error";
+  timestamp: string;
+  error: string;
+  code: ErrorCode;
+}
+
+export function streamEndEvent(code: ErrorCode, error: string): StreamEndEvent {
+  return { type: "error", timestamp: new Date().toISOString(), error, code };
+}
+
+export function isStreamEnd(event: { type?: unknown; seq?: unknown; code?: unknown }): event is StreamEndEvent {
+  return event.type === "error" && event.seq === undefined && isErrorCode(event.code);
+}

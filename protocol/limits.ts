@@ -2,6 +2,12 @@
 export const LIMITS = {
   /** Largest JSON request body the container server or the Worker accepts. */
   maxRequestBodyBytes: 16 * 1024 * 1024,
+  /**
+   * Deepest nesting of arrays and objects a JSON request body may have. Real requests nest a few
+   * levels; a body of the largest size nested all the way down takes seconds of event loop and
+   * hundreds of MB to parse, so deeper ones are refused before parsing (protocol/json-depth.ts).
+   */
+  maxJsonDepth: 64,
   /** Largest stdin accepted by exec or one stdin write (decoded bytes). */
   maxStdinBytes: 8 * 1024 * 1024,
   /** Live (starting or running) processes per container. */
@@ -10,9 +16,15 @@ export const LIMITS = {
   defaultLogRetentionBytes: 8 * 1024 * 1024,
   /** Largest `logRetentionBytes` a caller may ask for. */
   maxLogRetentionBytes: 256 * 1024 * 1024,
-  /** Per-stream cap on a buffered exec result unless the caller sets `maxOutputBytes`. */
-  defaultExecOutputBytes: 8 * 1024 * 1024,
-  maxExecOutputBytes: 128 * 1024 * 1024,
+  /**
+   * Per-stream cap on a buffered exec result; a caller's `maxOutputBytes` may lower it, never raise it.
+   * The result crosses Workers RPC, which refuses a value over 32 MiB serialized, and a string
+   * serializes at up to 2 bytes per character (UTF-16 as soon as one character lies outside Latin-1):
+   * both streams at this cap plus the longest command stay under it (2 × 2 × 7 MiB + 2 × 256 KiB).
+   * What lies past it is dropped with `stdoutTruncated`/`stderrTruncated`; larger outputs are for the
+   * event stream (execStream) or a background process's log.
+   */
+  maxExecOutputBytes: 7 * 1024 * 1024,
   /** Largest timeout a caller may set: one day. */
   maxTimeoutMs: 24 * 60 * 60 * 1000,
   /** SIGTERM (or the asked-for signal) → SIGKILL grace period. */

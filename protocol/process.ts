@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
-import { envNameSchema, sessionIdSchema } from "./sessions.ts";
+import { envNameSchema, envValueSchema, sessionIdSchema } from "./sessions.ts";
+import { withoutNul } from "./validation.ts";
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
 export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
@@ -71,7 +72,8 @@ export interface ExecResult {
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
-const envSchema = z.record(envNameSchema, z.string());
+const envSchema = z.record(envNameSchema, envValueSchema);
+const commandSchema = withoutNul(z.string().min(1).max(LIMITS.maxCommandLength), "commands");
 const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
 const processIdSchema = z
   .string()
@@ -81,9 +83,9 @@ const processIdSchema = z
 
 /** What every way of running a command shares. */
 export const commandOptionsSchema = z.object({
-  args: z.array(z.string()).max(4096).optional(),
+  args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
   env: envSchema.optional(),
-  cwd: z.string().min(1).max(4096).optional(),
+  cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
   sessionId: sessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
   /** Time limit in milliseconds (Cloudflare's Sandbox SDK name). */
@@ -93,13 +95,21 @@ export const commandOptionsSchema = z.object({
 });
 
 export const execRequestSchema = commandOptionsSchema.extend({
-  command: z.string().min(1).max(LIMITS.maxCommandLength),
+  command: commandSchema,
   processId: processIdSchema.optional(),
   /** Bytes fed to stdin, then EOF. Without it stdin is /dev/null. */
   stdin: z.string().optional(),
   stdinEncoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
-  /** Per-stream cap on the buffered result. */
-  maxOutputBytes: z.number().int().positive().max(LIMITS.maxExecOutputBytes).optional(),
+  /** Per-stream cap on the buffered result (at most LIMITS.maxExecOutputBytes). */
+  maxOutputBytes: z
+    .number()
+    .int()
+    .positive()
+    .max(
+      LIMITS.maxExecOutputBytes,
+      `a buffered result carries at most ${LIMITS.maxExecOutputBytes} bytes per stream; stream larger outputs (execStream, POST /exec/stream)`,
+    )
+    .optional(),
   /** For /execute/stream: kill the process when the reader goes away (default false). */
   killOnDisconnect: z.boolean().optional(),
 });
@@ -118,7 +128,7 @@ const startOptionsSchema = commandOptionsSchema.extend({
  */
 export const startProcessRequestSchema = startOptionsSchema
   .extend({
-    command: z.string().min(1).max(LIMITS.maxCommandLength),
+    command: commandSchema,
     options: startOptionsSchema.optional(),
   })
   .transform(({ options, ...flat }) => ({ ...flat, ...options }));

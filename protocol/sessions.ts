@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";
+import { withoutNul } from "./validation.ts";
 
 export const SESSION_ROUTES = {
   create: "/api/session",
@@ -37,12 +38,14 @@ export const sessionIdSchema = z
 
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
 export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
+/** An environment variable value, wherever one is given. */
+export const envValueSchema = withoutNul(z.string(), "env values");
 
 export const createSessionRequestSchema = z.object({
   id: sessionIdSchema.optional(),
-  env: z.record(envNameSchema, z.string()).optional(),
+  env: z.record(envNameSchema, envValueSchema).optional(),
   /** Starting directory (relative: against the workspace). Default: the workspace. */
-  cwd: z.string().min(1).max(4096).optional(),
+  cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
 });
 export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
 
@@ -51,7 +54,7 @@ export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
  * variable (for a session: hides the sandbox's value from its commands).
  */
 export const setEnvRequestSchema = z.object({
-  vars: z.record(envNameSchema, z.string().nullable()),
+  vars: z.record(envNameSchema, envValueSchema.nullable()),
   sessionId: sessionIdSchema.optional(),
 });
 export type SetEnvRequest = z.output<typeof setEnvRequestSchema>;

@@ -22,3 +22,11 @@ export function describeValidationError(error: z.ZodError, what: string): Valida
   const first = issues[0];
   return { message: `Invalid ${what}: ${first ? `${first.path || "(value)"}: ${first.message}` : "malformed"}`, issues };
 }
+
+/**
+ * A string that ends up in a system call (a command, an argument, an env value, a path), which
+ * cannot carry a NUL byte: refused as a bad request at once, never a failed spawn later.
+ */
+export function withoutNul(schema: z.ZodString, what: string): z.ZodString {
+  return schema.refine((value) => !value.includes("\0"), `${what} cannot contain NUL bytes`);
+}

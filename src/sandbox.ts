@@ -51,7 +51,7 @@ import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
 import * as files from "./sandbox/files.ts";
-import { assertSameGeneration, GenerationTracker, type Generation } from "./sandbox/generation.ts";
+import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./sandbox/generation.ts";
 import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./sandbox/local-container.ts";
 import * as processes from "./sandbox/processes.ts";
 import { parseRequest } from "./sandbox/request.ts";
@@ -168,8 +168,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async #destroyContainer(): Promise<void> {
-    await super.destroy();
-    this.#generations.reset();
+    try {
+      await super.destroy();
+    } catch (error) {
+      if (!(error instanceof LocalRuntimeError)) throw error;
+      throw errorFromCode(error.code ?? "CONTAINER_UNAVAILABLE", `The sandbox's container could not be destroyed: ${error.message}`, { cause: error });
+    } finally {
+      this.#generations.reset();
+    }
   }
 
   async info(): Promise<SandboxInfo> {
@@ -205,12 +211,12 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async ({ api }) => this.#guardStream(await processes.execStream(api, command, options)));
+    return this.#call(async (link) => this.#guardEvents(await processes.execStream(link.api, command, options), link));
   }
 
   /** A broken execStream picks up here, from its last event id. */
   async resumeExecStream(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async ({ api }) => this.#guardStream(await processes.resumeExecStream(api, id, options)), { ref: options, processId: id });
+    return this.#call(async (link) => this.#guardEvents(await processes.resumeExecStream(link.api, id, options), link), { ref: options, processId: id });
   }
 
   async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
@@ -234,7 +240,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async ({ api }) => this.#guardStream(await processes.streamProcessLogs(api, id, options)), { ref: options, processId: id });
+    return this.#call(async (link) => this.#guardEvents(await processes.streamProcessLogs(link.api, id, options), link), { ref: options, processId: id });
   }
 
   async getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs> {
@@ -385,13 +391,22 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
-  #guardStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  #guardStream(body: ReadableStream<Uint8Array>, containerGone?: () => Promise<boolean>): ReadableStream<Uint8Array> {
     return guardStream(body, {
       onOpen: () => this.#openStreams++,
       onClose: () => {
         this.#openStreams--;
         this.renewActivityTimeout();
       },
+      ...(containerGone ? { containerGone } : {}),
     });
+  }
+
+  /** An event stream, which ends with a coded error event when its container goes away under it. */
+  #guardEvents(body: ReadableStream<Uint8Array>, { api, generation }: Link): ReadableStream<Uint8Array> {
+    return this.#guardStream(
+      body,
+      async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", "/api/ping"), generation)),
+    );
   }
 }

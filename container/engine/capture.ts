@@ -1,8 +1,9 @@
 /**
- * The buffered exec result: the first `maxBytes` of each stream (one named limit, one place), with a
- * flag when the rest was dropped. Fed synchronously by the log, so it sees every byte even when the
- * log's own ring has moved on.
+ * The buffered exec result: the first `maxBytes` of each stream, never more than
+ * LIMITS.maxExecOutputBytes (what the platform carries back), with a flag when the rest was dropped.
+ * Fed synchronously by the log, so it sees every byte even when the log's own ring has moved on.
  */
+import { LIMITS } from "../../protocol/limits.ts";
 import type { OutputEncoding, OutputStream } from "../../protocol/process.ts";
 import type { OutputLog } from "./output-log.ts";
 import { truncateUtf8 } from "./utf8.ts";
@@ -23,7 +24,7 @@ export class OutputCapture {
   readonly #unsubscribe: () => void;
 
   constructor(log: OutputLog, maxBytes: number) {
-    this.maxBytes = maxBytes;
+    this.maxBytes = Math.min(maxBytes, LIMITS.maxExecOutputBytes);
     this.#unsubscribe = log.subscribe((entry) => {
       if (entry.kind === "output") this.#add(entry.stream, entry.data);
     });

@@ -1,13 +1,15 @@
 /**
- * Directory listings. Recursion never follows a symlinked directory (no loops, no way out), and stops
- * at `maxEntries` with `truncated: true` so a huge tree cannot exhaust memory.
+ * Directory listings, read through directory handles (locate.ts). Recursion never follows a symlinked
+ * directory (no loops, no way out), and stops at `maxEntries` with `truncated: true` so a huge tree
+ * cannot exhaust memory.
  */
 import { lstat, opendir, readlink } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import path from "node:path";
 import { FILE_LIMITS, type FileInfo, type FileType } from "../../protocol/files.ts";
-import { ServiceError } from "../../server-kit/service-error.ts";
+import type { DirHandle } from "./dir-handle.ts";
 import { toFileError } from "./errors.ts";
+import { locate, openEntryDirectory } from "./locate.ts";
 import type { PathPolicy } from "./paths.ts";
 
 export interface ListOptions {
@@ -30,50 +32,53 @@ export function fileTypeOf(stats: Stats): FileType {
 }
 
 export async function listDirectory(policy: PathPolicy, input: string, options: ListOptions = {}): Promise<Listing> {
-  const target = await policy.resolve(input, "read");
+  const entry = await locate(policy, input, "read");
+  const top = await openEntryDirectory(entry).finally(() => entry.dir.close());
   const maxEntries = options.maxEntries ?? FILE_LIMITS.maxListEntries;
+  const includeHidden = options.includeHidden ?? false;
   const files: FileInfo[] = [];
+  // Depth first, names sorted: a directory's entries follow it directly, as `find` prints them.
+  const stack: { dir: DirHandle; relativeDir: string; names: string[]; next: number }[] = [];
   try {
-    const top = await lstat(target.real);
-    if (!top.isDirectory()) throw new ServiceError("NOT_A_DIRECTORY", `${input}: not a directory`, { path: input });
-    // Depth first, names sorted: a directory's entries follow it directly, as `find` prints them.
-    const stack: { relativeDir: string; names: string[]; next: number }[] = [
-      { relativeDir: "", names: await readNames(target.real, options.includeHidden ?? false), next: 0 },
-    ];
+    stack.push({ dir: top, relativeDir: "", names: await readNames(top, includeHidden), next: 0 });
     while (stack.length > 0) {
       const frame = stack.at(-1)!;
       if (frame.next >= frame.names.length) {
+        await frame.dir.close();
         stack.pop();
         continue;
       }
       const name = frame.names[frame.next++]!;
-      if (files.length >= maxEntries) return { path: target.display, files, truncated: true };
+      if (files.length >= maxEntries) return { path: entry.display, files, truncated: true };
       const relativePath = frame.relativeDir === "" ? name : `${frame.relativeDir}/${name}`;
-      const info = await describe(path.join(target.real, relativePath), path.join(target.display, relativePath), name, relativePath);
+      const info = await describe(frame.dir, name, path.join(entry.display, relativePath), relativePath);
       if (!info) continue; // vanished while we listed
       files.push(info);
       if (options.recursive && info.type === "directory") {
-        const names = await readNames(path.join(target.real, relativePath), options.includeHidden ?? false).catch(() => []);
-        stack.push({ relativeDir: relativePath, names, next: 0 });
+        // Opened without following: a directory swapped for a symlink since is not descended into.
+        const child = await frame.dir.openChild(name).catch(() => undefined);
+        if (child) stack.push({ dir: child, relativeDir: relativePath, names: await readNames(child, includeHidden).catch(() => []), next: 0 });
       }
     }
-    return { path: target.display, files, truncated: false };
+    return { path: entry.display, files, truncated: false };
   } catch (error) {
     throw toFileError(error, input);
+  } finally {
+    for (const frame of stack) await frame.dir.close();
   }
 }
 
-async function readNames(directory: string, includeHidden: boolean): Promise<string[]> {
+async function readNames(directory: DirHandle, includeHidden: boolean): Promise<string[]> {
   const names: string[] = [];
-  const dir = await opendir(directory);
+  const dir = await opendir(directory.self);
   for await (const entry of dir) {
     if (includeHidden || !entry.name.startsWith(".")) names.push(entry.name);
   }
   return names.sort();
 }
 
-async function describe(real: string, display: string, name: string, relativePath: string): Promise<FileInfo | undefined> {
-  const stats = await lstat(real).catch(() => undefined);
+async function describe(dir: DirHandle, name: string, display: string, relativePath: string): Promise<FileInfo | undefined> {
+  const stats = await lstat(dir.at(name)).catch(() => undefined);
   if (!stats) return undefined;
   const type = fileTypeOf(stats);
   const info: FileInfo = {
@@ -86,7 +91,7 @@ async function describe(real: string, display: string, name: string, relativePat
     modifiedAt: stats.mtime.toISOString(),
   };
   if (type === "symlink") {
-    const target = await readlink(real).catch(() => undefined);
+    const target = await readlink(dir.at(name)).catch(() => undefined);
     if (target !== undefined) info.target = target;
   }
   return info;

@@ -1,10 +1,12 @@
 /**
  * Reading files: whole (JSON, capped, text or base64) or as a byte stream of any size.
  */
+import type { FileHandle } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { FILE_LIMITS, type FileContent, type FileEncoding } from "../../protocol/files.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { openForRead } from "./descriptors.ts";
+import { locate } from "./locate.ts";
 import { looksBinary, mimeTypeOf } from "./mime.ts";
 import type { PathPolicy } from "./paths.ts";
 
@@ -14,8 +16,7 @@ export async function readFileContent(
   input: string,
   options: { encoding?: FileEncoding; maxBytes?: number } = {},
 ): Promise<FileContent> {
-  const target = await policy.resolve(input, "read");
-  const handle = await openForRead(policy, target.real, input);
+  const { handle, target } = await openFile(policy, input);
   try {
     const { size } = await handle.stat();
     const maxBytes = options.maxBytes ?? FILE_LIMITS.maxJsonFileBytes;
@@ -49,8 +50,7 @@ export interface FileDownload {
 
 /** Opens a file for streaming out. Only the first few KiB are read up front (to detect binary). */
 export async function openFileDownload(policy: PathPolicy, input: string): Promise<FileDownload> {
-  const target = await policy.resolve(input, "read");
-  const handle = await openForRead(policy, target.real, input);
+  const { handle, target } = await openFile(policy, input);
   try {
     const { size } = await handle.stat();
     const sample = Buffer.alloc(Math.min(size, FILE_LIMITS.binarySniffBytes));
@@ -61,6 +61,16 @@ export async function openFileDownload(policy: PathPolicy, input: string): Promi
   } catch (error) {
     await handle.close();
     throw error;
+  }
+}
+
+/** The file `input` names, open for reading, with where it was found. */
+async function openFile(policy: PathPolicy, input: string): Promise<{ handle: FileHandle; target: { display: string; real: string } }> {
+  const entry = await locate(policy, input, "read");
+  try {
+    return { handle: await openForRead(entry), target: { display: entry.display, real: entry.real } };
+  } finally {
+    await entry.dir.close();
   }
 }
 

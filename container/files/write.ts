@@ -1,16 +1,17 @@
 /**
  * Writing files, atomically: bytes go to a temporary file beside the target, which is renamed over it
  * only when everything arrived. A failed or oversized upload leaves the old file untouched, and a
- * reader never sees half a file. A streamed upload holds one chunk in memory at a time.
+ * reader never sees half a file. Both files are named inside the target's directory held open, so
+ * neither can be placed elsewhere by a symlink. A streamed upload holds one chunk in memory at a time.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
-import path from "node:path";
+import { lstat, rename, unlink, type FileHandle } from "node:fs/promises";
 import type { WriteFileResponse } from "../../protocol/files.ts";
 import type { SuccessEnvelope } from "../../protocol/process.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { createExclusive } from "./descriptors.ts";
 import { toFileError } from "./errors.ts";
+import { locate } from "./locate.ts";
 import type { PathPolicy } from "./paths.ts";
 
 export interface WriteOptions {
@@ -96,44 +97,34 @@ async function writeAtomically(
   options: WriteOptions,
   fill: (handle: FileHandle) => Promise<number>,
 ): Promise<WriteResult> {
-  const target = await policy.resolve(input, "write");
-  const existing = await stat(target.real).catch(() => undefined);
-  if (existing?.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
-  const parent = path.dirname(target.real);
-  await ensureParent(policy, parent, input, options.createParents ?? true);
-
-  const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
-  const temporary = path.join(parent, `.${path.basename(target.real)}.upload-${randomBytes(6).toString("hex")}`);
-  const handle = await createExclusive(policy, temporary, input, mode);
-  let renamed = false;
+  const { dir, name, display } = await locate(policy, input, "write", { createParents: options.createParents ?? true });
   try {
-    const bytesWritten = await fill(handle);
-    // Explicit modes are applied as given, not reduced by the umask.
-    if (options.mode !== undefined || existing) await handle.chmod(mode);
-    await handle.close();
-    await rename(temporary, target.real);
-    renamed = true;
-    return { path: target.display, bytesWritten };
-  } catch (error) {
-    throw toFileError(error, input);
-  } finally {
-    if (!renamed) {
-      await handle.close().catch(() => {});
-      await unlink(temporary).catch(() => {});
+    const existing = await lstat(dir.at(name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw toFileError(error, input);
+    });
+    if (existing?.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
+    const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
+    const temporary = `.${name}.upload-${randomBytes(6).toString("hex")}`;
+    const handle = await createExclusive(dir, temporary, input, mode);
+    let renamed = false;
+    try {
+      const bytesWritten = await fill(handle);
+      // Explicit modes are applied as given, not reduced by the umask.
+      if (options.mode !== undefined || existing) await handle.chmod(mode);
+      await handle.close();
+      await rename(dir.at(temporary), dir.at(name));
+      renamed = true;
+      return { path: display, bytesWritten };
+    } catch (error) {
+      throw toFileError(error, input);
+    } finally {
+      if (!renamed) {
+        await handle.close().catch(() => {});
+        await unlink(dir.at(temporary)).catch(() => {});
+      }
     }
+  } finally {
+    await dir.close();
   }
-}
-
-async function ensureParent(policy: PathPolicy, parent: string, input: string, create: boolean): Promise<void> {
-  const parentStats = await stat(parent).catch(() => undefined);
-  if (parentStats?.isDirectory()) return;
-  if (parentStats) throw new ServiceError("NOT_A_DIRECTORY", `${input}: a parent is not a directory`, { path: input });
-  if (!create) throw new ServiceError("FILE_NOT_FOUND", `${input}: the parent directory does not exist`, { path: input });
-  try {
-    await mkdir(parent, { recursive: true });
-  } catch (error) {
-    throw toFileError(error, input);
-  }
-  // Directories created just now hold no symlinks, but something may have raced us: check again.
-  await policy.resolve(parent, "write");
 }

@@ -5,6 +5,8 @@
 import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
 import type { ErrorCode } from "../../protocol/errors.ts";
+import { nestsDeeperThan } from "../../protocol/json-depth.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { describeValidationError } from "../../protocol/validation.ts";
 import { ServiceError } from "../service-error.ts";
 
@@ -57,14 +59,21 @@ export interface JsonBodyOptions {
   invalidCode?: ErrorCode;
 }
 
-/** Parses and validates the JSON body; INVALID_JSON, or INVALID_REQUEST with the issues, otherwise. */
+/**
+ * Parses and validates the JSON body; INVALID_JSON (also for nesting past LIMITS.maxJsonDepth,
+ * refused before parsing), or INVALID_REQUEST with the issues, otherwise.
+ */
 export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S, options: JsonBodyOptions): Promise<z.output<S>> {
   const body = await readBody(req, options.maxBytes);
   let value: unknown;
   if (body.length === 0 && "whenEmpty" in options) value = options.whenEmpty;
   else {
+    const text = body.toString("utf8");
+    if (nestsDeeperThan(text, LIMITS.maxJsonDepth)) {
+      throw new ServiceError("INVALID_JSON", `request body nests deeper than ${LIMITS.maxJsonDepth} levels`, { maxDepth: LIMITS.maxJsonDepth });
+    }
     try {
-      value = JSON.parse(body.toString("utf8"));
+      value = JSON.parse(text);
     } catch (error) {
       throw new ServiceError("INVALID_JSON", body.length === 0 ? "request body is empty" : `malformed JSON: ${(error as Error).message}`);
     }

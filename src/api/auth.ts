@@ -1,14 +1,21 @@
 /**
  * Bearer-token auth from the SANDBOX_API_TOKEN secret. With no secret configured every request is
  * refused (503 AUTH_NOT_CONFIGURED): a sandbox API that runs arbitrary commands never runs open.
+ * Every other refusal — no header, a header that is not `Bearer <token>`, a wrong token — is a 401
+ * whose body says which, with the `WWW-Authenticate` challenge RFC 6750 asks for.
  */
-import type { MiddlewareHandler } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
-import { errorBody } from "../../protocol/errors.ts";
+import type { Context, MiddlewareHandler } from "hono";
+import { timingSafeEqual } from "hono/utils/buffer";
 import type { ApiEnv } from "./types.ts";
 import { errorResponse } from "./errors.ts";
 
-const unauthorized = (message: string) => () => errorBody("UNAUTHORIZED", message);
+/** `Bearer`, spaces, then one token of visible characters (RFC 6750's b64token is a subset of these). */
+const BEARER = /^Bearer +(\S+) *$/i;
+
+function unauthorized(c: Context<ApiEnv>, challenge: string, message: string): Response {
+  c.header("WWW-Authenticate", challenge);
+  return errorResponse(c, "UNAUTHORIZED", message);
+}
 
 export function requireToken(): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
@@ -21,12 +28,15 @@ export function requireToken(): MiddlewareHandler<ApiEnv> {
           "Set one with `wrangler secret put SANDBOX_API_TOKEN` (npm start generates a local one).",
       );
     }
-    const check = bearerAuth<ApiEnv>({
-      token,
-      noAuthenticationHeader: { message: unauthorized("Missing `Authorization: Bearer <token>` header") },
-      invalidAuthenticationHeader: { message: unauthorized("Malformed Authorization header: expected `Bearer <token>`") },
-      invalidToken: { message: unauthorized("Invalid API token") },
-    });
-    return check(c, next);
+    const header = c.req.header("authorization");
+    if (!header) return unauthorized(c, 'Bearer realm="sandbox"', "Missing `Authorization: Bearer <token>` header");
+    const given = BEARER.exec(header)?.[1];
+    if (given === undefined) {
+      return unauthorized(c, 'Bearer realm="sandbox", error="invalid_request"', "Malformed Authorization header: expected `Bearer <token>`");
+    }
+    if (!(await timingSafeEqual(given, token))) {
+      return unauthorized(c, 'Bearer realm="sandbox", error="invalid_token"', "Invalid API token: expected `Authorization: Bearer <token>` with the SANDBOX_API_TOKEN");
+    }
+    await next();
   };
 }

@@ -33,7 +33,10 @@ export interface ExecOptions extends BaseExecOptions {
   signal?: AbortSignal;
   /** Bytes fed to stdin, then EOF. */
   stdin?: string;
-  /** Per-stream cap on the buffered result. */
+  /**
+   * Per-stream cap on the buffered result: lower than LIMITS.maxExecOutputBytes (7 MiB, what Workers
+   * RPC carries back), never higher. Past it, `stdoutTruncated`/`stderrTruncated`; stream larger outputs.
+   */
   maxOutputBytes?: number;
   processId?: string;
   args?: string[];

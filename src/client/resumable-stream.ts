@@ -2,11 +2,14 @@
  * An event stream that survives broken connections, over Workers RPC and HTTP alike: it remembers
  * the last event id, and when the connection drops (or ends before the final event) reopens the
  * stream after that id with bounded, backed-off retries — then fails with SandboxConnectionError.
- * Errors the service answers with (404, 410 …) are final and pass through. Events are read with the
- * protocol's SSE reader; an AbortSignal ends the iteration with its reason and is never retried.
+ * Errors the service answers with (404, 410 …) are final and pass through, and so is a stream that
+ * ends with the coded error event saying its container stopped (raised as a SandboxError with that
+ * code). Events are read with the protocol's SSE reader; an AbortSignal ends the iteration with its
+ * reason and is never retried.
  */
+import { isStreamEnd, type StreamEndEvent } from "../../protocol/events.ts";
 import { readSseStream } from "../../protocol/sse.ts";
-import { SandboxConnectionError, SandboxError } from "../rpc/errors.ts";
+import { errorFromCode, SandboxConnectionError, SandboxError } from "../rpc/errors.ts";
 
 export interface RetryPolicy {
   /** Reconnect attempts in a row before giving up (default 5). */
@@ -66,11 +69,16 @@ export async function* resumableEvents<T>(first: ReadableStream<Uint8Array>, opt
   let failures = 0;
   for (;;) {
     let cause: unknown;
+    let end: StreamEndEvent | undefined;
     try {
       for await (const message of readSseStream(stream, signal)) {
         if (message.id !== undefined) lastEventId = Number(message.id);
         failures = 0;
         const event = parseEvent<T>(message.data);
+        if (isStreamEnd(event as { type?: unknown })) {
+          end = event as StreamEndEvent;
+          break;
+        }
         yield event;
         if (options.isFinal(event)) return;
       }
@@ -80,6 +88,8 @@ export async function* resumableEvents<T>(first: ReadableStream<Uint8Array>, opt
       if (!isRetryable(error)) throw error;
       cause = error;
     }
+    // The stream said why it cannot go on (its container stopped): final, never retried.
+    if (end) throw errorFromCode(end.code, `${options.describe}: ${end.error}`, { context: { lastEventId } });
     // Reconnect: bounded attempts in a row, each after a doubling delay.
     for (;;) {
       failures++;

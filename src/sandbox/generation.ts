@@ -56,3 +56,24 @@ export function assertSameGeneration(ref: HandleRef | undefined, current: Genera
     { context: { processId, handleGeneration: ref.generation, currentGeneration: current.instanceId } },
   );
 }
+
+/** How long a container may take to answer whether it is still the same one, before it counts as still there. */
+const STILL_THERE_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether the container of `generation` still answers as itself: false when it does not answer at
+ * all or another instance does. A container too slow to answer counts as still there.
+ */
+export async function stillThere(ping: () => Promise<PingResponse>, generation: Generation): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const slow = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STILL_THERE_TIMEOUT_MS)));
+  const answer = ping().then(
+    ({ instanceId }) => instanceId === generation.instanceId,
+    () => false,
+  );
+  try {
+    return await Promise.race([answer, slow]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

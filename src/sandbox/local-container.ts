@@ -84,10 +84,15 @@ export class LocalContainer {
     return this.#run?.exit ?? Promise.resolve();
   }
 
+  /**
+   * Asks the runtime even when this object started nothing (it may hold this sandbox's container
+   * from an earlier instance of the Durable Object), and fails when the runtime cannot be reached:
+   * a sandbox is never reported gone while its processes may still run.
+   */
   async destroy(): Promise<void> {
     const run = this.#run;
+    await this.#call("DELETE", "", undefined, CALL_TIMEOUT_MS);
     if (!run) return;
-    await this.#call("DELETE", "", undefined, CALL_TIMEOUT_MS).catch(() => undefined);
     await Promise.race([run.exit.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CALL_TIMEOUT_MS))]);
     if (this.#run === run) this.#running = false;
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
 import { connect } from "node:net";
 import { ERROR_CODES } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { call, startTestServer, type JsonReply, type TestServer } from "./helpers.ts";
 
 let t: TestServer;
@@ -49,6 +50,19 @@ describe("bad input gets its own error code and never crashes the server", () =>
     expectError(await call(t.url, "POST", "/api/process/start", "[1,"), "INVALID_JSON");
   });
 
+  it("JSON nested deeper than the limit → 400 INVALID_JSON, refused before it is parsed", async () => {
+    const depth = 30_000; // within this server's 64 KiB body limit
+    const deep = `{"command":"true","env":${"[".repeat(depth)}${"]".repeat(depth)}}`;
+    const reply = await exec(deep);
+    expectError(reply, "INVALID_JSON");
+    expect(reply.body.message).toContain(`${LIMITS.maxJsonDepth} levels`);
+    // Nesting within the limit is parsed as usual (and then judged by the schema).
+    const shallow = `{"command":"true","env":${"[".repeat(LIMITS.maxJsonDepth - 1)}${"]".repeat(LIMITS.maxJsonDepth - 1)}}`;
+    expectError(await exec(shallow), "INVALID_REQUEST");
+    // Brackets inside strings are text, not nesting.
+    expect((await exec({ command: `echo '${"[".repeat(1000)}'` })).body.stdout).toBe(`${"[".repeat(1000)}\n`);
+  });
+
   it("schema failures → 400 INVALID_REQUEST with the zod issues", async () => {
     const wrongType = await exec({ command: 5 });
     expectError(wrongType, "INVALID_REQUEST");
@@ -61,6 +75,22 @@ describe("bad input gets its own error code and never crashes the server", () =>
     expectError(await exec({ command: "true", processId: "has space" }), "INVALID_REQUEST");
     expectError(await exec({ command: "true", encoding: "latin1" }), "INVALID_REQUEST");
     expectError(await call(t.url, "POST", "/api/process/start", { command: "true", options: { logRetentionBytes: -5 } }), "INVALID_REQUEST");
+  });
+
+  it("NUL bytes in a command, its args, env values or cwd → 400 INVALID_REQUEST, before anything is spawned", async () => {
+    const bodies = [
+      { command: "echo a\u0000b" },
+      { command: "echo", args: ["a\u0000b"] },
+      { command: "env", env: { A: "x\u0000y" } },
+      { command: "pwd", cwd: "sub\u0000dir" },
+    ];
+    for (const body of bodies) {
+      const reply = await exec(body);
+      expectError(reply, "INVALID_REQUEST");
+      expect(reply.body.message).toContain("NUL");
+      expectError(await call(t.url, "POST", "/api/process/start", body), "INVALID_REQUEST");
+    }
+    expectError(await call(t.url, "POST", "/api/session", { env: { A: "x\u0000y" } }), "INVALID_REQUEST");
   });
 
   it("negative, fractional or absurd timeouts → 400 INVALID_REQUEST", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
@@ -236,5 +236,71 @@ describe("paths that escape", () => {
     expect(await files("delete", { path: join(extraRo, "readme.txt") })).toMatchObject({ status: 403 });
     expect((await files("write", { path: join(extraRw, "ok.txt"), content: "fine" })).status).toBe(200);
     expect(readFileSync(join(extraRw, "ok.txt"), "utf8")).toBe("fine");
+  });
+});
+
+describe("paths the filesystem refuses", () => {
+  it("answers a symlink loop with 400, not 500", async () => {
+    symlinkSync("loop-b", ws("loop-a"));
+    symlinkSync("loop-a", ws("loop-b"));
+    const loop = { status: 400, body: { code: "INVALID_REQUEST", message: expect.stringContaining("symbolic links") } };
+    expect(await files("read", { path: "loop-a" })).toMatchObject(loop);
+    expect(await files("read", { path: "loop-a/below.txt" })).toMatchObject(loop);
+    expect(await files("write", { path: "loop-a", content: "x" })).toMatchObject(loop);
+    expect(await files("list", { path: "loop-a" })).toMatchObject(loop);
+    expect(await files("exists", { path: "loop-a" })).toMatchObject(loop);
+    expect(await files("mkdir", { path: "loop-a/sub", recursive: true })).toMatchObject(loop);
+    expect(await files("move", { sourcePath: "here.txt", destinationPath: "loop-a" })).toMatchObject(loop);
+    // The link itself is an entry like any other.
+    expect((await files("delete", { path: "loop-b" })).status).toBe(200);
+  });
+
+  it("answers a name longer than the filesystem allows with 400, not 500", async () => {
+    const long = "x".repeat(300);
+    const tooLong = { status: 400, body: { code: "INVALID_REQUEST", message: expect.stringContaining("name too long") } };
+    expect(await files("read", { path: long })).toMatchObject(tooLong);
+    expect(await files("write", { path: long, content: "x" })).toMatchObject(tooLong);
+    expect(await files("write", { path: `${long}/below.txt`, content: "x" })).toMatchObject(tooLong);
+    expect(await files("list", { path: long })).toMatchObject(tooLong);
+    expect(await files("exists", { path: long })).toMatchObject(tooLong);
+    expect(await files("mkdir", { path: long, recursive: true })).toMatchObject(tooLong);
+    expect(await files("delete", { path: long })).toMatchObject(tooLong);
+    expect(await files("rename", { oldPath: "here.txt", newPath: long })).toMatchObject(tooLong);
+  });
+});
+
+describe("moving to another filesystem", () => {
+  // /dev/shm is a tmpfs of its own where it exists: a read-write path there is another filesystem.
+  const shm = existsSync("/dev/shm") && statSync("/dev/shm").dev !== statSync(tmpdir()).dev ? "/dev/shm" : undefined;
+
+  it.skipIf(!shm)("copies a tree with its modes and links, then removes the source", async () => {
+    const elsewhere = mkdtempSync(join(shm!, "sandbox-xdev-"));
+    const server = await startSandbox({ isolation: "none", readWritePaths: [elsewhere] });
+    try {
+      const at = (...parts: string[]) => join(server.workspace, ...parts);
+      mkdirSync(at("tree/sub"), { recursive: true });
+      writeFileSync(at("tree/run.sh"), "echo hi", { mode: 0o755 });
+      writeFileSync(at("tree/sub/data.txt"), "data");
+      symlinkSync("sub/data.txt", at("tree/link"));
+      const moved = await server.post("/api/files/move", { sourcePath: "tree", destinationPath: elsewhere });
+      expect(moved).toMatchObject({ status: 200, body: { destinationPath: join(elsewhere, "tree") } });
+      expect(existsSync(at("tree"))).toBe(false);
+      expect(readFileSync(join(elsewhere, "tree/sub/data.txt"), "utf8")).toBe("data");
+      expect(statSync(join(elsewhere, "tree/run.sh")).mode & 0o777).toBe(0o755);
+      expect(readlinkSync(join(elsewhere, "tree/link"))).toBe("sub/data.txt");
+      expect(readdirSync(elsewhere)).toEqual(["tree"]);
+      // Without overwrite an existing destination stays as it is.
+      writeFileSync(at("again.txt"), "new");
+      writeFileSync(join(elsewhere, "again.txt"), "old");
+      expect(await server.post("/api/files/move", { sourcePath: "again.txt", destinationPath: join(elsewhere, "again.txt") })).toMatchObject({
+        status: 409,
+        body: { code: "FILE_EXISTS" },
+      });
+      expect((await server.post("/api/files/move", { sourcePath: "again.txt", destinationPath: join(elsewhere, "again.txt"), overwrite: true })).status).toBe(200);
+      expect(readFileSync(join(elsewhere, "again.txt"), "utf8")).toBe("new");
+    } finally {
+      await server.close();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

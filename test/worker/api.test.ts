@@ -2,6 +2,7 @@
 import { env, exports } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../protocol/limits.ts";
 import { readSseStream } from "../../protocol/sse.ts";
 import { createApp } from "../../src/api/app.ts";
 import { uniqueId } from "./helpers.ts";
@@ -35,6 +36,15 @@ describe("auth", () => {
     const wrong = await call(`/v1/sandboxes/${uniqueId("auth")}/exec`, { method: "POST", headers: { authorization: "Bearer nope" }, json: { command: "true" } });
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toMatchObject({ code: "UNAUTHORIZED" });
+  });
+
+  it("answers a malformed Authorization header with 401 and a body that says so", async () => {
+    for (const authorization of ["Basic dXNlcjpwYXNz", "Bearer", "Bearer two words", `Bearer ${token}\ttrailing`, token]) {
+      const response = await call(`/v1/sandboxes/${uniqueId("auth")}/exec`, { method: "POST", headers: { authorization }, json: { command: "true" } });
+      expect(response.status, authorization).toBe(401);
+      expect(await response.json()).toMatchObject({ success: false, code: "UNAUTHORIZED", httpStatus: 401, message: expect.stringContaining("Bearer") });
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    }
   });
 
   it("refuses everything when no token is configured", async () => {
@@ -104,6 +114,17 @@ describe("validation", () => {
     const tooLarge = await call(`${base}/exec`, { method: "POST", json: { command: "true", stdin: "x".repeat(17 * 1024 * 1024) } });
     expect(tooLarge.status).toBe(413);
     expect(await tooLarge.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+    for (const json of [{ command: "echo a\u0000b" }, { command: "echo", args: ["a\u0000b"] }, { command: "env", env: { A: "x\u0000y" } }]) {
+      const withNul = await call(`${base}/exec`, { method: "POST", json });
+      expect(withNul.status).toBe(400);
+      expect(await withNul.json()).toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("NUL") });
+    }
+    const depth = 100_000;
+    for (const headers of [{ "content-type": "application/json" }, { "content-type": "application/x-www-form-urlencoded" }]) {
+      const deep = await call(`${base}/exec`, { method: "POST", headers, body: `{"command":"true","env":${"[".repeat(depth)}${"]".repeat(depth)}}` });
+      expect(deep.status).toBe(400);
+      expect(await deep.json()).toMatchObject({ code: "INVALID_JSON", message: expect.stringContaining(`${LIMITS.maxJsonDepth} levels`) });
+    }
     const nowhere = await call(`${base}/nowhere`);
     expect(nowhere.status).toBe(404);
     expect(await nowhere.json()).toMatchObject({ code: "NOT_FOUND" });

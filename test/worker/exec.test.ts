@@ -1,6 +1,7 @@
 /** exec and execStream through getSandbox → Durable Object → local runtime → container server. */
 import { describe, expect, it } from "vitest";
 import type { ExecEvent } from "../../protocol/events.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { isExecResult } from "../../src/client/guards.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
 import { brokenRpcSandbox, collect, countedLines, countingCommand, eventually, freshSandbox, stdoutOf } from "./helpers.ts";
@@ -98,6 +99,25 @@ describe("exec", () => {
       code: expect.stringMatching(/SPAWN_FAILED|NOT_FOUND|INVALID_REQUEST|FILE_NOT_FOUND|NOT_A_DIRECTORY/),
     });
     expect(reported).toBeInstanceOf(Error);
+  });
+});
+
+describe("buffered output larger than Workers RPC carries", () => {
+  const sandbox = freshSandbox("big-output");
+
+  it("comes back cut at the cap with truncation flags, never lost to an RPC failure", async () => {
+    // 20 MB on each stream, led by a character outside Latin-1 (a string RPC must carry as UTF-16).
+    const result = await sandbox.exec("printf '€'; head -c 20000000 /dev/zero | tr '\\0' a; printf '€' >&2; head -c 20000000 /dev/zero | tr '\\0' b >&2");
+    expect(result).toMatchObject({ success: true, exitCode: 0, stdoutTruncated: true, stderrTruncated: true });
+    expect(result.stdout.startsWith("€aaa")).toBe(true);
+    expect(result.stderr.startsWith("€bbb")).toBe(true);
+    expect(new TextEncoder().encode(result.stdout).length).toBeLessThanOrEqual(LIMITS.maxExecOutputBytes);
+    expect(new TextEncoder().encode(result.stdout).length).toBeGreaterThan(LIMITS.maxExecOutputBytes - 4);
+  });
+
+  it("refuses a cap beyond it at once, pointing to streaming", async () => {
+    const error = await sandbox.exec("echo never", { maxOutputBytes: LIMITS.maxExecOutputBytes + 1 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("execStream") });
   });
 });
 

@@ -9,7 +9,7 @@ import { inject } from "vitest";
 import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import { LocalContainer } from "../../src/sandbox/local-container.ts";
-import { collect, eventually, runtimeState, uniqueId } from "./helpers.ts";
+import { apiCall, collect, eventually, runtimeState, uniqueId } from "./helpers.ts";
 
 describe("isolation", () => {
   it("two sandboxes never see each other's files or processes", async () => {
@@ -121,5 +121,21 @@ describe("without a runtime", () => {
     expect(error).toBeInstanceOf(ContainerUnavailableError);
     expect((error as Error).message).toContain("npm start");
     expect((error as Error).message).toContain("127.0.0.1:9");
+  });
+
+  it("reports a destroy that cannot reach the runtime, over RPC and HTTP, instead of claiming success", async () => {
+    const id = uniqueId("no-runtime-delete");
+    const stub = env.Sandbox.get(env.Sandbox.idFromName(id));
+    await runInDurableObject(stub, (instance, state) => {
+      const dead = new LocalContainer("http://127.0.0.1:9", id);
+      Object.defineProperty(state, "container", { value: dead, configurable: true });
+      (instance as unknown as { container: LocalContainer }).container = dead;
+    });
+    const error = await getSandbox(env.Sandbox, id).destroy().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContainerUnavailableError);
+    expect((error as Error).message).toContain("127.0.0.1:9");
+    const response = await apiCall(`/v1/sandboxes/${id}`, { method: "DELETE" });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ success: false, code: "CONTAINER_UNAVAILABLE", httpStatus: 503 });
   });
 });
