@@ -7,6 +7,7 @@
  */
 import { isTerminalStatus } from "../../../protocol/process.ts";
 import {
+  ContainerUnavailableError,
   ProcessNotFoundError,
   SandboxError,
   StaleProcessHandleError,
@@ -34,9 +35,9 @@ const LOST: ExitFacts = { exitCode: 137, timedOut: false, killed: true };
 const MAX_IDLE_REATTACHES = 5;
 const REATTACH_DELAY_MS = 200;
 
-/** The process no longer exists where it ran: its container was replaced or its record is gone. */
+/** The process no longer exists where it ran: its container stopped or was replaced, or its record is gone. */
 export function isGone(error: unknown): boolean {
-  return error instanceof StaleProcessHandleError || error instanceof ProcessNotFoundError;
+  return error instanceof StaleProcessHandleError || error instanceof ProcessNotFoundError || error instanceof ContainerUnavailableError;
 }
 
 /** Follows a background process's log from after `since` until it exits; aborting stops following. */
