@@ -29,6 +29,12 @@ export interface StartServerOptions extends ServiceOptions {
   /** HOME of commands. Default: the workspace. */
   home?: string;
   limits?: Partial<ServerLimits>;
+  /**
+   * Requests must carry it (`Authorization: Bearer …`). The local runtime gives each server one: on
+   * loopback, commands of other sandboxes could reach the port. Unset: every request is served (in a
+   * real container only that sandbox's own commands share the network).
+   */
+  secret?: string;
 }
 
 export interface RunningServer {
@@ -69,7 +75,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   };
 
   const router = new Router(ROUTE_GROUPS.flatMap((group) => group.routes));
-  const requests = routeRequests(router, (req, res, url, params): RequestContext => ({ req, res, url, params, server: context }));
+  const requests = routeRequests(router, (req, res, url, params): RequestContext => ({ req, res, url, params, server: context }), {
+    secret: options.secret,
+  });
   let listening;
   try {
     listening = await listen(requests, { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" });

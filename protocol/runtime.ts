@@ -3,7 +3,10 @@
  * `ctx.container` calls it). Only used on a developer machine: in production workerd provides
  * `ctx.container` and none of this is involved.
  *
- *   POST   /containers/{key}/start    RuntimeStartRequest → RuntimeContainerInfo (once listening)
+ * Every call carries the runtime's secret (`Authorization: Bearer <secret>`), else 401 UNAUTHORIZED:
+ * the runtime listens on loopback, where commands of the sandboxes can reach it too.
+ *
+ *   POST   /containers/{key}/start    RuntimeStartRequest → RuntimeStartAnswer (once listening)
  *   GET    /containers/{key}          → RuntimeContainerInfo
  *   GET    /containers/{key}/exit?runId=&waitMs=  long poll → RuntimeContainerInfo of that run (early on exit)
  *   POST   /containers/{key}/signal   {signal: number} → RuntimeContainerInfo
@@ -19,6 +22,12 @@ import { isolationRequestSchema } from "./isolation.ts";
 
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
+
+/**
+ * Set to "1" on a container server the runtime starts: the server reads its secret from stdin (never
+ * from its environment or argv, which other processes of the machine can read) and answers only to it.
+ */
+export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
 
 /**
  * The environment variable carrying one start's tag: the runtime starts each container server with
@@ -61,6 +70,15 @@ export interface RuntimeContainerInfo {
   logTail?: string;
 }
 
+/**
+ * The answer to a start: the run, and the secret its container server answers to. Only the caller
+ * of a start (which holds the runtime's secret) learns it; `GET /containers/{key}` never shows it.
+ */
+export interface RuntimeStartAnswer extends RuntimeContainerInfo {
+  secret: string;
+}
+
+/** `GET /health`: the runtime's state and the operator's walls. */
 export interface RuntimeHealth {
   status: "ok";
   containers: number;

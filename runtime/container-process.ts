@@ -1,6 +1,7 @@
 /**
  * One local container: a container server process with its own port, workspace and home folder.
  * Starting resolves once the server listens; stopping takes every process the container started.
+ * Each run has its own secret, written to the server's stdin: the server answers only to it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
@@ -8,7 +9,8 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { parseSignal, signalNumber } from "../protocol/process.ts";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
-import { CONTAINER_SERVER_PORT, RUN_TAG_VAR } from "../protocol/runtime.ts";
+import { CONTAINER_SERVER_PORT, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { newSecret } from "../server-kit/http/bearer.ts";
 import { isAlive } from "../server-kit/process-alive.ts";
 import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
@@ -41,6 +43,8 @@ export class ContainerProcess {
   readonly #child: ChildProcess;
   /** Per-run tag: names this start in the runtime API and marks every process it starts. */
   readonly runId = randomUUID();
+  /** What the container server answers to (handed over on its stdin, never in env or argv). */
+  readonly secret = newSecret();
   readonly #logPath: string;
   readonly #pidPath: string;
   readonly #stopGraceMs: number;
@@ -72,13 +76,15 @@ export class ContainerProcess {
     try {
       this.#child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
-        env: { ...launch.env, [RUN_TAG_VAR]: this.runId },
-        stdio: ["ignore", log, log],
+        env: { ...launch.env, [RUN_TAG_VAR]: this.runId, [SECRET_FROM_STDIN_VAR]: "1" },
+        stdio: ["pipe", log, log],
         detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
       });
     } finally {
       closeSync(log);
     }
+    this.#child.stdin?.on("error", () => {}); // a server that died at once: its exit says why
+    this.#child.stdin?.end(`${this.secret}\n`);
     this.exited = new Promise((resolve) => {
       this.#child.once("exit", (code, signal) => {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };

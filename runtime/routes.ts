@@ -4,7 +4,13 @@
  */
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { IsolationMode } from "../protocol/isolation.ts";
-import { RUNTIME_EXIT_POLL_MAX_MS, runtimeSignalRequestSchema, runtimeStartRequestSchema, type RuntimeHealth } from "../protocol/runtime.ts";
+import {
+  RUNTIME_EXIT_POLL_MAX_MS,
+  runtimeSignalRequestSchema,
+  runtimeStartRequestSchema,
+  type RuntimeHealth,
+  type RuntimeStartAnswer,
+} from "../protocol/runtime.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { readJsonBody } from "../server-kit/http/body.ts";
 import { sendJson } from "../server-kit/http/response.ts";
@@ -58,7 +64,8 @@ async function start(ctx: RuntimeRequest): Promise<void> {
     if (refusal) throw new ServiceError(refusal.code, refusal.message, { logTail });
     throw new ServiceError("CONTAINER_UNAVAILABLE", (error as Error).message, logTail ? { logTail } : undefined);
   }
-  sendJson(ctx.res, 200, container.info());
+  const answer: RuntimeStartAnswer = { ...container.info(), secret: container.secret };
+  sendJson(ctx.res, 200, answer);
 }
 
 function info(ctx: RuntimeRequest): void {

@@ -1,12 +1,13 @@
 /**
  * The local container runtime: an HTTP service on loopback that the Sandbox Durable Object's
  * stand-in `ctx.container` calls to start, watch, signal and destroy one container server per
- * sandbox (routes in routes.ts, contract in protocol/runtime.ts).
+ * sandbox (routes in routes.ts, contract in protocol/runtime.ts). It answers only to its secret.
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { Router } from "../server-kit/http/router.ts";
+import { newSecret } from "../server-kit/http/bearer.ts";
 import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { reapLeftovers } from "./container-process.ts";
 import { directLauncher, type Launcher } from "./launch.ts";
@@ -27,6 +28,8 @@ export interface RuntimeOptions {
   launcher?: Launcher;
   startTimeoutMs?: number;
   stopGraceMs?: number;
+  /** What every caller must present (`Authorization: Bearer …`); default: a fresh random one. */
+  secret?: string;
 }
 
 export interface RunningRuntime {
@@ -34,6 +37,8 @@ export interface RunningRuntime {
   port: number;
   dataDir: string;
   pool: ContainerPool;
+  /** The runtime's secret, for the one caller it serves (the Durable Object's SANDBOX_RUNTIME_SECRET). */
+  secret: string;
   close(): Promise<void>;
 }
 
@@ -57,7 +62,10 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   });
 
   const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath };
-  const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }));
+  const secret = options.secret ?? newSecret();
+  const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }), {
+    secret,
+  });
   const { server, port, url } = await listen(requests, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
 
   let closing: Promise<void> | undefined;
@@ -66,6 +74,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     port,
     dataDir,
     pool,
+    secret,
     close() {
       closing ??= (async () => {
         // Containers first, so monitors waiting on /exit learn that they stopped; then the server.

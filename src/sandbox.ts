@@ -83,7 +83,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
     const name = ctx.id.name;
-    installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString());
+    const key = name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString();
+    installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
     super(ctx, env);
     this.#generations = new GenerationTracker(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { CONTAINER_SERVER_PORT, type RuntimeContainerInfo } from "../../protocol/runtime.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
-import { call, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
+import { call, runtimeCall, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
 
 let dataDir: DataDir;
 let runtime: RunningRuntime;
@@ -20,7 +20,7 @@ afterAll(async () => {
   dataDir.remove();
 });
 
-const api = (method: string, path: string, body?: unknown) => call(runtime.url, method, path, body);
+const api = (method: string, path: string, body?: unknown) => runtimeCall(runtime, method, path, body);
 
 function expectError(reply: JsonReply, code: keyof typeof ERROR_CODES): void {
   expect(reply.status, JSON.stringify(reply.body)).toBe(ERROR_CODES[code]);
@@ -46,7 +46,7 @@ describe("runtime API", () => {
     const port = info.ports![String(CONTAINER_SERVER_PORT)]!;
     const server = `http://127.0.0.1:${port}`;
 
-    const exec = await call(server, "POST", "/api/execute", { command: "echo through" });
+    const exec = await call(server, "POST", "/api/execute", { command: "echo through" }, started.body.secret);
     expect(exec).toMatchObject({ status: 200, body: { exitCode: 0, stdout: "through\n" } });
 
     // A second start of a running key answers with the same run.

@@ -12,7 +12,7 @@ import { directLauncher, serverEnv, type LaunchSpec } from "../../runtime/launch
 import { BWRAP_PATH_VAR, parseIsolationMode, resolveIsolation } from "../../runtime/isolation.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
-import { call, tempDataDir, type DataDir } from "./helpers.ts";
+import { containerCall, tempDataDir, type DataDir } from "./helpers.ts";
 
 describe("the runtime's isolation mode", () => {
   it("is none unless asked for, and only a known mode", () => {
@@ -120,8 +120,8 @@ describe("a container server started with a sandbox's isolation", () => {
 
   /** Starts the key's server with `request` and returns its URL and the isolation it reports. */
   const startWith = async (key: string, request: RuntimeStartRequest) => {
-    const url = `http://127.0.0.1:${(await pool.start(key, request)).port}`;
-    return { url, isolation: (await call(url, "GET", "/api/info")).body.isolation };
+    const container = await pool.start(key, request);
+    return { container, isolation: (await containerCall(container, "GET", "/api/info")).body.isolation };
   };
 
   it("reports the runtime's defaults when the sandbox asks for nothing", async () => {
@@ -135,10 +135,10 @@ describe("a container server started with a sandbox's isolation", () => {
   });
 
   it.skipIf(!detectIsolation().bwrap.available)("runs under bwrap without network when asked", async () => {
-    const { url, isolation } = await startWith("iso-bwrap", { isolation: { isolation: "bwrap", allowNetwork: false } });
+    const { container, isolation } = await startWith("iso-bwrap", { isolation: { isolation: "bwrap", allowNetwork: false } });
     expect(isolation).toMatchObject({ mode: "bwrap", allowNetwork: false, pidNamespace: true });
     // In its own pid namespace a command sees only its own processes.
-    const ps = await call(url, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
+    const ps = await containerCall(container, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
     expect(Number(ps.body.stdout.trim())).toBeLessThan(10);
   });
 });

@@ -12,5 +12,7 @@ declare module "vitest" {
     runtimeUrl: string;
     /** A runtime whose container servers find no bubblewrap. */
     noBwrapRuntimeUrl: string;
+    /** The secret both runtimes answer to (the Worker's SANDBOX_RUNTIME_SECRET). */
+    runtimeSecret: string;
   }
 }

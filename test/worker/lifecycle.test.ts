@@ -5,11 +5,10 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { inject } from "vitest";
 import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import { LocalContainer } from "../../src/sandbox/local-container.ts";
-import { collect, eventually, runtimeState, uniqueId } from "./helpers.ts";
+import { collect, eventually, runtimeFetch, runtimeState, uniqueId } from "./helpers.ts";
 
 describe("isolation", () => {
   it("two sandboxes never see each other's files or processes", async () => {
@@ -62,7 +61,7 @@ describe("generations", () => {
     const handle = await sandbox.startProcess("sleep 30");
     const { generationNumber } = await sandbox.info();
     // Kill the container server directly at the runtime, as a crash would.
-    await fetch(`${inject("runtimeUrl")}/containers/${id}`, { method: "DELETE" });
+    await runtimeFetch(`/containers/${id}`, { method: "DELETE" });
     expect(await eventually(async () => (await sandbox.exec("echo back")).stdout === "back\n", 15_000, 200)).toBe(true);
     expect((await sandbox.info()).generationNumber).toBe(generationNumber + 1);
     await expect(handle.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
