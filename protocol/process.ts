@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
-import { envNameSchema, sessionIdSchema } from "./sessions.ts";
+import { envVarsSchema, sessionIdSchema } from "./sessions.ts";
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
 export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
@@ -71,7 +71,6 @@ export interface ExecResult {
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
-const envSchema = z.record(envNameSchema, z.string());
 const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
 const processIdSchema = z
   .string()
@@ -82,7 +81,7 @@ const processIdSchema = z
 /** What every way of running a command shares. */
 export const commandOptionsSchema = z.object({
   args: z.array(z.string()).max(4096).optional(),
-  env: envSchema.optional(),
+  env: envVarsSchema.optional(),
   cwd: z.string().min(1).max(4096).optional(),
   sessionId: sessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),

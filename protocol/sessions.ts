@@ -38,9 +38,15 @@ export const sessionIdSchema = z
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
 export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
 
+/** An environment variable's value, wherever one is given: no NUL, which no process environment can hold. */
+export const envValueSchema = z.string().refine((value) => !value.includes("\0"), "env values cannot contain NUL");
+
+/** Variables by name, wherever a set of them is given. */
+export const envVarsSchema = z.record(envNameSchema, envValueSchema);
+
 export const createSessionRequestSchema = z.object({
   id: sessionIdSchema.optional(),
-  env: z.record(envNameSchema, z.string()).optional(),
+  env: envVarsSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the workspace. */
   cwd: z.string().min(1).max(4096).optional(),
 });
@@ -51,7 +57,7 @@ export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
  * variable (for a session: hides the sandbox's value from its commands).
  */
 export const setEnvRequestSchema = z.object({
-  vars: z.record(envNameSchema, z.string().nullable()),
+  vars: z.record(envNameSchema, envValueSchema.nullable()),
   sessionId: sessionIdSchema.optional(),
 });
 export type SetEnvRequest = z.output<typeof setEnvRequestSchema>;
