@@ -13,9 +13,12 @@
  *   DELETE /containers/{key}          kill (SIGKILL, whole process tree) → RuntimeContainerInfo
  *   GET    /health                    → RuntimeHealth
  *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
+ *   POST   /isolation/check           IsolationRequest → {allowed: true}, or why not (ISOLATION_NOT_ALLOWED 403,
+ *                                     INVALID_REQUEST 400 for a path that does not exist)
  * Errors: protocol `errorBody` JSON (a bad signal number is INVALID_SIGNAL). A start whose container
  * server refused its isolation answers with the server's own code (ISOLATION_UNAVAILABLE,
- * INVALID_REQUEST), not a generic failure.
+ * INVALID_REQUEST), not a generic failure; one outside the operator's walls is ISOLATION_NOT_ALLOWED,
+ * and one past the runtime's limit of live sandboxes TOO_MANY_SANDBOXES (429).
  */
 import { z } from "zod";
 import { isolationRequestSchema } from "./isolation.ts";
@@ -82,7 +85,11 @@ export interface RuntimeStartAnswer extends RuntimeContainerInfo {
 export interface RuntimeHealth {
   status: "ok";
   containers: number;
+  maxContainers: number;
+  /** The runtime's mode: the floor of every sandbox's isolation. */
   isolation: string;
+  /** Host paths sandboxes may mount. */
+  allowedPaths: string[];
   dataDir: string;
 }
 

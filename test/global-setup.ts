@@ -5,7 +5,9 @@
  * temporary folder removed afterwards.
  *
  * A second runtime whose container servers find no bubblewrap (a machine without it) lets tests see
- * how a sandbox that asks for bwrap there fails.
+ * how a sandbox that asks for bwrap there fails; a third, whose operator confines every sandbox with
+ * bwrap, how the operator's floor holds against API callers; a fourth, which runs one sandbox at most,
+ * how its limit reaches them.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +20,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     runtimeUrl: string;
     noBwrapRuntimeUrl: string;
+    bwrapRuntimeUrl: string;
+    oneSandboxRuntimeUrl: string;
     runtimeSecret: string;
   }
 }
@@ -26,13 +30,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dataDir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
   // One secret for both runtimes: the Worker has one binding, and tests point sandboxes at either.
   const secret = newSecret();
-  const runtime = await startRuntime({ dataDir, stopGraceMs: 1_000, secret });
-  const noBwrap = await startRuntime({ dataDir: join(dataDir, "no-bwrap"), stopGraceMs: 1_000, bwrapPath: "/nonexistent/bwrap", secret });
+  // The operator asks for none: sandboxes run unconfined unless they ask for bwrap, and may mount
+  // host paths from the test folder.
+  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir], stopGraceMs: 1_000, secret });
+  const noBwrap = await startRuntime({
+    dataDir: join(dataDir, "no-bwrap"),
+    isolation: "none",
+    stopGraceMs: 1_000,
+    bwrapPath: "/nonexistent/bwrap",
+    secret,
+  });
+  const bwrapOnly = await startRuntime({ dataDir: join(dataDir, "bwrap-only"), isolation: "bwrap", stopGraceMs: 1_000, secret });
+  const oneOnly = await startRuntime({ dataDir: join(dataDir, "one-only"), isolation: "none", maxContainers: 1, stopGraceMs: 1_000, secret });
   project.provide("runtimeUrl", runtime.url);
+  project.provide("bwrapRuntimeUrl", bwrapOnly.url);
+  project.provide("oneSandboxRuntimeUrl", oneOnly.url);
   project.provide("runtimeSecret", secret);
   project.provide("noBwrapRuntimeUrl", noBwrap.url);
   return async () => {
-    await Promise.all([runtime.close(), noBwrap.close()]);
+    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close()]);
     rmSync(dataDir, { recursive: true, force: true });
   };
 }

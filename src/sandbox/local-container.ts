@@ -137,6 +137,14 @@ export class LocalContainer {
     };
   }
 
+  /**
+   * Whether the runtime's operator lets a sandbox have this isolation; throws the runtime's refusal
+   * (ISOLATION_NOT_ALLOWED, INVALID_REQUEST for a path that does not exist) as a LocalRuntimeError.
+   */
+  async checkIsolation(request: IsolationRequest): Promise<void> {
+    await this.#call("POST", "/isolation/check", request, CALL_TIMEOUT_MS, "");
+  }
+
   /** What isolation the machine running the local runtime offers. */
   detectIsolation(): Promise<IsolationSupport> {
     return this.#call<IsolationSupport>("GET", "/isolation", undefined, CALL_TIMEOUT_MS, "");

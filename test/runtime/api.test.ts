@@ -13,7 +13,7 @@ let dataDir: DataDir;
 let runtime: RunningRuntime;
 beforeAll(async () => {
   dataDir = tempDataDir();
-  runtime = await startRuntime({ dataDir: dataDir.path, stopGraceMs: 2_000 });
+  runtime = await startRuntime({ dataDir: dataDir.path, isolation: "none", stopGraceMs: 2_000 });
 });
 afterAll(async () => {
   await runtime.close();
@@ -32,7 +32,7 @@ describe("runtime API", () => {
   it("reports its health and what isolation the machine offers", async () => {
     expect(await api("GET", "/health")).toMatchObject({
       status: 200,
-      body: { status: "ok", containers: 0, isolation: "none", dataDir: runtime.dataDir },
+      body: { status: "ok", containers: 0, maxContainers: 32, isolation: "none", allowedPaths: [], dataDir: runtime.dataDir },
     });
     const isolation = await api("GET", "/isolation");
     expect(isolation).toMatchObject({ status: 200, body: { none: { available: true }, bwrap: { available: expect.any(Boolean) } } });
@@ -97,5 +97,28 @@ describe("runtime API", () => {
     expectError(await api("POST", "/containers/api-bad/start", { env: { BIG: "x".repeat(2 * 1024 * 1024) } }), "PAYLOAD_TOO_LARGE");
     // None of them started anything.
     expect((await api("GET", "/containers/api-bad")).body).toEqual({ key: "api-bad", running: false });
+  });
+});
+
+describe("the runtime's limit of live sandboxes", () => {
+  it("refuses one more with 429 TOO_MANY_SANDBOXES, and takes it once one is gone", async () => {
+    const limited = await startRuntime({ dataDir: `${dataDir.path}/limited`, isolation: "none", maxContainers: 2, stopGraceMs: 1_000 });
+    try {
+      const start = (key: string) => runtimeCall(limited, "POST", `/containers/${key}/start`, {});
+      expect((await start("lim-a")).status).toBe(200);
+      expect((await start("lim-b")).status).toBe(200);
+      const refused = await start("lim-c");
+      expectError(refused, "TOO_MANY_SANDBOXES");
+      expect(refused.body.context).toEqual({ limit: 2 });
+      expect(refused.body.message).toMatch(/SANDBOX_MAX_SANDBOXES/);
+      expect((await runtimeCall(limited, "GET", "/containers/lim-c")).body).toEqual({ key: "lim-c", running: false });
+      // A running one starts again as it is; a destroyed one makes room.
+      expect((await start("lim-a")).status).toBe(200);
+      await runtimeCall(limited, "DELETE", "/containers/lim-b");
+      expect((await start("lim-c")).status).toBe(200);
+      expect((await runtimeCall(limited, "GET", "/health")).body).toMatchObject({ containers: 2, maxContainers: 2 });
+    } finally {
+      await limited.close();
+    }
   });
 });

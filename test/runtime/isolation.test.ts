@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import { ISOLATION_ENV, type IsolationSupport } from "../../protocol/isolation.ts";
 import type { RuntimeStartRequest } from "../../protocol/runtime.ts";
 import { directLauncher, serverEnv, type LaunchSpec } from "../../runtime/launch.ts";
 import { BWRAP_PATH_VAR, parseIsolationMode, resolveIsolation } from "../../runtime/isolation.ts";
@@ -15,11 +15,20 @@ import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { containerCall, tempDataDir, type DataDir } from "./helpers.ts";
 
 describe("the runtime's isolation mode", () => {
-  it("is none unless asked for, and only a known mode", () => {
-    expect(parseIsolationMode(undefined)).toBe("none");
-    expect(parseIsolationMode("")).toBe("none");
-    expect(parseIsolationMode("bwrap")).toBe("bwrap");
-    expect(() => parseIsolationMode("docker")).toThrow(/Unknown isolation "docker".*none, bwrap/);
+  const withBwrap: IsolationSupport = { none: { available: true }, bwrap: { available: true, version: "0.8.0" } };
+  const withoutBwrap: IsolationSupport = { none: { available: true }, bwrap: { available: false, reason: "bwrap (bubblewrap) is not installed" } };
+
+  it("is bwrap unless none is asked for, and only a known mode", () => {
+    expect(parseIsolationMode(undefined, withBwrap)).toBe("bwrap");
+    expect(parseIsolationMode("", withBwrap)).toBe("bwrap");
+    expect(parseIsolationMode("none", withBwrap)).toBe("none");
+    expect(parseIsolationMode("none", withoutBwrap)).toBe("none");
+    expect(parseIsolationMode("bwrap", withBwrap)).toBe("bwrap");
+    expect(() => parseIsolationMode("docker", withBwrap)).toThrow(/Unknown isolation "docker".*none, bwrap/);
+  });
+
+  it("without bubblewrap, is an error that says how to install it or how to ask for none", () => {
+    expect(() => parseIsolationMode(undefined, withoutBwrap)).toThrow(/not installed.*apt-get install bubblewrap.*SANDBOX_ISOLATION=none/s);
   });
 });
 

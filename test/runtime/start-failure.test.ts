@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 async function runtimeWith(name: string, options: Parameters<typeof startRuntime>[0] = {}): Promise<RunningRuntime> {
-  const runtime = await startRuntime({ dataDir: join(dataDir.path, name), stopGraceMs: 1_000, ...options });
+  const runtime = await startRuntime({ dataDir: join(dataDir.path, name), isolation: "none", stopGraceMs: 1_000, ...options });
   runtimes.push(runtime);
   return runtime;
 }
