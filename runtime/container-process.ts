@@ -4,7 +4,7 @@
  * Each run has its own secret, written to the server's stdin: the server answers only to it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { parseSignal, signalNumber } from "../protocol/process.ts";
@@ -57,6 +57,10 @@ export class ContainerProcess {
     this.#stopGraceMs = options.stopGraceMs;
     const sandboxDir = join(options.dataDir, options.key);
     const workspace = join(sandboxDir, "workspace");
+    // The sandbox's folder is its owner's alone: whatever commands leave in it (a setuid file among
+    // it) no other user of the machine can reach, even where the data directory is open to them.
+    mkdirSync(sandboxDir, { recursive: true, mode: 0o700 });
+    chmodSync(sandboxDir, 0o700);
     mkdirSync(workspace, { recursive: true });
     this.#logPath = join(sandboxDir, "container.log");
     this.#pidPath = join(sandboxDir, "container.pid");
