@@ -13,7 +13,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
-import { SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
 
 /**
@@ -59,6 +59,7 @@ const secret = process.env[SECRET_FROM_STDIN_VAR] === "1" ? readSecret() : undef
 
 const server = await startServer({
   ...(secret === undefined ? {} : { secret }),
+  ...(process.env[RUN_TAG_VAR] ? { runTag: process.env[RUN_TAG_VAR] } : {}),
   port: Number(process.env.PORT ?? 3000),
   host: process.env.HOST || "127.0.0.1",
   workspace: process.env.WORKSPACE || ".sandbox/workspace",

@@ -35,6 +35,11 @@ export interface StartServerOptions extends ServiceOptions {
    * real container only that sandbox's own commands share the network).
    */
   secret?: string;
+  /**
+   * Tag of this server's run (the local runtime passes its own in RUN_TAG_VAR): every command's tag
+   * lies below it, so the runtime finds all the server started. Default: the server's instance id.
+   */
+  runTag?: string;
 }
 
 export interface RunningServer {
@@ -58,7 +63,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
   });
-  const processes = new ProcessTable(workspace, limits, environment);
+  const instanceId = randomUUID();
+  const processes = new ProcessTable(workspace, limits, environment, options.runTag ?? instanceId);
   const services = createServerServices({ workspace, home: environment.base.HOME, processes }, options);
 
   const shutdown = new AbortController();
@@ -68,7 +74,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     services,
     workspace,
     limits,
-    instanceId: randomUUID(),
+    instanceId,
     startedAt: Date.now(),
     version: VERSION,
     shutdown: shutdown.signal,

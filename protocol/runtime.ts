@@ -33,9 +33,11 @@ export const CONTAINER_SERVER_PORT = 3000;
 export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
 
 /**
- * The environment variable carrying one start's tag: the runtime starts each container server with
- * it and finds that server by it (also one a previous runtime left running). Commands do not get it:
- * they see only their own environment.
+ * The environment variable carrying a run's tag. The runtime starts each container server with its
+ * run's id in it; the server gives each command `<that id>/<n>`, which all the command starts
+ * inherits. So the runtime finds everything of a run (also one a previous runtime left running), and
+ * the server what one command left outside its process group. The one variable of the server's that
+ * commands see.
  */
 export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
 

@@ -11,12 +11,11 @@ import { parseSignal, signalNumber } from "../protocol/process.ts";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { CONTAINER_SERVER_PORT, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { newSecret } from "../server-kit/http/bearer.ts";
-import { isAlive } from "../server-kit/process-alive.ts";
 import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
 import { descendantsOf, signalAll } from "./process-tree.ts";
-import { processesTagged } from "./tagged-processes.ts";
+import { processesTagged } from "../server-kit/tagged-processes.ts";
 
 export interface ExitInfo {
   exitCode: number;
@@ -187,15 +186,18 @@ export class ContainerProcess {
   }
 }
 
-/** Kills container servers a previous runtime left running (it was killed without a chance to stop them). */
+/**
+ * Ends the runs a previous runtime left (it was killed without a chance to stop them): their servers
+ * and every process their commands started, found by the run's tag whether or not the server still
+ * lives. How many runs had something left.
+ */
 export function reapLeftovers(pidFiles: string[]): number {
   let reaped = 0;
   for (const file of pidFiles) {
     try {
-      const [pidText, tag] = readFileSync(file, "utf8").split("\n");
-      const pid = Number(pidText);
+      const tag = readFileSync(file, "utf8").split("\n")[1];
       const stale = tag ? processesTagged(tag) : [];
-      if (pid > 0 && isAlive(pid) && stale.includes(pid)) {
+      if (stale.length > 0) {
         signalAll(stale, "SIGKILL");
         reaped++;
       }

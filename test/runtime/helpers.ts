@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ContainerProcess } from "../../runtime/container-process.ts";
 import type { RunningRuntime } from "../../runtime/server.ts";
-import { processesWithEnv } from "../../runtime/tagged-processes.ts";
+import { processesWithEnv } from "../../server-kit/tagged-processes.ts";
 import { call, processes, type JsonReply } from "../container/helpers.ts";
 
 export interface DataDir {

@@ -1,5 +1,5 @@
 /**
- * Process trees (runtime/process-tree.ts, runtime/tagged-processes.ts): a container stop takes the
+ * Process trees (runtime/process-tree.ts, server-kit/tagged-processes.ts): a container stop takes the
  * server and every process it started, each command in a process group of its own, as a real
  * container's teardown would.
  */
@@ -9,7 +9,7 @@ import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { descendantsOf, signalAll } from "../../runtime/process-tree.ts";
-import { processesTagged } from "../../runtime/tagged-processes.ts";
+import { processesTagged } from "../../server-kit/tagged-processes.ts";
 import { containerCall, eventually, runningPids, runningWithEnv, tempDataDir, type DataDir } from "./helpers.ts";
 
 function noneRunning(pids: number[]): boolean {
