@@ -3,6 +3,7 @@
  * driven over HTTP like a user with curl would, then stopped with one SIGINT (Ctrl-C).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,8 @@ import { getHttpSandbox } from "../../src/client/http.ts";
 import { freePort } from "../../runtime/ports.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const token = "e2e-token-0123456789abcdef";
+// Unique per run: the test looks for it on every command line of the machine.
+const token = `e2e-token-${randomBytes(12).toString("hex")}`;
 let stack: ChildProcess;
 let url: string;
 let output = "";
