@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import { LocalContainer } from "../../src/sandbox/local-container.ts";
@@ -120,5 +120,20 @@ describe("without a runtime", () => {
     expect(error).toBeInstanceOf(ContainerUnavailableError);
     expect((error as Error).message).toContain("npm start");
     expect((error as Error).message).toContain("127.0.0.1:9");
+  });
+});
+
+describe("with a runtime that does not know the Worker's secret", () => {
+  it("fails with CONTAINER_UNAVAILABLE naming SANDBOX_RUNTIME_SECRET, not the caller's 401", async () => {
+    const id = uniqueId("wrong-secret");
+    await runInDurableObject(env.Sandbox.get(env.Sandbox.idFromName(id)), (instance, state) => {
+      const stranger = new LocalContainer(inject("runtimeUrl"), id, "not-the-runtime-secret");
+      Object.defineProperty(state, "container", { value: stranger, configurable: true });
+      (instance as unknown as { container: LocalContainer }).container = stranger;
+    });
+    const error = await getSandbox(env.Sandbox, id).exec("echo hi").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContainerUnavailableError);
+    expect((error as Error).message).toContain("SANDBOX_RUNTIME_SECRET");
+    expect(await runtimeState(id)).toMatchObject({ running: false });
   });
 });
