@@ -34,6 +34,7 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 SANDBOX_CONTAINER_URL: inject("runtimeUrl"),
+                SANDBOX_RUNTIME_SECRET: inject("runtimeSecret"),
                 SANDBOX_API_TOKEN: TEST_API_TOKEN,
               },
             },

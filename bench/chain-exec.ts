@@ -3,7 +3,7 @@
  * beside the same calls made directly to that very container server, in one run: exec round-trip
  * latency and streamed output throughput.
  */
-import type { RuntimeContainerInfo } from "../protocol/runtime.ts";
+import type { RuntimeStartAnswer } from "../protocol/runtime.ts";
 import { percentile, send, startStack } from "./chain-stack.ts";
 import type { BenchModule, BenchTable } from "./types.ts";
 
@@ -32,10 +32,13 @@ const bench: BenchModule = {
       const chainExec = () => send(`${sandbox}/exec`, "POST", { command: "true" }, auth);
       const warm = await chainExec();
       if (warm.status !== 200) throw new Error(`chain exec failed: ${warm.status} ${warm.body}`);
-      // The very container server the chain reached, addressed directly.
-      const info = JSON.parse((await send(`${stack.runtimeUrl}/containers/bench`, "GET", undefined)).body) as RuntimeContainerInfo;
+      // The very container server the chain reached, addressed directly (a start of a running
+      // container answers with that run and its secret).
+      const runtimeAuth = { authorization: `Bearer ${stack.runtimeSecret}` };
+      const info = JSON.parse((await send(`${stack.runtimeUrl}/containers/bench/start`, "POST", {}, runtimeAuth)).body) as RuntimeStartAnswer;
       const direct = `http://127.0.0.1:${info.ports?.["3000"]}`;
-      const directExec = () => send(`${direct}/api/execute`, "POST", { command: "true" });
+      const directAuth = { authorization: `Bearer ${info.secret}` };
+      const directExec = () => send(`${direct}/api/execute`, "POST", { command: "true" }, directAuth);
 
       for (let i = 0; i < 30; i++) {
         await chainExec();

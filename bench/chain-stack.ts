@@ -3,6 +3,7 @@
  * free ports, and plain keep-alive HTTP helpers that cost the client as little as possible.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -16,6 +17,8 @@ export interface Stack {
   url: string;
   token: string;
   runtimeUrl: string;
+  /** The runtime's secret (chosen here, so the benchmark can address container servers directly). */
+  runtimeSecret: string;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,7 @@ export async function startStack(): Promise<Stack> {
   const port = await freePort();
   const runtimePort = await freePort();
   const token = "bench-token-0123456789";
+  const runtimeSecret = randomBytes(32).toString("base64url");
   const child: ChildProcess = spawn(process.execPath, [join(root, "scripts/start.ts")], {
     cwd: root,
     env: {
@@ -31,6 +35,9 @@ export async function startStack(): Promise<Stack> {
       PORT: String(port),
       RUNTIME_PORT: String(runtimePort),
       SANDBOX_API_TOKEN: token,
+      SANDBOX_RUNTIME_SECRET: runtimeSecret,
+      // The chain is measured, not confinement (that is the isolation benchmark).
+      SANDBOX_ISOLATION: "none",
       SANDBOX_DATA_DIR: join(dir, "sandboxes"),
       WRANGLER_PERSIST_TO: join(dir, "state"),
     },
@@ -53,6 +60,7 @@ export async function startStack(): Promise<Stack> {
     url: `http://127.0.0.1:${port}`,
     token,
     runtimeUrl: `http://127.0.0.1:${runtimePort}`,
+    runtimeSecret,
     async close() {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");

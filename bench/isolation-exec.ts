@@ -1,6 +1,7 @@
 /**
- * What confinement costs per command: the same exec against a server with `isolation: "bwrap"` and
- * one without, alternating; and what a session costs (the exit trap that carries cwd/env out).
+ * What confinement costs per command: the same exec against a server with `isolation: "bwrap"` (the
+ * default: user namespace with an unprivileged uid, pid/ipc/uts/net namespaces) and one without,
+ * alternating; and what a session costs (the exit trap that carries cwd/env out).
  */
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { median, ms, nowMs, percentile, postJson, startServerProcess } from "./support.ts";
@@ -55,7 +56,9 @@ const bench: BenchModule = {
               { metric: "p99", ours: ms(percentile(bwrap, 99)), baseline: ms(percentile(none, 99)) },
               { metric: "median overhead", ours: ms(overhead), baseline: "0.00 ms" },
             ],
-            notes: ["bwrap: own pid/ipc/uts/net namespaces, read-only system mounts, no capabilities."],
+            notes: [
+              "bwrap: own user (an unprivileged uid), pid, ipc, uts and net namespaces, read-only system mounts, no capabilities.",
+            ],
           });
         } finally {
           await confined.close();

@@ -1,7 +1,8 @@
 /**
  * `npm run container`: the container process server as a program. PORT (default 3000), HOST
  * (default 127.0.0.1; the image sets 0.0.0.0), WORKSPACE (default .sandbox/workspace),
- * SANDBOX_HOME (HOME of commands; default the workspace).
+ * SANDBOX_HOME (HOME of commands; default the workspace). With SANDBOX_SECRET_FROM_STDIN=1 (the local
+ * runtime sets it) the server reads its secret from stdin and answers only to requests carrying it.
  *
  * Before serving, it re-executes itself (same pid) for two reasons:
  * - with a scrubbed environment (boot/server-env.ts): only the variables the server reads, so the
@@ -11,6 +12,8 @@
  * The new process also gets a small young generation (SERVER_NODE_FLAGS), for the same reason.
  */
 import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
 
 /**
@@ -52,8 +55,11 @@ if (entry !== undefined) {
 }
 
 const { startServer } = await import("./server.ts");
+const secret = process.env[SECRET_FROM_STDIN_VAR] === "1" ? readSecret() : undefined;
 
 const server = await startServer({
+  ...(secret === undefined ? {} : { secret }),
+  ...(process.env[RUN_TAG_VAR] ? { runTag: process.env[RUN_TAG_VAR] } : {}),
   port: Number(process.env.PORT ?? 3000),
   host: process.env.HOST || "127.0.0.1",
   workspace: process.env.WORKSPACE || ".sandbox/workspace",
@@ -72,4 +78,14 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     stopping = true;
     void server.close().finally(() => process.exit(0));
   });
+}
+
+/** The secret, read from stdin up to its end (the runtime writes one line and closes the pipe). */
+function readSecret(): string {
+  const secret = readFileSync(0, "utf8").trim();
+  if (secret === "") {
+    console.error(`${SECRET_FROM_STDIN_VAR}=1 but stdin held no secret: refusing to serve without one`);
+    process.exit(1);
+  }
+  return secret;
 }

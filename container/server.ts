@@ -29,6 +29,17 @@ export interface StartServerOptions extends ServiceOptions {
   /** HOME of commands. Default: the workspace. */
   home?: string;
   limits?: Partial<ServerLimits>;
+  /**
+   * Requests must carry it (`Authorization: Bearer …`). The local runtime gives each server one: on
+   * loopback, commands of other sandboxes could reach the port. Unset: every request is served (in a
+   * real container only that sandbox's own commands share the network).
+   */
+  secret?: string;
+  /**
+   * Tag of this server's run (the local runtime passes its own in RUN_TAG_VAR): every command's tag
+   * lies below it, so the runtime finds all the server started. Default: the server's instance id.
+   */
+  runTag?: string;
 }
 
 export interface RunningServer {
@@ -52,7 +63,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
   });
-  const processes = new ProcessTable(workspace, limits, environment);
+  const instanceId = randomUUID();
+  const processes = new ProcessTable(workspace, limits, environment, options.runTag ?? instanceId);
   const services = createServerServices({ workspace, home: environment.base.HOME, processes }, options);
 
   const shutdown = new AbortController();
@@ -62,14 +74,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     services,
     workspace,
     limits,
-    instanceId: randomUUID(),
+    instanceId,
     startedAt: Date.now(),
     version: VERSION,
     shutdown: shutdown.signal,
   };
 
   const router = new Router(ROUTE_GROUPS.flatMap((group) => group.routes));
-  const requests = routeRequests(router, (req, res, url, params): RequestContext => ({ req, res, url, params, server: context }));
+  const requests = routeRequests(router, (req, res, url, params): RequestContext => ({ req, res, url, params, server: context }), {
+    secret: options.secret,
+  });
   let listening;
   try {
     listening = await listen(requests, { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" });

@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   UNAUTHORIZED: 401,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
+  /** The sandbox asked for walls lower than the operator allows (isolation below the floor, a path not allowed, raw bwrap arguments). */
+  ISOLATION_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
   PROCESS_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
@@ -29,6 +31,8 @@ export const ERROR_CODES = {
   SPAWN_FAILED: 422,
   TOO_MANY_PROCESSES: 429,
   TOO_MANY_SESSIONS: 429,
+  /** The local runtime runs as many sandboxes as its operator allows. */
+  TOO_MANY_SANDBOXES: 429,
   EXECUTION_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,

@@ -44,10 +44,17 @@ const pathSchema = z
   .max(FILE_LIMITS.maxPathLength)
   .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
 const encodingSchema = z.enum(["utf8", "utf-8", "base64"]).transform((e): FileEncoding => (e === "base64" ? "base64" : "utf8"));
-/** Unix permission bits, as a number (0o644) or an octal string ("644", "0755"). */
+/**
+ * Permission bits, as a number (0o644) or an octal string ("644", "0755"). Never setuid, setgid or
+ * sticky: a file the API makes must not run with its owner's rights for whoever runs it.
+ */
+const modeStringSchema = z
+  .string()
+  .regex(/^0?[0-7]{3}$/, "mode is permission bits, at most 777 (no setuid, setgid or sticky bit)")
+  .transform((s) => Number.parseInt(s, 8));
 const modeSchema = z.union([
-  z.number().int().min(0).max(0o7777),
-  z.string().regex(/^0?[0-7]{3,4}$/).transform((s) => Number.parseInt(s, 8)),
+  z.number().int().min(0).max(0o777, "mode is permission bits, at most 0o777 (no setuid, setgid or sticky bit)"),
+  modeStringSchema,
 ]);
 
 // ── requests ────────────────────────────────────────────────────────────────
@@ -67,7 +74,7 @@ export type WriteFileRequest = z.output<typeof writeFileRequestSchema>;
 export const streamWriteQuerySchema = z.object({
   path: pathSchema,
   createParents: z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1").optional(),
-  mode: z.string().regex(/^0?[0-7]{3,4}$/).transform((s) => Number.parseInt(s, 8)).optional(),
+  mode: modeStringSchema.optional(),
 });
 export type StreamWriteQuery = z.output<typeof streamWriteQuerySchema>;
 

@@ -10,7 +10,7 @@ export const ISOLATION_MODES = ["none", "bwrap"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
 
 export const ISOLATION_ENV = {
-  /** "none" (default) or "bwrap". */
+  /** "none" or "bwrap" (the local runtime's default where bubblewrap runs). */
   mode: "SANDBOX_ISOLATION",
   /** "1"/"true" lets commands use the network; default off. SANDBOX_ENABLE_INTERNET is read when unset. */
   allowNetwork: "SANDBOX_ALLOW_NETWORK",
@@ -59,7 +59,9 @@ const isolationPathSchema = z
 
 /**
  * Isolation asked for by one sandbox (getSandbox options, the /v1 config, the local runtime's start
- * request). Fields left out take the runtime's defaults; `allowNetwork` defaults to false.
+ * request). Fields left out take the runtime's defaults; `allowNetwork` defaults to false. The
+ * runtime's operator policy decides what may be asked (runtime/policy.ts): `bwrapArgs` are accepted
+ * here only to be refused there with a clear code.
  */
 export const isolationRequestSchema = z
   .object({

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
-import { envNameSchema, envValueSchema, sessionIdSchema } from "./sessions.ts";
+import { envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
@@ -72,7 +72,6 @@ export interface ExecResult {
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
-const envSchema = z.record(envNameSchema, envValueSchema);
 const commandSchema = withoutNul(z.string().min(1).max(LIMITS.maxCommandLength), "commands");
 const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
 const processIdSchema = z
@@ -84,7 +83,7 @@ const processIdSchema = z
 /** What every way of running a command shares. */
 export const commandOptionsSchema = z.object({
   args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
-  env: envSchema.optional(),
+  env: envVarsSchema.optional(),
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
   sessionId: sessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),

@@ -3,16 +3,22 @@
  * `ctx.container` calls it). Only used on a developer machine: in production workerd provides
  * `ctx.container` and none of this is involved.
  *
- *   POST   /containers/{key}/start    RuntimeStartRequest → RuntimeContainerInfo (once listening)
+ * Every call carries the runtime's secret (`Authorization: Bearer <secret>`), else 401 UNAUTHORIZED:
+ * the runtime listens on loopback, where commands of the sandboxes can reach it too.
+ *
+ *   POST   /containers/{key}/start    RuntimeStartRequest → RuntimeStartAnswer (once listening)
  *   GET    /containers/{key}          → RuntimeContainerInfo
  *   GET    /containers/{key}/exit?runId=&waitMs=  long poll → RuntimeContainerInfo of that run (early on exit)
  *   POST   /containers/{key}/signal   {signal: number} → RuntimeContainerInfo
  *   DELETE /containers/{key}          kill (SIGKILL, whole process tree) → RuntimeContainerInfo
  *   GET    /health                    → RuntimeHealth
  *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
+ *   POST   /isolation/check           IsolationRequest → {allowed: true}, or why not (ISOLATION_NOT_ALLOWED 403,
+ *                                     INVALID_REQUEST 400 for a path that does not exist)
  * Errors: protocol `errorBody` JSON (a bad signal number is INVALID_SIGNAL). A start whose container
  * server refused its isolation answers with the server's own code (ISOLATION_UNAVAILABLE,
- * INVALID_REQUEST), not a generic failure.
+ * INVALID_REQUEST), not a generic failure; one outside the operator's walls is ISOLATION_NOT_ALLOWED,
+ * and one past the runtime's limit of live sandboxes TOO_MANY_SANDBOXES (429).
  */
 import { z } from "zod";
 import { isolationRequestSchema } from "./isolation.ts";
@@ -21,9 +27,17 @@ import { isolationRequestSchema } from "./isolation.ts";
 export const CONTAINER_SERVER_PORT = 3000;
 
 /**
- * The environment variable carrying one start's tag: the runtime starts each container server with
- * it and finds that server by it (also one a previous runtime left running). Commands do not get it:
- * they see only their own environment.
+ * Set to "1" on a container server the runtime starts: the server reads its secret from stdin (never
+ * from its environment or argv, which other processes of the machine can read) and answers only to it.
+ */
+export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
+
+/**
+ * The environment variable carrying a run's tag. The runtime starts each container server with its
+ * run's id in it; the server gives each command `<that id>/<n>`, which all the command starts
+ * inherits. So the runtime finds everything of a run (also one a previous runtime left running), and
+ * the server what one command left outside its process group. The one variable of the server's that
+ * commands see.
  */
 export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
 
@@ -61,10 +75,23 @@ export interface RuntimeContainerInfo {
   logTail?: string;
 }
 
+/**
+ * The answer to a start: the run, and the secret its container server answers to. Only the caller
+ * of a start (which holds the runtime's secret) learns it; `GET /containers/{key}` never shows it.
+ */
+export interface RuntimeStartAnswer extends RuntimeContainerInfo {
+  secret: string;
+}
+
+/** `GET /health`: the runtime's state and the operator's walls. */
 export interface RuntimeHealth {
   status: "ok";
   containers: number;
+  maxContainers: number;
+  /** The runtime's mode: the floor of every sandbox's isolation. */
   isolation: string;
+  /** Host paths sandboxes may mount. */
+  allowedPaths: string[];
   dataDir: string;
 }
 

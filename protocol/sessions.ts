@@ -38,12 +38,15 @@ export const sessionIdSchema = z
 
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
 export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
-/** An environment variable value, wherever one is given. */
+/** An environment variable's value, wherever one is given: no NUL, which no process environment can hold. */
 export const envValueSchema = withoutNul(z.string(), "env values");
+
+/** Variables by name, wherever a set of them is given. */
+export const envVarsSchema = z.record(envNameSchema, envValueSchema);
 
 export const createSessionRequestSchema = z.object({
   id: sessionIdSchema.optional(),
-  env: z.record(envNameSchema, envValueSchema).optional(),
+  env: envVarsSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the workspace. */
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
 });

@@ -1,20 +1,21 @@
 /**
  * One local container: a container server process with its own port, workspace and home folder.
  * Starting resolves once the server listens; stopping takes every process the container started.
+ * Each run has its own secret, written to the server's stdin: the server answers only to it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { parseSignal, signalNumber } from "../protocol/process.ts";
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
-import { CONTAINER_SERVER_PORT, RUN_TAG_VAR } from "../protocol/runtime.ts";
-import { isAlive } from "../server-kit/process-alive.ts";
+import { CONTAINER_SERVER_PORT, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { newSecret } from "../server-kit/http/bearer.ts";
 import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
 import { descendantsOf, signalAll } from "./process-tree.ts";
-import { processesTagged } from "./tagged-processes.ts";
+import { processesTagged } from "../server-kit/tagged-processes.ts";
 
 export interface ExitInfo {
   exitCode: number;
@@ -41,6 +42,8 @@ export class ContainerProcess {
   readonly #child: ChildProcess;
   /** Per-run tag: names this start in the runtime API and marks every process it starts. */
   readonly runId = randomUUID();
+  /** What the container server answers to (handed over on its stdin, never in env or argv). */
+  readonly secret = newSecret();
   readonly #logPath: string;
   readonly #pidPath: string;
   readonly #stopGraceMs: number;
@@ -53,6 +56,10 @@ export class ContainerProcess {
     this.#stopGraceMs = options.stopGraceMs;
     const sandboxDir = join(options.dataDir, options.key);
     const workspace = join(sandboxDir, "workspace");
+    // The sandbox's folder is its owner's alone: whatever commands leave in it (a setuid file among
+    // it) no other user of the machine can reach, even where the data directory is open to them.
+    mkdirSync(sandboxDir, { recursive: true, mode: 0o700 });
+    chmodSync(sandboxDir, 0o700);
     mkdirSync(workspace, { recursive: true });
     this.#logPath = join(sandboxDir, "container.log");
     this.#pidPath = join(sandboxDir, "container.pid");
@@ -72,13 +79,15 @@ export class ContainerProcess {
     try {
       this.#child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
-        env: { ...launch.env, [RUN_TAG_VAR]: this.runId },
-        stdio: ["ignore", log, log],
+        env: { ...launch.env, [RUN_TAG_VAR]: this.runId, [SECRET_FROM_STDIN_VAR]: "1" },
+        stdio: ["pipe", log, log],
         detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
       });
     } finally {
       closeSync(log);
     }
+    this.#child.stdin?.on("error", () => {}); // a server that died at once: its exit says why
+    this.#child.stdin?.end(`${this.secret}\n`);
     this.exited = new Promise((resolve) => {
       this.#child.once("exit", (code, signal) => {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
@@ -177,15 +186,18 @@ export class ContainerProcess {
   }
 }
 
-/** Kills container servers a previous runtime left running (it was killed without a chance to stop them). */
+/**
+ * Ends the runs a previous runtime left (it was killed without a chance to stop them): their servers
+ * and every process their commands started, found by the run's tag whether or not the server still
+ * lives. How many runs had something left.
+ */
 export function reapLeftovers(pidFiles: string[]): number {
   let reaped = 0;
   for (const file of pidFiles) {
     try {
-      const [pidText, tag] = readFileSync(file, "utf8").split("\n");
-      const pid = Number(pidText);
+      const tag = readFileSync(file, "utf8").split("\n")[1];
       const stale = tag ? processesTagged(tag) : [];
-      if (pid > 0 && isAlive(pid) && stale.includes(pid)) {
+      if (stale.length > 0) {
         signalAll(stale, "SIGKILL");
         reaped++;
       }

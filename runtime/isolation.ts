@@ -4,7 +4,7 @@
  * what the sandbox asked for. The result is a set of server env vars that launch.ts writes last, after
  * the sandbox's env vars, so those can never loosen it.
  */
-import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode, type IsolationRequest } from "../protocol/isolation.ts";
+import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode, type IsolationRequest, type IsolationSupport } from "../protocol/isolation.ts";
 
 /** What the runtime was started with. */
 export interface RuntimeIsolation {
@@ -24,12 +24,23 @@ export interface ResolvedIsolation {
 
 export const BWRAP_PATH_VAR = "SANDBOX_BWRAP_PATH";
 
-export function parseIsolationMode(value: string | undefined): IsolationMode {
-  const mode = value === undefined || value === "" ? "none" : value;
-  if (!(ISOLATION_MODES as readonly string[]).includes(mode)) {
+/**
+ * The runtime's mode (SANDBOX_ISOLATION). Unset means bwrap, and where bubblewrap cannot run that is
+ * an error saying how to get it: commands run unconfined only when the operator says so (`none`).
+ */
+export function parseIsolationMode(value: string | undefined, support: IsolationSupport): IsolationMode {
+  if (value === undefined || value === "") {
+    if (support.bwrap.available) return "bwrap";
+    throw new Error(
+      `Sandbox commands are confined with bubblewrap by default, and it cannot run here (${support.bwrap.reason}). ` +
+        "Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap), " +
+        "or set SANDBOX_ISOLATION=none to run commands unconfined: as this machine's user, with its files, processes and network.",
+    );
+  }
+  if (!(ISOLATION_MODES as readonly string[]).includes(value)) {
     throw new Error(`Unknown isolation "${value}" (SANDBOX_ISOLATION): use one of ${ISOLATION_MODES.join(", ")}`);
   }
-  return mode as IsolationMode;
+  return value as IsolationMode;
 }
 
 const flag = (value: boolean) => (value ? "1" : "0");

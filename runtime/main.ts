@@ -1,25 +1,44 @@
 /**
- * `npm run runtime`: the local container runtime on its own (`npm start` runs it beside wrangler dev).
- * Env: RUNTIME_PORT (default 8790), RUNTIME_HOST (127.0.0.1), SANDBOX_DATA_DIR (.sandbox),
- * SANDBOX_ISOLATION (none: the isolation of sandboxes that ask for none; each sandbox may ask for its
- * own through getSandbox options), the other SANDBOX_* isolation defaults of protocol/isolation.ts, and
- * SANDBOX_BWRAP_PATH (the bubblewrap binary; default `bwrap` on PATH).
+ * `npm run runtime`: the local container runtime on its own (`npm start` runs it beside the Worker).
+ * Env: RUNTIME_PORT (default 8790), RUNTIME_HOST (127.0.0.1), SANDBOX_DATA_DIR (.sandbox), the
+ * operator's settings of settings.ts (SANDBOX_ISOLATION, SANDBOX_ALLOWED_PATHS, SANDBOX_MAX_SANDBOXES),
+ * the other SANDBOX_* isolation defaults of protocol/isolation.ts, SANDBOX_BWRAP_PATH (the bubblewrap
+ * binary; default `bwrap` on PATH) and SANDBOX_RUNTIME_SECRET (default: generated).
+ *
+ * The Worker must be given the runtime's secret as its SANDBOX_RUNTIME_SECRET binding. A generated one
+ * is written to `<data dir>/runtime.secret` (mode 0600), never printed or put on a command line.
  */
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startRuntime } from "./server.ts";
+import { runtimeSettingsFromEnv } from "./settings.ts";
 
-const runtime = await startRuntime({
-  port: Number(process.env.RUNTIME_PORT ?? 8790),
-  host: process.env.RUNTIME_HOST ?? "127.0.0.1",
-  dataDir: process.env.SANDBOX_DATA_DIR ?? ".sandbox",
-  isolation: process.env.SANDBOX_ISOLATION,
-});
-console.log(`container runtime listening on ${runtime.url} (sandboxes in ${runtime.dataDir})`);
+let runtime;
+try {
+  runtime = await startRuntime({
+    ...runtimeSettingsFromEnv(process.env),
+    port: Number(process.env.RUNTIME_PORT ?? 8790),
+    host: process.env.RUNTIME_HOST ?? "127.0.0.1",
+    dataDir: process.env.SANDBOX_DATA_DIR ?? ".sandbox",
+    ...(process.env.SANDBOX_RUNTIME_SECRET ? { secret: process.env.SANDBOX_RUNTIME_SECRET } : {}),
+  });
+} catch (error) {
+  console.error(`runtime: ${(error as Error).message}`);
+  process.exit(1);
+}
+console.log(`container runtime listening on ${runtime.url} (sandboxes in ${runtime.dataDir}, isolation ${runtime.isolation})`);
+if (!process.env.SANDBOX_RUNTIME_SECRET) {
+  const file = join(runtime.dataDir, "runtime.secret");
+  writeFileSync(file, `${runtime.secret}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // the mode above applies only to a new file
+  console.log(`its secret is in ${file}: give it to the Worker as SANDBOX_RUNTIME_SECRET (e.g. in .dev.vars)`);
+}
 
 let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
-  await runtime.close();
+  await runtime!.close();
   process.exit(0);
 }
 process.on("SIGINT", () => void stop());

@@ -1,8 +1,10 @@
 /**
  * The runtime's containers, one per sandbox key: started on demand (concurrent starts of one key
  * join), stopped by signal or destroy, and remembered after exit so a monitor can learn how a run ended.
+ * At most `maxContainers` run (or start) at once: a start of one more key is TOO_MANY_SANDBOXES.
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
+import { ServiceError } from "../server-kit/service-error.ts";
 import { ContainerProcess } from "./container-process.ts";
 import type { RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
@@ -13,7 +15,12 @@ export interface PoolOptions {
   isolation: RuntimeIsolation;
   startTimeoutMs?: number;
   stopGraceMs?: number;
+  /** Live containers at most. */
+  maxContainers?: number;
 }
+
+/** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
+const DEFAULT_MAX_CONTAINERS = 32;
 
 export class ContainerPool {
   readonly #options: Required<PoolOptions>;
@@ -23,11 +30,15 @@ export class ContainerPool {
   readonly #lastRun = new Map<string, ContainerProcess>();
 
   constructor(options: PoolOptions) {
-    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, ...options };
+    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, maxContainers: DEFAULT_MAX_CONTAINERS, ...options };
   }
 
   get size(): number {
     return this.#running.size;
+  }
+
+  get maxContainers(): number {
+    return this.#options.maxContainers;
   }
 
   /** Starts the key's container unless it runs already (then the running one is returned as is). */
@@ -36,6 +47,13 @@ export class ContainerPool {
     if (current?.running && !current.stopping) return current;
     const pending = this.#starting.get(key);
     if (pending) return pending;
+    const live = new Set([...this.#running.keys(), ...this.#starting.keys()]);
+    live.delete(key); // a key on its way out is replaced, not added
+    if (live.size >= this.#options.maxContainers) {
+      throw new ServiceError("TOO_MANY_SANDBOXES", `this runtime runs ${live.size} sandboxes, its limit (SANDBOX_MAX_SANDBOXES): destroy one first`, {
+        limit: this.#options.maxContainers,
+      });
+    }
     // A container on its way out (sleep, destroy) finishes going before the next one starts.
     const starting = (current?.stopping ? current.exited : Promise.resolve()).then(() =>
       ContainerProcess.start({ ...this.#options, key, request }),

@@ -3,14 +3,21 @@
  * the protocol's values as they are, without the container server's success envelope.
  */
 import { isValidSandboxId } from "../protocol/sandbox.ts";
-import type { IsolationMode } from "../protocol/isolation.ts";
-import { RUNTIME_EXIT_POLL_MAX_MS, runtimeSignalRequestSchema, runtimeStartRequestSchema, type RuntimeHealth } from "../protocol/runtime.ts";
+import { isolationRequestSchema, type IsolationMode } from "../protocol/isolation.ts";
+import {
+  RUNTIME_EXIT_POLL_MAX_MS,
+  runtimeSignalRequestSchema,
+  runtimeStartRequestSchema,
+  type RuntimeHealth,
+  type RuntimeStartAnswer,
+} from "../protocol/runtime.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { readJsonBody } from "../server-kit/http/body.ts";
 import { sendJson } from "../server-kit/http/response.ts";
 import type { Route } from "../server-kit/http/router.ts";
 import type { RoutedRequest } from "../server-kit/http/serve.ts";
-import { ServiceError } from "../server-kit/service-error.ts";
+import { isServiceError, ServiceError } from "../server-kit/service-error.ts";
+import { checkIsolationRequest, type OperatorPolicy } from "./policy.ts";
 import type { ContainerPool } from "./pool.ts";
 import { startRefusalOf } from "./start-failure.ts";
 
@@ -25,6 +32,8 @@ export interface RuntimeContext {
   readonly isolation: IsolationMode;
   /** The bubblewrap the container servers are given (undefined: `bwrap` on PATH). */
   readonly bwrapPath: string | undefined;
+  /** The operator's walls every sandbox's isolation is checked against. */
+  readonly policy: OperatorPolicy;
 }
 
 export interface RuntimeRequest extends RoutedRequest {
@@ -32,8 +41,22 @@ export interface RuntimeRequest extends RoutedRequest {
 }
 
 function health({ res, runtime }: RuntimeRequest): void {
-  const body: RuntimeHealth = { status: "ok", containers: runtime.pool.size, isolation: runtime.isolation, dataDir: runtime.dataDir };
+  const body: RuntimeHealth = {
+    status: "ok",
+    containers: runtime.pool.size,
+    maxContainers: runtime.pool.maxContainers,
+    isolation: runtime.isolation,
+    allowedPaths: [...runtime.policy.allowedPaths],
+    dataDir: runtime.dataDir,
+  };
   sendJson(res, 200, body);
+}
+
+/** Whether a sandbox may have this isolation: 200, else the policy's error (403 / 400). */
+async function checkIsolation(ctx: RuntimeRequest): Promise<void> {
+  const request = await readJsonBody(ctx.req, isolationRequestSchema, { maxBytes: MAX_BODY_BYTES, whenEmpty: {} });
+  checkIsolationRequest(ctx.runtime.policy, request);
+  sendJson(ctx.res, 200, { allowed: true });
 }
 
 function isolation({ res, runtime }: RuntimeRequest): void {
@@ -49,16 +72,19 @@ function containerKey(ctx: RuntimeRequest): string {
 async function start(ctx: RuntimeRequest): Promise<void> {
   const key = containerKey(ctx);
   const request = await readJsonBody(ctx.req, runtimeStartRequestSchema, { maxBytes: MAX_BODY_BYTES, whenEmpty: {} });
+  checkIsolationRequest(ctx.runtime.policy, request.isolation ?? {});
   let container;
   try {
     container = await ctx.runtime.pool.start(key, request);
   } catch (error) {
+    if (isServiceError(error)) throw error;
     const logTail = (error as { logTail?: string }).logTail;
     const refusal = logTail ? startRefusalOf(logTail) : undefined;
     if (refusal) throw new ServiceError(refusal.code, refusal.message, { logTail });
     throw new ServiceError("CONTAINER_UNAVAILABLE", (error as Error).message, logTail ? { logTail } : undefined);
   }
-  sendJson(ctx.res, 200, container.info());
+  const answer: RuntimeStartAnswer = { ...container.info(), secret: container.secret };
+  sendJson(ctx.res, 200, answer);
 }
 
 function info(ctx: RuntimeRequest): void {
@@ -89,6 +115,7 @@ async function destroy(ctx: RuntimeRequest): Promise<void> {
 export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
   { method: "GET", path: "/health", handler: health },
   { method: "GET", path: "/isolation", handler: isolation },
+  { method: "POST", path: "/isolation/check", handler: checkIsolation },
   { method: "POST", path: "/containers/:key/start", handler: start },
   { method: "GET", path: "/containers/:key", handler: info },
   { method: "GET", path: "/containers/:key/exit", handler: waitForExit },

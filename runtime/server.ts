@@ -1,16 +1,19 @@
 /**
  * The local container runtime: an HTTP service on loopback that the Sandbox Durable Object's
  * stand-in `ctx.container` calls to start, watch, signal and destroy one container server per
- * sandbox (routes in routes.ts, contract in protocol/runtime.ts).
+ * sandbox (routes in routes.ts, contract in protocol/runtime.ts). It answers only to its secret.
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { Router } from "../server-kit/http/router.ts";
+import { detectIsolation } from "../server-kit/detect-isolation.ts";
+import { newSecret } from "../server-kit/http/bearer.ts";
 import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { reapLeftovers } from "./container-process.ts";
 import { directLauncher, type Launcher } from "./launch.ts";
 import { parseIsolationMode } from "./isolation.ts";
+import type { OperatorPolicy } from "./policy.ts";
 import { ContainerPool } from "./pool.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 
@@ -19,45 +22,64 @@ export interface RuntimeOptions {
   host?: string;
   /** Where sandboxes keep their folders (default `.sandbox` in the working directory). */
   dataDir?: string;
-  /** Isolation of the commands of sandboxes that ask for none: "none" (default) or "bwrap" (SANDBOX_ISOLATION). */
+  /**
+   * The runtime's isolation (SANDBOX_ISOLATION): what sandboxes that ask for nothing get, and the
+   * floor none may go below. Default: bwrap, which must then be available (`none` only when asked for).
+   */
   isolation?: IsolationMode | string;
+  /** Host paths sandboxes may mount (SANDBOX_ALLOWED_PATHS); default none. */
+  allowedPaths?: readonly string[];
+  /** Live sandboxes at most (SANDBOX_MAX_SANDBOXES); default 32. */
+  maxContainers?: number;
   /** bubblewrap binary the container servers use (default SANDBOX_BWRAP_PATH, else `bwrap` on PATH). */
   bwrapPath?: string;
   /** How container servers are launched (default: plain child processes). */
   launcher?: Launcher;
   startTimeoutMs?: number;
   stopGraceMs?: number;
+  /** What every caller must present (`Authorization: Bearer …`); default: a fresh random one. */
+  secret?: string;
 }
 
 export interface RunningRuntime {
   url: string;
   port: number;
   dataDir: string;
+  /** The runtime's mode: the floor of every sandbox's isolation. */
+  isolation: IsolationMode;
   pool: ContainerPool;
+  /** The runtime's secret, for the one caller it serves (the Durable Object's SANDBOX_RUNTIME_SECRET). */
+  secret: string;
   close(): Promise<void>;
 }
 
 export async function startRuntime(options: RuntimeOptions = {}): Promise<RunningRuntime> {
+  const bwrapPath = options.bwrapPath ?? (process.env.SANDBOX_BWRAP_PATH || undefined);
+  const isolation = parseIsolationMode(options.isolation, detectIsolation(bwrapPath === undefined ? {} : { bwrapPath }));
   const dataDir = resolve(options.dataDir ?? ".sandbox");
-  mkdirSync(dataDir, { recursive: true });
+  // Only its owner may reach what sandboxes keep (a file a command made setuid among it).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const leftovers = readdirSync(dataDir)
     .map((name) => join(dataDir, name, "container.pid"))
     .filter((file) => existsSync(file));
   const reaped = reapLeftovers(leftovers);
   if (reaped > 0) console.warn(`runtime: stopped ${reaped} container server(s) left over from an earlier run`);
 
-  const isolation = parseIsolationMode(options.isolation);
-  const bwrapPath = options.bwrapPath ?? (process.env.SANDBOX_BWRAP_PATH || undefined);
   const pool = new ContainerPool({
     dataDir,
     isolation: { mode: isolation, ...(bwrapPath === undefined ? {} : { bwrapPath }) },
     launcher: options.launcher ?? directLauncher,
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
+    ...(options.maxContainers === undefined ? {} : { maxContainers: options.maxContainers }),
   });
 
-  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath };
-  const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }));
+  const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])] };
+  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy };
+  const secret = options.secret ?? newSecret();
+  const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }), {
+    secret,
+  });
   const { server, port, url } = await listen(requests, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
 
   let closing: Promise<void> | undefined;
@@ -65,7 +87,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     url,
     port,
     dataDir,
+    isolation,
     pool,
+    secret,
     close() {
       closing ??= (async () => {
         // Containers first, so monitors waiting on /exit learn that they stopped; then the server.

@@ -1,24 +1,31 @@
 /**
- * `npm start`: the whole service on this machine, no Docker. Runs the local container runtime and
- * `wrangler dev` (containers disabled: the runtime stands in for them) together; prints the URL and
- * API token; one Ctrl-C stops both.
+ * `npm start`: the whole service on this machine, no Docker. Runs the local container runtime and the
+ * Worker under wrangler's dev server (worker-dev.ts; containers disabled: the runtime stands in for
+ * them) together; prints the URL and API token; one Ctrl-C stops both.
+ *
+ * Secrets stay off every command line and out of every environment: the API token and the runtime's
+ * secret reach the Worker in an IPC message. The Worker's inspector (which can read any binding) is
+ * closed unless SANDBOX_INSPECTOR_PORT asks for it.
  *
  * Env: PORT (Worker, default 8787; 0 picks a free one), RUNTIME_PORT (default 0: a free one),
- * SANDBOX_API_TOKEN (default: generated, or taken from .dev.vars), SANDBOX_DATA_DIR (default .sandbox),
- * SANDBOX_ISOLATION, WRANGLER_PERSIST_TO (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
+ * SANDBOX_API_TOKEN (default: generated, or taken from .dev.vars), SANDBOX_RUNTIME_SECRET (default:
+ * generated), SANDBOX_DATA_DIR (default .sandbox), the runtime's operator settings (runtime/settings.ts:
+ * SANDBOX_ISOLATION — bwrap by default, `none` only when asked for —, SANDBOX_ALLOWED_PATHS,
+ * SANDBOX_MAX_SANDBOXES), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
+ * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { userInfo } from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
-import { startRuntime } from "../runtime/server.ts";
+import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
+import { runtimeSettingsFromEnv } from "../runtime/settings.ts";
+import type { WorkerDevAnswer, WorkerDevSettings } from "./worker-dev.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const HOST = "127.0.0.1";
-const READY_TIMEOUT_MS = 90_000;
 
 function tokenFromDevVars(): string | undefined {
   const file = `${root}.dev.vars`;
@@ -33,63 +40,48 @@ async function port(value: string | undefined, fallback: number): Promise<number
   return wanted === 0 ? freePort(HOST) : wanted;
 }
 
-async function waitForWorker(url: string, wrangler: ChildProcess): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (wrangler.exitCode !== null) throw new Error(`wrangler dev exited (code ${wrangler.exitCode}) before it was ready`);
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-  throw new Error(`wrangler dev did not answer on ${url} within ${READY_TIMEOUT_MS / 1000} s`);
-}
-
 const token = process.env.SANDBOX_API_TOKEN || tokenFromDevVars() || randomBytes(24).toString("base64url");
 const generated = !process.env.SANDBOX_API_TOKEN && !tokenFromDevVars();
 const workerPort = await port(process.env.PORT, 8787);
+const inspectorPort = process.env.SANDBOX_INSPECTOR_PORT ? await port(process.env.SANDBOX_INSPECTOR_PORT, 0) : undefined;
 
-const runtime = await startRuntime({
-  port: await port(process.env.RUNTIME_PORT, 0),
-  host: HOST,
-  dataDir: process.env.SANDBOX_DATA_DIR ?? `${root}.sandbox`,
-  isolation: process.env.SANDBOX_ISOLATION,
+let runtime: RunningRuntime;
+try {
+  runtime = await startRuntime({
+    ...runtimeSettingsFromEnv(process.env),
+    port: await port(process.env.RUNTIME_PORT, 0),
+    host: HOST,
+    dataDir: process.env.SANDBOX_DATA_DIR ?? `${root}.sandbox`,
+    ...(process.env.SANDBOX_RUNTIME_SECRET ? { secret: process.env.SANDBOX_RUNTIME_SECRET } : {}),
+  });
+} catch (error) {
+  console.error(`\nnpm start: ${(error as Error).message}\n`);
+  process.exit(1);
+}
+
+const worker = fork(fileURLToPath(new URL("worker-dev.ts", import.meta.url)), [], {
+  cwd: root,
+  env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
 });
-
-const wranglerPackage = createRequire(import.meta.url).resolve("wrangler/package.json");
-const wranglerBin = join(dirname(wranglerPackage), "bin", "wrangler.js");
-const wrangler = spawn(
-  process.execPath,
-  [
-    wranglerBin,
-    "dev",
-    ...(process.env.SANDBOX_WRANGLER_CONFIG ? ["--config", process.env.SANDBOX_WRANGLER_CONFIG] : []),
-    "--ip", HOST,
-    "--port", String(workerPort),
-    "--inspector-port", String(await freePort(HOST)),
-    "--enable-containers=false",
-    "--show-interactive-dev-session=false",
-    "--persist-to", process.env.WRANGLER_PERSIST_TO ?? `${root}.wrangler/state`,
-    "--var", `SANDBOX_CONTAINER_URL:${runtime.url}`,
-    "--var", `SANDBOX_API_TOKEN:${token}`,
-  ],
-  {
-    cwd: root,
-    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
-    stdio: ["ignore", "inherit", "inherit"],
-  },
-);
+const settings: WorkerDevSettings = {
+  config: process.env.SANDBOX_WRANGLER_CONFIG ?? `${root}wrangler.toml`,
+  host: HOST,
+  port: workerPort,
+  ...(inspectorPort === undefined ? {} : { inspectorPort }),
+  persistTo: process.env.WRANGLER_PERSIST_TO ?? `${root}.wrangler/state`,
+  vars: { SANDBOX_CONTAINER_URL: runtime.url },
+  secrets: { SANDBOX_API_TOKEN: token, SANDBOX_RUNTIME_SECRET: runtime.secret },
+};
+worker.send(settings);
 
 let stopping: Promise<void> | undefined;
 function stop(code: number): Promise<void> {
   stopping ??= (async () => {
-    if (wrangler.exitCode === null && wrangler.signalCode === null) {
-      const exited = new Promise((resolve) => wrangler.once("exit", resolve));
-      wrangler.kill("SIGTERM");
-      const timer = setTimeout(() => wrangler.kill("SIGKILL"), 5_000);
+    if (worker.exitCode === null && worker.signalCode === null) {
+      const exited = new Promise((resolve) => worker.once("exit", resolve));
+      worker.kill("SIGTERM");
+      const timer = setTimeout(() => worker.kill("SIGKILL"), 5_000);
       await exited;
       clearTimeout(timer);
     }
@@ -100,23 +92,30 @@ function stop(code: number): Promise<void> {
 }
 process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
-wrangler.once("exit", (code) => void stop(code ?? 1));
+worker.once("exit", (code) => void stop(code ?? 1));
 
-const url = `http://${HOST}:${workerPort}`;
-try {
-  await waitForWorker(url, wrangler);
-} catch (error) {
-  console.error(`\nnpm start: ${(error as Error).message}`);
+const ready = await new Promise<WorkerDevAnswer>((resolve) => {
+  worker.once("message", (message: WorkerDevAnswer) => resolve(message));
+  worker.once("exit", (code) => resolve({ error: `it exited (code ${code})` }));
+});
+if ("error" in ready) {
+  console.error(`\nnpm start: the Worker did not start: ${ready.error}`);
   await stop(1);
 }
 
+const url = `http://${HOST}:${workerPort}`;
+const isolation =
+  runtime.isolation === "none"
+    ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`
+    : "bwrap: commands see only their workspace and their own processes, no network unless a sandbox allows it";
 console.log(`
   Sandbox service ready (Ctrl-C stops everything)
 
-    URL:      ${url}
-    Token:    ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
-    Runtime:  ${runtime.url}  (sandboxes in ${runtime.dataDir})
-    API docs: ${url}/v1/openapi.json
+    URL:       ${url}
+    Token:     ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
+    Isolation: ${isolation}
+    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
+    API docs:  ${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}
 
   Try:
     curl -N -H "Authorization: Bearer ${token}" \\

@@ -35,6 +35,7 @@ function probeBwrap(wanted: string): IsolationSupport["bwrap"] {
     "--ro-bind", "/", "/",
     "--proc", "/proc",
     "--dev", "/dev",
+    "--unshare-user", "--uid", "1000", "--gid", "1000",
     "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
     "--die-with-parent", "--cap-drop", "ALL",
     "--", "/bin/sh", "-c", "exit 0",

@@ -7,6 +7,8 @@ export interface Env {
   SANDBOX_API_TOKEN?: string;
   /** Local container runtime (`npm start` sets it). Only used where Cloudflare Containers are absent. */
   SANDBOX_CONTAINER_URL?: string;
+  /** The local runtime's secret (`npm start` sets it): the runtime answers to nothing else. */
+  SANDBOX_RUNTIME_SECRET?: string;
   /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
   SANDBOX_SLEEP_AFTER?: string;
 }

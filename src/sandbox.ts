@@ -83,7 +83,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
     const name = ctx.id.name;
-    installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString());
+    const key = name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString();
+    installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
     super(ctx, env);
     this.#generations = new GenerationTracker(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
@@ -140,6 +141,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async #updateConfig(change: (stored: SandboxConfig) => SandboxConfig): Promise<void> {
     const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
     const next = change(stored);
+    // New walls are checked against the operator's before they are kept (the runtime decides).
+    if (!sameIsolation(stored, next)) await this.#checkIsolation(next);
     this.#apply(next);
     await this.ctx.storage.put(CONFIG_KEY, next);
     // New walls need a new container: never leave one running with other walls than asked for.
@@ -154,6 +157,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
+  }
+
+  async #checkIsolation(config: SandboxConfig): Promise<void> {
+    try {
+      await this.#localContainer()?.checkIsolation(isolationOf(config));
+    } catch (error) {
+      throw error instanceof LocalRuntimeError && error.code !== undefined ? errorFromCode(error.code, error.message, { cause: error }) : error;
+    }
   }
 
   /** The stand-in container of the local runtime (undefined on Cloudflare, where isolation is the container). */

@@ -1,32 +1,54 @@
 /**
  * Global setup of the workers project: starts the real local container runtime on loopback (it
  * spawns real container servers, one per sandbox) and hands its URL to the Worker as the
- * SANDBOX_CONTAINER_URL binding. Sandboxes live in a temporary folder removed afterwards.
+ * SANDBOX_CONTAINER_URL binding, with its secret as SANDBOX_RUNTIME_SECRET. Sandboxes live in a
+ * temporary folder removed afterwards.
  *
  * A second runtime whose container servers find no bubblewrap (a machine without it) lets tests see
- * how a sandbox that asks for bwrap there fails.
+ * how a sandbox that asks for bwrap there fails; a third, whose operator confines every sandbox with
+ * bwrap, how the operator's floor holds against API callers; a fourth, which runs one sandbox at most,
+ * how its limit reaches them.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startRuntime } from "../runtime/server.ts";
+import { newSecret } from "../server-kit/http/bearer.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     runtimeUrl: string;
     noBwrapRuntimeUrl: string;
+    bwrapRuntimeUrl: string;
+    oneSandboxRuntimeUrl: string;
+    runtimeSecret: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dataDir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
-  const runtime = await startRuntime({ dataDir, stopGraceMs: 1_000 });
-  const noBwrap = await startRuntime({ dataDir: join(dataDir, "no-bwrap"), stopGraceMs: 1_000, bwrapPath: "/nonexistent/bwrap" });
+  // One secret for both runtimes: the Worker has one binding, and tests point sandboxes at either.
+  const secret = newSecret();
+  // The operator asks for none: sandboxes run unconfined unless they ask for bwrap, and may mount
+  // host paths from the test folder.
+  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir], stopGraceMs: 1_000, secret });
+  const noBwrap = await startRuntime({
+    dataDir: join(dataDir, "no-bwrap"),
+    isolation: "none",
+    stopGraceMs: 1_000,
+    bwrapPath: "/nonexistent/bwrap",
+    secret,
+  });
+  const bwrapOnly = await startRuntime({ dataDir: join(dataDir, "bwrap-only"), isolation: "bwrap", stopGraceMs: 1_000, secret });
+  const oneOnly = await startRuntime({ dataDir: join(dataDir, "one-only"), isolation: "none", maxContainers: 1, stopGraceMs: 1_000, secret });
   project.provide("runtimeUrl", runtime.url);
+  project.provide("bwrapRuntimeUrl", bwrapOnly.url);
+  project.provide("oneSandboxRuntimeUrl", oneOnly.url);
+  project.provide("runtimeSecret", secret);
   project.provide("noBwrapRuntimeUrl", noBwrap.url);
   return async () => {
-    await Promise.all([runtime.close(), noBwrap.close()]);
+    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close()]);
     rmSync(dataDir, { recursive: true, force: true });
   };
 }

@@ -13,7 +13,8 @@ import { OutputCapture } from "./capture.ts";
 import { OutputCoalescer } from "./coalescer.ts";
 import { describeExit, type ProcessExit } from "./exit.ts";
 import type { ExitHook } from "./hooks.ts";
-import { isTerminatingSignal, signalGroup, terminateGroup } from "./kill.ts";
+import { processesTaggedExactly } from "../../server-kit/tagged-processes.ts";
+import { isTerminatingSignal, signalGroup, terminateTree } from "./kill.ts";
 import type { CommandSpec } from "./options.ts";
 import { OutputLog } from "./output-log.ts";
 
@@ -21,6 +22,8 @@ type StdinState = "none" | "open" | "closed";
 
 export class ManagedProcess {
   readonly id: string;
+  /** This launch's run tag (RUN_TAG_VAR): the command and all it starts carry it. */
+  readonly tag: string;
   /** What was asked for, minus the stdin bytes (handed to the pipe, then let go). */
   readonly spec: CommandSpec;
   readonly log: OutputLog;
@@ -48,8 +51,9 @@ export class ManagedProcess {
   #spawnedAt = 0;
   #resolveFinished!: () => void;
 
-  constructor(id: string, spec: CommandSpec, limits: ServerLimits) {
+  constructor(id: string, spec: CommandSpec, limits: ServerLimits, tag: string) {
     this.id = id;
+    this.tag = tag;
     // A finished record may be kept for a while: it must not hold on to megabytes of stdin.
     this.spec = spec.stdin === undefined ? spec : { ...spec, stdin: undefined };
     this.#stdinBytes = spec.stdin;
@@ -138,8 +142,9 @@ export class ManagedProcess {
   }
 
   /**
-   * Signals the whole group. A terminating signal (SIGTERM, SIGINT, …) is followed by SIGKILL after
-   * the grace period; others (SIGUSR1, SIGSTOP, …) are just delivered. False when not running.
+   * Signals the whole group. A terminating signal (SIGTERM, SIGINT, …) also reaches what the command
+   * started outside its group (by its tag), and is followed by SIGKILL after the grace period; others
+   * (SIGUSR1, SIGSTOP, …) are just delivered to the group. False when not running.
    */
   kill(signal: NodeJS.Signals): boolean {
     if (!this.isLive || this.pid === undefined) return false;
@@ -203,7 +208,7 @@ export class ManagedProcess {
     if (this.pid === undefined) return;
     this.#killSignal ??= signal;
     this.#cancelEscalation?.();
-    this.#cancelEscalation = terminateGroup(this.pid, signal, this.#limits.killGraceMs);
+    this.#cancelEscalation = terminateTree(this.pid, () => processesTaggedExactly(this.tag), signal, this.#limits.killGraceMs);
   }
 
   #wireStdin(child: ChildProcess): void {

@@ -2,17 +2,23 @@
  * The process table: every record by id, the limits on how many run, how long finished ones stay,
  * and the operations the routes need (launch, find, kill, kill-all, cleanup). One per server.
  *
+ * Every launch gets a run tag, `<server's tag>/<n>`, in its environment (RUN_TAG_VAR, set after
+ * everything else so no caller's env replaces it): a kill or a timeout of the command reaches what it
+ * started outside its process group, and kill-all and close reach what finished commands left running.
+ *
  * Finished background records stay for `finishedRetentionMs` (or until cleanup, without autoCleanup).
  * Finished exec records stay briefly (FinishedExecs) so a broken exec stream can resume by id; their
  * ids are free for reuse meanwhile, and the routes leave them out of lists unless asked.
  */
 import { randomBytes } from "node:crypto";
+import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { isServiceError, ServiceError } from "../../server-kit/service-error.ts";
+import { processesTaggedBelow, processesTaggedExactly } from "../../server-kit/tagged-processes.ts";
 import type { ServerLimits } from "../config.ts";
 import type { CommandEnvironment } from "./environment.ts";
 import { FinishedExecs } from "./finished-execs.ts";
 import { SpawnHooks, type SpawnRequest } from "./hooks.ts";
-import { isTerminatingSignal } from "./kill.ts";
+import { isTerminatingSignal, signalPids, terminateTagged } from "./kill.ts";
 import { ManagedProcess } from "./managed-process.ts";
 import type { CommandSpec } from "./options.ts";
 import { checkCwd, initialPlan, spawnChild } from "./spawn.ts";
@@ -26,6 +32,8 @@ export interface ProcessFilter {
 export class ProcessTable {
   readonly workspace: string;
   readonly limits: ServerLimits;
+  /** The server's run tag: every command's tag is below it. */
+  readonly runTag: string;
   readonly hooks = new SpawnHooks();
   /** Where every command's environment comes from. */
   readonly #environment: CommandEnvironment;
@@ -33,11 +41,13 @@ export class ProcessTable {
   readonly #cleanupTimers = new Map<string, NodeJS.Timeout>();
   readonly #finishedExecs: FinishedExecs;
   #live = 0;
+  #launches = 0;
   #closed = false;
 
-  constructor(workspace: string, limits: ServerLimits, environment: CommandEnvironment) {
+  constructor(workspace: string, limits: ServerLimits, environment: CommandEnvironment, runTag: string) {
     this.workspace = workspace;
     this.limits = limits;
+    this.runTag = runTag;
     this.#environment = environment;
     this.#finishedExecs = new FinishedExecs(limits, (record) => this.#remove(record));
   }
@@ -67,7 +77,7 @@ export class ProcessTable {
         limit: this.limits.maxLiveProcesses,
       });
     }
-    const record = new ManagedProcess(id, spec, this.limits);
+    const record = new ManagedProcess(id, spec, this.limits, `${this.runTag}/${++this.#launches}`);
     this.#records.set(id, record);
     this.#live++;
     void record.finished.then(() => this.#onFinished(record));
@@ -83,7 +93,10 @@ export class ProcessTable {
       workspace: this.workspace,
     };
     try {
-      const { plan, onExit } = await this.hooks.prepare(initialPlan(spec, this.workspace, this.#environment), request);
+      const initial = initialPlan(spec, this.workspace, this.#environment);
+      initial.env[RUN_TAG_VAR] = record.tag;
+      const { plan, onExit } = await this.hooks.prepare(initial, request);
+      plan.env[RUN_TAG_VAR] = record.tag; // a session's or the call's env does not replace it
       checkCwd(plan.cwd);
       const stdin = spec.keepStdinOpen || spec.stdin !== undefined ? "pipe" : "ignore";
       const child = await spawnChild(plan, spec.args === undefined ? plan.file : spec.command, stdin);
@@ -122,10 +135,22 @@ export class ProcessTable {
     return record;
   }
 
-  /** Kills every live process (of one session, with a filter); resolves with how many were signalled. */
+  /**
+   * Kills every live process (of one session, with a filter); resolves with how many were signalled.
+   * A terminating signal also ends what finished commands left running (all commands', or the
+   * session's records').
+   */
   async killAll(filter: ProcessFilter = {}, signal: NodeJS.Signals = "SIGTERM"): Promise<number> {
-    const targets = this.list(filter).filter((record) => record.kill(signal));
+    const matching = this.list(filter);
+    const targets = matching.filter((record) => record.kill(signal));
     if (!isTerminatingSignal(signal)) return targets.length;
+    const everything = filter.sessionId === undefined && filter.kind === undefined;
+    const tags = matching.map((record) => record.tag);
+    terminateTagged(
+      () => (everything ? processesTaggedBelow(this.runTag) : tags.flatMap((tag) => processesTaggedExactly(tag))),
+      signal,
+      this.limits.killGraceMs,
+    );
     await waitBounded(Promise.all(targets.map((record) => record.finished)), this.limits.killGraceMs + 1000);
     return targets.length;
   }
@@ -145,6 +170,7 @@ export class ProcessTable {
   async close(): Promise<void> {
     this.#closed = true;
     const live = [...this.#records.values()].filter((record) => record.kill("SIGKILL"));
+    signalPids(processesTaggedBelow(this.runTag), "SIGKILL");
     await waitBounded(Promise.all(live.map((record) => record.finished)), 5000);
     for (const timer of this.#cleanupTimers.values()) clearTimeout(timer);
     this.#cleanupTimers.clear();

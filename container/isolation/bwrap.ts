@@ -5,13 +5,22 @@
  *   - a /tmp (and a HOME) private to this sandbox that persist across its commands, and nothing
  *     else writable (the root is remounted read-only);
  *   - its own pid namespace and /proc (no host processes), no network unless allowed;
- *   - no capabilities, so it cannot remount its way out, even as root.
+ *   - its own user namespace, where it runs as SANDBOX_UID, the one id mapped (to the server's user);
+ *     so it holds no capabilities, cannot become root of the host, and bind mounts are nosuid;
+ *   - no capabilities, so it cannot remount its way out.
  * bwrap does not call setsid (no --new-session): the engine's process group then holds bwrap and
  * everything under it, and a group kill reaches them all. Whatever leaves the group still dies with
  * the pid namespace when bwrap goes.
  */
 import { lstatSync, readlinkSync } from "node:fs";
 import type { IsolationOptions } from "../../protocol/isolation.ts";
+
+/**
+ * The user and group commands run as: an ordinary unprivileged id (the first regular user of most
+ * distributions), whatever user the server runs as on the host.
+ */
+export const SANDBOX_UID = 1000;
+export const SANDBOX_GID = 1000;
 
 /** Host directories a program needs to run. Symlinks among them (merged /usr) are recreated as links. */
 export const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
@@ -47,6 +56,7 @@ export function bwrapBaseArgs(layout: BwrapLayout, extraMounts: readonly string[
   args.push(...extraMounts, ...options.bwrapArgs);
   // The root itself is bwrap's scratch tmpfs: read-only once every mount point exists.
   args.push("--remount-ro", "/");
+  args.push("--unshare-user", "--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_GID));
   args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
   if (!options.allowNetwork) args.push("--unshare-net");
   args.push("--hostname", "sandbox", "--die-with-parent", "--cap-drop", "ALL");

@@ -10,14 +10,15 @@
  * ours and leaves the session unchanged. (`builtin` keeps functions named printf/export out of it.)
  */
 import { readFile } from "node:fs/promises";
+import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { parseExportList } from "./export-list.ts";
 import type { SessionChanges } from "./store.ts";
 
 const MAGIC = "sandbox-state-v1";
 const END = "end";
 
-/** Variables bash maintains itself: never carried into a session. */
-const SHELL_MAINTAINED = new Set(["PWD", "OLDPWD", "SHLVL", "_"]);
+/** Variables bash maintains itself, and the server's run tag: never carried into a session. */
+const SHELL_MAINTAINED = new Set(["PWD", "OLDPWD", "SHLVL", "_", RUN_TAG_VAR]);
 
 /**
  * The one-line prelude (one line, so `$LINENO` in the command is off by one at most). The state file

@@ -1,11 +1,13 @@
 /**
  * Serving a route table over node:http: each request goes to its route's handler with the context
  * the server builds for it; an unknown path is 404 NOT_FOUND, a known path with another method 405
- * METHOD_NOT_ALLOWED (with `allow`), and whatever a handler throws becomes an error response.
+ * METHOD_NOT_ALLOWED (with `allow`), and whatever a handler throws becomes an error response. A
+ * server given a secret answers 401 UNAUTHORIZED to any request without it, before routing.
  */
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { carriesSecret } from "./bearer.ts";
 import { sendError, sendErrorCode } from "./response.ts";
 import type { Router } from "./router.ts";
 
@@ -28,12 +30,28 @@ export interface RoutedRequest {
 /** Builds a handler's context for a matched request: the RoutedRequest fields and what the server adds. */
 export type ContextOf<C extends RoutedRequest> = (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>) => C;
 
-export function routeRequests<C extends RoutedRequest>(router: Router<C>, contextOf: ContextOf<C>): RequestListener {
-  return (req, res) => void dispatch(router, contextOf, req, res);
+export interface RoutingOptions {
+  /** Requests must carry it (`Authorization: Bearer <secret>`); unset: every request is served. */
+  secret?: string | undefined;
 }
 
-async function dispatch<C extends RoutedRequest>(router: Router<C>, contextOf: ContextOf<C>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export function routeRequests<C extends RoutedRequest>(router: Router<C>, contextOf: ContextOf<C>, options: RoutingOptions = {}): RequestListener {
+  return (req, res) => void dispatch(router, contextOf, options, req, res);
+}
+
+async function dispatch<C extends RoutedRequest>(
+  router: Router<C>,
+  contextOf: ContextOf<C>,
+  options: RoutingOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   try {
+    if (options.secret !== undefined && !carriesSecret(req, options.secret)) {
+      // The body is never read: the connection cannot carry another request.
+      sendErrorCode(res, "UNAUTHORIZED", "this server answers only to its secret (Authorization: Bearer …)", undefined, { connection: "close" });
+      return;
+    }
     const url = new URL(req.url ?? "/", "http://localhost");
     const match = router.match(req.method ?? "GET", url.pathname);
     if (match.kind === "not-found") {

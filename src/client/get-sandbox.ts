@@ -23,8 +23,8 @@ export interface SandboxNamespace {
 /**
  * Settings of the sandbox: `sleepAfter`, `envVars`, and its isolation under the local runtime
  * (`isolation: "none" | "bwrap"`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
- * `allowSystemBinaries`, `bwrapArgs`; on Cloudflare the container is the isolation). They are kept by
- * the sandbox and sent before the first call of this client.
+ * `allowSystemBinaries`, within the walls the runtime's operator set; on Cloudflare the container is
+ * the isolation). They are kept by the sandbox and sent before the first call of this client.
  */
 export type GetSandboxOptions = SandboxConfig;
 

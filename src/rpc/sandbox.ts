@@ -17,9 +17,11 @@ export interface SandboxInfo {
  * Sandbox-wide settings, given to getSandbox() and kept by the Durable Object.
  *
  * The isolation fields (`isolation`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
- * `allowSystemBinaries`, `bwrapArgs`) confine commands under the local container runtime, where no real
- * container wraps them. On Cloudflare the container itself is the wall and these fields are not used.
- * Changing them while the container runs restarts it (its processes end), so the walls always match.
+ * `allowSystemBinaries`) confine commands under the local container runtime, where no real container
+ * wraps them, inside the walls its operator set: the runtime refuses a config below them
+ * (ISOLATION_NOT_ALLOWED; `bwrapArgs` always, they are the operator's). On Cloudflare the container
+ * itself is the wall and these fields are not used. Changing them while the container runs restarts
+ * it (its processes end), so the walls always match.
  */
 export interface SandboxConfig extends IsolationRequest {
   /** Idle time before the container sleeps, e.g. "10m", "30s" or seconds as a number. */

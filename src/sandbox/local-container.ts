@@ -3,10 +3,14 @@
  * loopback, so the Sandbox Durable Object runs unchanged in wrangler dev and in tests without
  * Docker. It implements what the Container base class uses: `running`, `start`, `monitor`,
  * `destroy`, `signal` and `getTcpPort(port).fetch`.
+ *
+ * Both ends on loopback answer only to a secret: the runtime to SANDBOX_RUNTIME_SECRET (which
+ * `npm start` or the test setup generates and hands to the Worker as a binding), each container
+ * server to the secret the runtime gave it, which a start answers with and this stand-in sends along.
  */
 import type { ErrorCode } from "../../protocol/errors.ts";
 import type { IsolationRequest, IsolationSupport } from "../../protocol/isolation.ts";
-import type { RuntimeContainerInfo, RuntimeStartRequest } from "../../protocol/runtime.ts";
+import type { RuntimeContainerInfo, RuntimeStartAnswer, RuntimeStartRequest } from "../../protocol/runtime.ts";
 import { readErrorBody } from "../rpc/error-response.ts";
 
 const START_TIMEOUT_MS = 30_000;
@@ -39,21 +43,30 @@ function unreachableMessage(url: string, cause: unknown): string {
   );
 }
 
+function refusedMessage(url: string): string {
+  return (
+    `The local container runtime at ${url} refused this Worker's secret: SANDBOX_RUNTIME_SECRET must be the runtime's ` +
+    "(`npm start` hands it over by itself)."
+  );
+}
+
 interface Run {
-  info: Promise<RuntimeContainerInfo>;
+  info: Promise<RuntimeStartAnswer>;
   exit: Promise<void>;
 }
 
 export class LocalContainer {
   readonly #url: string | undefined;
+  readonly #secret: string | undefined;
   readonly #key: string;
   #run: Run | undefined;
   #running = false;
   /** The sandbox's isolation, sent with every start (the Durable Object keeps it current). */
   isolation: IsolationRequest | undefined;
 
-  constructor(runtimeUrl: string | undefined, key: string) {
+  constructor(runtimeUrl: string | undefined, key: string, runtimeSecret?: string) {
     this.#url = runtimeUrl?.replace(/\/+$/, "");
+    this.#secret = runtimeSecret;
     this.#key = key;
   }
 
@@ -69,7 +82,7 @@ export class LocalContainer {
       enableInternet: options.enableInternet ?? true,
       ...(this.isolation ? { isolation: this.isolation } : {}),
     };
-    const info = this.#call<RuntimeContainerInfo>("POST", "/start", request, START_TIMEOUT_MS);
+    const info = this.#call<RuntimeStartAnswer>("POST", "/start", request, START_TIMEOUT_MS);
     const run: Run = { info, exit: info.then((started) => this.#watch(started)) };
     this.#run = run;
     this.#running = true;
@@ -115,10 +128,26 @@ export class LocalContainer {
         url.protocol = "http:";
         url.hostname = "127.0.0.1";
         url.port = String(target);
+        const authorization = `Bearer ${info.secret}`;
+        if (input instanceof Request) {
+          const request = new Request(url, input);
+          request.headers.set("authorization", authorization);
+          return fetch(request);
+        }
         // A string URL with init is sent as is (a body re-wrapped in a Request would go out chunked).
-        return input instanceof Request ? fetch(new Request(url, input)) : fetch(url, init);
+        const headers = new Headers(init?.headers);
+        headers.set("authorization", authorization);
+        return fetch(url, { ...init, headers });
       },
     };
+  }
+
+  /**
+   * Whether the runtime's operator lets a sandbox have this isolation; throws the runtime's refusal
+   * (ISOLATION_NOT_ALLOWED, INVALID_REQUEST for a path that does not exist) as a LocalRuntimeError.
+   */
+  async checkIsolation(request: IsolationRequest): Promise<void> {
+    await this.#call("POST", "/isolation/check", request, CALL_TIMEOUT_MS, "");
   }
 
   /** What isolation the machine running the local runtime offers. */
@@ -141,15 +170,23 @@ export class LocalContainer {
   async #call<T>(method: string, path: string, body: unknown, timeoutMs: number, base = `/containers/${encodeURIComponent(this.#key)}`): Promise<T> {
     if (this.#url === undefined) throw new LocalRuntimeError(missingRuntimeMessage(), "CONTAINER_UNAVAILABLE");
     const url = `${this.#url}${base}${path}`;
+    const headers: Record<string, string> = this.#secret === undefined ? {} : { authorization: `Bearer ${this.#secret}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
       response = await fetch(url, {
         method,
         signal: AbortSignal.timeout(timeoutMs),
-        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {
       throw new LocalRuntimeError(unreachableMessage(this.#url, error), "CONTAINER_UNAVAILABLE");
+    }
+    // Not the caller's fault: the Worker and the runtime disagree on the secret.
+    if (response.status === 401) {
+      await response.body?.cancel();
+      throw new LocalRuntimeError(refusedMessage(this.#url), "CONTAINER_UNAVAILABLE");
     }
     if (!response.ok) {
       const answer = await readErrorBody(response);
@@ -169,10 +206,10 @@ export class LocalContainer {
  * Container constructor throws without one). Without SANDBOX_CONTAINER_URL every start fails with
  * a message naming what to run.
  */
-export function installLocalContainer(ctx: DurableObjectState<{}>, runtimeUrl: string | undefined, key: string): boolean {
+export function installLocalContainer(ctx: DurableObjectState<{}>, runtimeUrl: string | undefined, key: string, runtimeSecret?: string): boolean {
   if (ctx.container !== undefined) return false;
   Object.defineProperty(ctx, "container", {
-    value: new LocalContainer(runtimeUrl, key),
+    value: new LocalContainer(runtimeUrl, key, runtimeSecret),
     configurable: true,
     enumerable: true,
   });

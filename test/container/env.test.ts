@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { call } from "./helpers.ts";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
@@ -38,11 +39,11 @@ describe("sandbox env", () => {
     expect(await t.post("/api/env", { vars: "nope" })).toMatchObject({ status: 400 });
   });
 
-  it("gives commands only PATH, HOME and LANG of its own (in-process server with a secret in its env)", async () => {
+  it("gives commands only PATH, HOME, LANG and their run tag of its own (in-process server with a secret in its env)", async () => {
     process.env.SECRET_TOKEN = "in-process-secret";
     try {
       const { body } = await t.exec({ command: "env", args: [] });
-      expect(envNames(body.stdout)).toEqual(["HOME", "LANG", "OVERRIDDEN", "PATH"]);
+      expect(envNames(body.stdout)).toEqual(["HOME", "LANG", "OVERRIDDEN", "PATH", RUN_TAG_VAR]);
       expect(body.stdout).not.toContain("in-process-secret");
       expect(body.stdout).toContain(`HOME=${t.workspace}`);
     } finally {
@@ -88,6 +89,6 @@ describe("the server program never leaks its own environment", () => {
     expect(shell.body.stdout).not.toContain("s3cr3t-value");
     expect(shell.body.stdout).not.toContain("aws-secret");
     const direct = await call(url, "POST", "/api/execute", { command: "env", args: [] });
-    expect(envNames(direct.body.stdout)).toEqual(["HOME", "LANG", "PATH"]);
+    expect(envNames(direct.body.stdout)).toEqual(["HOME", "LANG", "PATH", RUN_TAG_VAR]);
   });
 });

@@ -36,11 +36,13 @@ export interface JsonReply<T = any> {
   headers: Headers;
 }
 
-export async function call<T = any>(url: string, method: string, path: string, body?: unknown): Promise<JsonReply<T>> {
-  const init: RequestInit = { method };
+/** One request; `secret` is sent as the bearer a server started with one answers to. */
+export async function call<T = any>(url: string, method: string, path: string, body?: unknown, secret?: string): Promise<JsonReply<T>> {
+  const headers: Record<string, string> = secret === undefined ? {} : { authorization: `Bearer ${secret}` };
+  const init: RequestInit = { method, headers };
   if (body !== undefined) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);
-    init.headers = { "content-type": "application/json" };
+    headers["content-type"] = "application/json";
   }
   const response = await fetch(url + path, init);
   const text = await response.text();

@@ -64,8 +64,8 @@ describe("SSE frames", () => {
 
   for (const encoding of ["utf8", "base64"] as const) {
     it(`frame output exactly as the event objects, ${encoding}`, () => {
-      const log = new ManagedProcess("proc-1", startSpec({ command: "x", encoding }, limits), limits);
-      const exec = new ManagedProcess("proc-2", execSpec({ command: "x", encoding }, limits, "stream"), limits);
+      const log = new ManagedProcess("proc-1", startSpec({ command: "x", encoding }, limits), limits, "test/1");
+      const exec = new ManagedProcess("proc-2", execSpec({ command: "x", encoding }, limits, "stream"), limits, "test/2");
       for (const record of [log, exec]) {
         record.log.appendStatus({ status: "running", pid: 42 });
         record.log.appendOutput("stdout", Buffer.from('line "one"\n\ttwo\\ 😀'));

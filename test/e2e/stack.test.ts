@@ -3,7 +3,8 @@
  * driven over HTTP like a user with curl would, then stopped with one SIGINT (Ctrl-C).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +14,8 @@ import { getHttpSandbox } from "../../src/client/http.ts";
 import { freePort } from "../../runtime/ports.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const token = "e2e-token-0123456789abcdef";
+// Unique per run: the test looks for it on every command line of the machine.
+const token = `e2e-token-${randomBytes(12).toString("hex")}`;
 let stack: ChildProcess;
 let url: string;
 let output = "";
@@ -60,10 +62,82 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${token}` };
 
+/** Every descendant of `root`, from /proc. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone
+    }
+  }
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) for (const child of children.get(queue.shift()!) ?? []) out.push(child), queue.push(child);
+  return out;
+}
+
+/** TCP ports (v4 and v6) in LISTEN state whose sockets belong to one of `pids`. */
+function listeningPortsOf(pids: number[]): number[] {
+  const inodes = new Set<string>();
+  for (const pid of pids) {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (match) inodes.add(match[1]!);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local address, state 0A = LISTEN, inode in field 9.
+      if (fields[3] === "0A" && inodes.has(fields[9]!)) ports.add(Number.parseInt(fields[1]!.split(":")[1]!, 16));
+    }
+  }
+  return [...ports];
+}
+
 describe("npm start", () => {
   it("prints the URL and the token", () => {
     expect(output).toContain(url);
     expect(output).toContain(token);
+  });
+
+  it("keeps the token off every command line, and opens no inspector", async () => {
+    const withToken = readdirSync("/proc")
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((entry) => {
+        try {
+          return readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(token);
+        } catch {
+          return false;
+        }
+      });
+    expect(withToken).toEqual([]);
+    // No port the stack listens on speaks the DevTools protocol (an inspector reads every binding).
+    const ports = listeningPortsOf([stack.pid!, ...descendants(stack.pid!)]);
+    expect(ports).toContain(Number(new URL(url).port));
+    const inspectors = [];
+    for (const port of ports) {
+      const answer = await fetch(`http://127.0.0.1:${port}/json/version`, { signal: AbortSignal.timeout(2_000) })
+        .then((response) => response.text())
+        .catch(() => "");
+      if (/webSocketDebuggerUrl|Protocol-Version/i.test(answer)) inspectors.push(port);
+    }
+    expect(inspectors).toEqual([]);
   });
 
   it("refuses requests without the token", async () => {

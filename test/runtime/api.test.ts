@@ -7,20 +7,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { CONTAINER_SERVER_PORT, type RuntimeContainerInfo } from "../../protocol/runtime.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
-import { call, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
+import { call, runtimeCall, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
 
 let dataDir: DataDir;
 let runtime: RunningRuntime;
 beforeAll(async () => {
   dataDir = tempDataDir();
-  runtime = await startRuntime({ dataDir: dataDir.path, stopGraceMs: 2_000 });
+  runtime = await startRuntime({ dataDir: dataDir.path, isolation: "none", stopGraceMs: 2_000 });
 });
 afterAll(async () => {
   await runtime.close();
   dataDir.remove();
 });
 
-const api = (method: string, path: string, body?: unknown) => call(runtime.url, method, path, body);
+const api = (method: string, path: string, body?: unknown) => runtimeCall(runtime, method, path, body);
 
 function expectError(reply: JsonReply, code: keyof typeof ERROR_CODES): void {
   expect(reply.status, JSON.stringify(reply.body)).toBe(ERROR_CODES[code]);
@@ -32,7 +32,7 @@ describe("runtime API", () => {
   it("reports its health and what isolation the machine offers", async () => {
     expect(await api("GET", "/health")).toMatchObject({
       status: 200,
-      body: { status: "ok", containers: 0, isolation: "none", dataDir: runtime.dataDir },
+      body: { status: "ok", containers: 0, maxContainers: 32, isolation: "none", allowedPaths: [], dataDir: runtime.dataDir },
     });
     const isolation = await api("GET", "/isolation");
     expect(isolation).toMatchObject({ status: 200, body: { none: { available: true }, bwrap: { available: expect.any(Boolean) } } });
@@ -46,7 +46,7 @@ describe("runtime API", () => {
     const port = info.ports![String(CONTAINER_SERVER_PORT)]!;
     const server = `http://127.0.0.1:${port}`;
 
-    const exec = await call(server, "POST", "/api/execute", { command: "echo through" });
+    const exec = await call(server, "POST", "/api/execute", { command: "echo through" }, started.body.secret);
     expect(exec).toMatchObject({ status: 200, body: { exitCode: 0, stdout: "through\n" } });
 
     // A second start of a running key answers with the same run.
@@ -97,5 +97,28 @@ describe("runtime API", () => {
     expectError(await api("POST", "/containers/api-bad/start", { env: { BIG: "x".repeat(2 * 1024 * 1024) } }), "PAYLOAD_TOO_LARGE");
     // None of them started anything.
     expect((await api("GET", "/containers/api-bad")).body).toEqual({ key: "api-bad", running: false });
+  });
+});
+
+describe("the runtime's limit of live sandboxes", () => {
+  it("refuses one more with 429 TOO_MANY_SANDBOXES, and takes it once one is gone", async () => {
+    const limited = await startRuntime({ dataDir: `${dataDir.path}/limited`, isolation: "none", maxContainers: 2, stopGraceMs: 1_000 });
+    try {
+      const start = (key: string) => runtimeCall(limited, "POST", `/containers/${key}/start`, {});
+      expect((await start("lim-a")).status).toBe(200);
+      expect((await start("lim-b")).status).toBe(200);
+      const refused = await start("lim-c");
+      expectError(refused, "TOO_MANY_SANDBOXES");
+      expect(refused.body.context).toEqual({ limit: 2 });
+      expect(refused.body.message).toMatch(/SANDBOX_MAX_SANDBOXES/);
+      expect((await runtimeCall(limited, "GET", "/containers/lim-c")).body).toEqual({ key: "lim-c", running: false });
+      // A running one starts again as it is; a destroyed one makes room.
+      expect((await start("lim-a")).status).toBe(200);
+      await runtimeCall(limited, "DELETE", "/containers/lim-b");
+      expect((await start("lim-c")).status).toBe(200);
+      expect((await runtimeCall(limited, "GET", "/health")).body).toMatchObject({ containers: 2, maxContainers: 2 });
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -1,13 +1,16 @@
 /**
  * Helpers for the local runtime's tests: temporary data directories, and what /proc says about a
- * process (a zombie has exited, it only waits for its parent to collect it). HTTP calls, polling and
- * the process list come from the container tests' helpers.
+ * process (a zombie has exited, it only waits for its parent to collect it), calls to the runtime and
+ * its container servers with their secrets. Polling and the process list come from the container
+ * tests' helpers.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { processesWithEnv } from "../../runtime/tagged-processes.ts";
-import { processes } from "../container/helpers.ts";
+import type { ContainerProcess } from "../../runtime/container-process.ts";
+import type { RunningRuntime } from "../../runtime/server.ts";
+import { processesWithEnv } from "../../server-kit/tagged-processes.ts";
+import { call, processes, type JsonReply } from "../container/helpers.ts";
 
 export interface DataDir {
   path: string;
@@ -32,6 +35,16 @@ export function isRunning(pid: number): boolean {
 export function runningWithEnv(name: string, value: string): number[] {
   const running = runningPids();
   return processesWithEnv(name, value).filter((pid) => running.has(pid));
+}
+
+/** A call to the runtime's API, with its secret. */
+export function runtimeCall(runtime: RunningRuntime, method: string, path: string, body?: unknown): Promise<JsonReply> {
+  return call(runtime.url, method, path, body, runtime.secret);
+}
+
+/** A call to a container's server, with the secret it was started with. */
+export function containerCall(container: ContainerProcess, method: string, path: string, body?: unknown): Promise<JsonReply> {
+  return call(`http://127.0.0.1:${container.port}`, method, path, body, container.secret);
 }
 
 export { call, eventually, type JsonReply } from "../container/helpers.ts";

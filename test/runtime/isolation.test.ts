@@ -6,20 +6,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import { ISOLATION_ENV, type IsolationSupport } from "../../protocol/isolation.ts";
 import type { RuntimeStartRequest } from "../../protocol/runtime.ts";
 import { directLauncher, serverEnv, type LaunchSpec } from "../../runtime/launch.ts";
 import { BWRAP_PATH_VAR, parseIsolationMode, resolveIsolation } from "../../runtime/isolation.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
-import { call, tempDataDir, type DataDir } from "./helpers.ts";
+import { containerCall, tempDataDir, type DataDir } from "./helpers.ts";
 
 describe("the runtime's isolation mode", () => {
-  it("is none unless asked for, and only a known mode", () => {
-    expect(parseIsolationMode(undefined)).toBe("none");
-    expect(parseIsolationMode("")).toBe("none");
-    expect(parseIsolationMode("bwrap")).toBe("bwrap");
-    expect(() => parseIsolationMode("docker")).toThrow(/Unknown isolation "docker".*none, bwrap/);
+  const withBwrap: IsolationSupport = { none: { available: true }, bwrap: { available: true, version: "0.8.0" } };
+  const withoutBwrap: IsolationSupport = { none: { available: true }, bwrap: { available: false, reason: "bwrap (bubblewrap) is not installed" } };
+
+  it("is bwrap unless none is asked for, and only a known mode", () => {
+    expect(parseIsolationMode(undefined, withBwrap)).toBe("bwrap");
+    expect(parseIsolationMode("", withBwrap)).toBe("bwrap");
+    expect(parseIsolationMode("none", withBwrap)).toBe("none");
+    expect(parseIsolationMode("none", withoutBwrap)).toBe("none");
+    expect(parseIsolationMode("bwrap", withBwrap)).toBe("bwrap");
+    expect(() => parseIsolationMode("docker", withBwrap)).toThrow(/Unknown isolation "docker".*none, bwrap/);
+  });
+
+  it("without bubblewrap, is an error that says how to install it or how to ask for none", () => {
+    expect(() => parseIsolationMode(undefined, withoutBwrap)).toThrow(/not installed.*apt-get install bubblewrap.*SANDBOX_ISOLATION=none/s);
   });
 });
 
@@ -120,8 +129,8 @@ describe("a container server started with a sandbox's isolation", () => {
 
   /** Starts the key's server with `request` and returns its URL and the isolation it reports. */
   const startWith = async (key: string, request: RuntimeStartRequest) => {
-    const url = `http://127.0.0.1:${(await pool.start(key, request)).port}`;
-    return { url, isolation: (await call(url, "GET", "/api/info")).body.isolation };
+    const container = await pool.start(key, request);
+    return { container, isolation: (await containerCall(container, "GET", "/api/info")).body.isolation };
   };
 
   it("reports the runtime's defaults when the sandbox asks for nothing", async () => {
@@ -135,10 +144,10 @@ describe("a container server started with a sandbox's isolation", () => {
   });
 
   it.skipIf(!detectIsolation().bwrap.available)("runs under bwrap without network when asked", async () => {
-    const { url, isolation } = await startWith("iso-bwrap", { isolation: { isolation: "bwrap", allowNetwork: false } });
+    const { container, isolation } = await startWith("iso-bwrap", { isolation: { isolation: "bwrap", allowNetwork: false } });
     expect(isolation).toMatchObject({ mode: "bwrap", allowNetwork: false, pidNamespace: true });
     // In its own pid namespace a command sees only its own processes.
-    const ps = await call(url, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
+    const ps = await containerCall(container, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
     expect(Number(ps.body.stdout.trim())).toBeLessThan(10);
   });
 });

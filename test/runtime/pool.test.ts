@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
-import { call, isRunning, tempDataDir, type DataDir } from "./helpers.ts";
+import { containerCall, isRunning, tempDataDir, type DataDir } from "./helpers.ts";
 
 let dataDir: DataDir;
 let pool: ContainerPool;
@@ -21,8 +21,6 @@ afterAll(async () => {
   await pool.stopAll();
   dataDir.remove();
 });
-
-const serverUrl = (port: number) => `http://127.0.0.1:${port}`;
 
 describe("container pool", () => {
   it("starts one container per key: concurrent starts join, and a running one is returned as is", async () => {
@@ -38,10 +36,10 @@ describe("container pool", () => {
       ports: { [String(CONTAINER_SERVER_PORT)]: first.port },
     });
 
-    const ping = await call(serverUrl(first.port), "GET", "/api/ping");
+    const ping = await containerCall(first, "GET", "/api/ping");
     expect(ping).toMatchObject({ status: 200, body: { status: "ok" } });
     // The key's workspace is its folder under the data directory.
-    const pwd = await call(serverUrl(first.port), "POST", "/api/execute", { command: "pwd" });
+    const pwd = await containerCall(first, "POST", "/api/execute", { command: "pwd" });
     const workspace = join(dataDir.path, "pool-one", "workspace");
     expect(realpathSync(pwd.body.stdout.trim())).toBe(realpathSync(workspace));
     expect(existsSync(join(dataDir.path, "pool-one", "container.pid"))).toBe(true);
@@ -52,8 +50,8 @@ describe("container pool", () => {
     const b = await pool.start("pool-b", {});
     expect(b.port).not.toBe(a.port);
     expect(b.runId).not.toBe(a.runId);
-    await call(serverUrl(a.port), "POST", "/api/execute", { command: "echo a > mark" });
-    const seen = await call(serverUrl(b.port), "POST", "/api/execute", { command: "cat mark 2>/dev/null || echo none" });
+    await containerCall(a, "POST", "/api/execute", { command: "echo a > mark" });
+    const seen = await containerCall(b, "POST", "/api/execute", { command: "cat mark 2>/dev/null || echo none" });
     expect(seen.body.stdout).toBe("none\n");
     await Promise.all([pool.destroy("pool-a"), pool.destroy("pool-b")]);
   });

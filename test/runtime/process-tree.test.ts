@@ -1,5 +1,5 @@
 /**
- * Process trees (runtime/process-tree.ts, runtime/tagged-processes.ts): a container stop takes the
+ * Process trees (runtime/process-tree.ts, server-kit/tagged-processes.ts): a container stop takes the
  * server and every process it started, each command in a process group of its own, as a real
  * container's teardown would.
  */
@@ -9,8 +9,8 @@ import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { descendantsOf, signalAll } from "../../runtime/process-tree.ts";
-import { processesTagged } from "../../runtime/tagged-processes.ts";
-import { call, eventually, runningPids, runningWithEnv, tempDataDir, type DataDir } from "./helpers.ts";
+import { processesTagged } from "../../server-kit/tagged-processes.ts";
+import { containerCall, eventually, runningPids, runningWithEnv, tempDataDir, type DataDir } from "./helpers.ts";
 
 function noneRunning(pids: number[]): boolean {
   const running = runningPids();
@@ -51,11 +51,10 @@ describe("destroying a sandbox", () => {
   it("stops its server and every process the server started", async () => {
     const container = await pool.start("tree-destroy", {});
     const serverPid = container.info().pid!;
-    const url = `http://127.0.0.1:${container.port}`;
     expect(processesTagged(container.runId)).toEqual([serverPid]);
     // Two background processes with children of their own, each in its own process group.
     for (const command of ["sleep 300 & sleep 301 & wait", "(sleep 302; true) & wait"]) {
-      expect((await call(url, "POST", "/api/process/start", { command })).status).toBe(200);
+      expect((await containerCall(container, "POST", "/api/process/start", { command })).status).toBe(200);
     }
     // bash → 2 sleeps; bash → subshell → sleep.
     expect(await eventually(() => descendantsOf(serverPid).length >= 6)).toBe(true);

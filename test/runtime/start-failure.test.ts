@@ -10,7 +10,7 @@ import { ERROR_CODES } from "../../protocol/errors.ts";
 import { serverEnv, type Launcher } from "../../runtime/launch.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { startRefusalOf } from "../../runtime/start-failure.ts";
-import { call, eventually, runningWithEnv, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
+import { eventually, runningWithEnv, runtimeCall, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
 
 /** A launcher running `script` with node in place of the container server. */
 function scriptLauncher(script: string): Launcher {
@@ -31,12 +31,12 @@ afterAll(async () => {
 });
 
 async function runtimeWith(name: string, options: Parameters<typeof startRuntime>[0] = {}): Promise<RunningRuntime> {
-  const runtime = await startRuntime({ dataDir: join(dataDir.path, name), stopGraceMs: 1_000, ...options });
+  const runtime = await startRuntime({ dataDir: join(dataDir.path, name), isolation: "none", stopGraceMs: 1_000, ...options });
   runtimes.push(runtime);
   return runtime;
 }
 
-const start = (runtime: RunningRuntime, key: string, body: unknown = {}) => call(runtime.url, "POST", `/containers/${key}/start`, body);
+const start = (runtime: RunningRuntime, key: string, body: unknown = {}) => runtimeCall(runtime, "POST", `/containers/${key}/start`, body);
 
 function expectError(reply: JsonReply, code: keyof typeof ERROR_CODES): void {
   expect(reply.status, JSON.stringify(reply.body)).toBe(ERROR_CODES[code]);
@@ -50,7 +50,7 @@ async function expectNothingRunning(runtime: RunningRuntime, key: string): Promi
   expect(await eventually(() => runningWithEnv("WORKSPACE", workspace).length === 0, 3_000)).toBe(true);
   expect(existsSync(join(runtime.dataDir, key, "container.pid"))).toBe(false);
   expect(runtime.pool.size).toBe(0);
-  expect((await call(runtime.url, "GET", `/containers/${key}`)).body).toMatchObject({ key, running: false });
+  expect((await runtimeCall(runtime, "GET", `/containers/${key}`)).body).toMatchObject({ key, running: false });
 }
 
 describe("a container server that refuses to start", () => {

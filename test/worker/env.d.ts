@@ -12,5 +12,11 @@ declare module "vitest" {
     runtimeUrl: string;
     /** A runtime whose container servers find no bubblewrap. */
     noBwrapRuntimeUrl: string;
+    /** A runtime whose operator confines every sandbox with bwrap (SANDBOX_ISOLATION=bwrap). */
+    bwrapRuntimeUrl: string;
+    /** A runtime that runs one sandbox at most (SANDBOX_MAX_SANDBOXES=1). */
+    oneSandboxRuntimeUrl: string;
+    /** The secret both runtimes answer to (the Worker's SANDBOX_RUNTIME_SECRET). */
+    runtimeSecret: string;
   }
 }

@@ -5,6 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
+import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import { sandboxPool } from "./helpers.ts";
 
@@ -30,10 +31,10 @@ describe("setEnvVars", () => {
     await expect(again.setEnvVars({ "BAD=NAME": "x" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
   });
 
-  it("commands see PATH, HOME, LANG and the sandbox's vars, nothing of the server's environment", async () => {
+  it("commands see PATH, HOME, LANG, their run tag and the sandbox's vars, nothing of the server's environment", async () => {
     const sandbox = sandboxes.create("noleak", { envVars: { MINE: "1" } });
     const names = (await sandbox.exec("env -0 | tr '\\0' '\\n' | cut -d= -f1")).stdout.split("\n").filter(Boolean);
-    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["HOME", "LANG", "MINE", "PATH"]);
+    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["HOME", "LANG", "MINE", "PATH", RUN_TAG_VAR]);
   });
 
   it("keeps sandbox env vars out of the container server's own environment", async () => {

@@ -21,9 +21,16 @@ export function freshSandbox(label: string, options?: GetSandboxOptions): Sandbo
   return getSandbox(env.Sandbox, uniqueId(label), options);
 }
 
+/** A call to the local runtime's API with its secret, as the Durable Object makes them. */
+export function runtimeFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set("authorization", `Bearer ${inject("runtimeSecret")}`);
+  return fetch(`${inject("runtimeUrl")}${path}`, { ...init, headers });
+}
+
 /** What the local runtime says about a sandbox's container (independent of the Durable Object). */
 export async function runtimeState(sandboxId: string): Promise<RuntimeContainerInfo> {
-  const response = await fetch(`${inject("runtimeUrl")}/containers/${sandboxId}`);
+  const response = await runtimeFetch(`/containers/${sandboxId}`);
   return (await response.json()) as RuntimeContainerInfo;
 }
 

@@ -128,7 +128,7 @@ describe("bwrap where it is missing", () => {
     const stub = env.Sandbox.get(env.Sandbox.idFromName(id));
     // This sandbox's container comes from the runtime whose servers find no bubblewrap.
     await runInDurableObject(stub, (instance, state) => {
-      const container = new LocalContainer(inject("noBwrapRuntimeUrl"), id);
+      const container = new LocalContainer(inject("noBwrapRuntimeUrl"), id, inject("runtimeSecret"));
       Object.defineProperty(state, "container", { value: container, configurable: true });
       (instance as unknown as { container: LocalContainer }).container = container;
     });

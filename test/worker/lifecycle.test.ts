@@ -4,12 +4,11 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { ContainerUnavailableError, StaleProcessHandleError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import { LocalContainer } from "../../src/sandbox/local-container.ts";
-import { apiCall, collect, eventually, runtimeState, uniqueId } from "./helpers.ts";
+import { apiCall, collect, eventually, runtimeFetch, runtimeState, uniqueId } from "./helpers.ts";
 
 describe("isolation", () => {
   it("two sandboxes never see each other's files or processes", async () => {
@@ -62,7 +61,7 @@ describe("generations", () => {
     const handle = await sandbox.startProcess("sleep 30");
     const { generationNumber } = await sandbox.info();
     // Kill the container server directly at the runtime, as a crash would.
-    await fetch(`${inject("runtimeUrl")}/containers/${id}`, { method: "DELETE" });
+    await runtimeFetch(`/containers/${id}`, { method: "DELETE" });
     expect(await eventually(async () => (await sandbox.exec("echo back")).stdout === "back\n", 15_000, 200)).toBe(true);
     expect((await sandbox.info()).generationNumber).toBe(generationNumber + 1);
     await expect(handle.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
@@ -137,5 +136,20 @@ describe("without a runtime", () => {
     const response = await apiCall(`/v1/sandboxes/${id}`, { method: "DELETE" });
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ success: false, code: "CONTAINER_UNAVAILABLE", httpStatus: 503 });
+  });
+});
+
+describe("with a runtime that does not know the Worker's secret", () => {
+  it("fails with CONTAINER_UNAVAILABLE naming SANDBOX_RUNTIME_SECRET, not the caller's 401", async () => {
+    const id = uniqueId("wrong-secret");
+    await runInDurableObject(env.Sandbox.get(env.Sandbox.idFromName(id)), (instance, state) => {
+      const stranger = new LocalContainer(inject("runtimeUrl"), id, "not-the-runtime-secret");
+      Object.defineProperty(state, "container", { value: stranger, configurable: true });
+      (instance as unknown as { container: LocalContainer }).container = stranger;
+    });
+    const error = await getSandbox(env.Sandbox, id).exec("echo hi").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContainerUnavailableError);
+    expect((error as Error).message).toContain("SANDBOX_RUNTIME_SECRET");
+    expect(await runtimeState(id)).toMatchObject({ running: false });
   });
 });

@@ -1,0 +1,39 @@
+/**
+ * The operator's settings of the runtime, read from the environment of `npm start` / `npm run runtime`:
+ *   SANDBOX_ISOLATION      bwrap (default where bubblewrap runs) or none: the floor of every sandbox
+ *   SANDBOX_ALLOWED_PATHS  host paths sandboxes may mount (colon-separated or a JSON array; default none)
+ *   SANDBOX_MAX_SANDBOXES  live sandboxes at most (default 32); one more start is 429 TOO_MANY_SANDBOXES
+ * The isolation defaults of every sandbox (SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS,
+ * SANDBOX_BWRAP_ARGS, …) and SANDBOX_BWRAP_PATH are read where they are applied (isolation.ts).
+ */
+import path from "node:path";
+import type { RuntimeOptions } from "./server.ts";
+
+export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "maxContainers">;
+
+export function runtimeSettingsFromEnv(env: Record<string, string | undefined>): RuntimeSettings {
+  const settings: RuntimeSettings = {};
+  if (env.SANDBOX_ISOLATION) settings.isolation = env.SANDBOX_ISOLATION;
+  if (env.SANDBOX_ALLOWED_PATHS) settings.allowedPaths = parsePaths(env.SANDBOX_ALLOWED_PATHS, "SANDBOX_ALLOWED_PATHS");
+  if (env.SANDBOX_MAX_SANDBOXES) {
+    const max = Number(env.SANDBOX_MAX_SANDBOXES);
+    if (!Number.isInteger(max) || max < 1) throw new Error(`SANDBOX_MAX_SANDBOXES must be a whole number ≥ 1, not "${env.SANDBOX_MAX_SANDBOXES}"`);
+    settings.maxContainers = max;
+  }
+  return settings;
+}
+
+/** A JSON array of absolute paths, or a colon-separated list. */
+function parsePaths(value: string, name: string): string[] {
+  const text = value.trim();
+  let paths: unknown;
+  try {
+    paths = text.startsWith("[") ? JSON.parse(text) : text.split(":").filter((p) => p !== "");
+  } catch {
+    throw new Error(`${name} must be a JSON array of paths or a colon-separated list`);
+  }
+  if (!Array.isArray(paths) || !paths.every((p) => typeof p === "string" && path.isAbsolute(p))) {
+    throw new Error(`${name} must list absolute paths`);
+  }
+  return paths;
+}

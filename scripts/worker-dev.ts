@@ -1,0 +1,53 @@
+/**
+ * The Worker under wrangler's dev server, as `npm start` runs it: a child process that receives its
+ * settings in one IPC message, so the API token and the runtime's secret reach the Worker as bindings
+ * in memory (wrangler's startWorker API), never on a command line (`ps` shows every argv to every
+ * local user) or in an environment. The Worker's inspector, which can read every binding, stays
+ * closed unless a port is given for it. Answers `{ready}` or `{error}`; SIGTERM stops it.
+ */
+import { unstable_startWorker } from "wrangler";
+
+export interface WorkerDevSettings {
+  config: string;
+  host: string;
+  port: number;
+  /** Unset: no inspector. */
+  inspectorPort?: number;
+  persistTo: string;
+  /** Plain vars and secrets of the Worker. */
+  vars: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+export type WorkerDevAnswer = { ready: true } | { error: string };
+
+function answer(message: WorkerDevAnswer): void {
+  process.send?.(message);
+}
+
+process.once("message", async (settings: WorkerDevSettings) => {
+  const bindings = {
+    ...Object.fromEntries(Object.entries(settings.vars).map(([name, value]) => [name, { type: "plain_text", value }])),
+    ...Object.fromEntries(Object.entries(settings.secrets).map(([name, value]) => [name, { type: "secret_text", value }])),
+  };
+  try {
+    const worker = await unstable_startWorker({
+      config: settings.config,
+      bindings,
+      dev: {
+        server: { hostname: settings.host, port: settings.port },
+        inspector: settings.inspectorPort === undefined ? false : { hostname: settings.host, port: settings.inspectorPort },
+        persist: settings.persistTo,
+        enableContainers: false,
+        watch: true,
+      },
+    });
+    await worker.ready;
+    // `npm start` gone without stopping us: the Worker goes too.
+    process.once("disconnect", () => void worker.dispose().finally(() => process.exit(0)));
+    answer({ ready: true });
+  } catch (error) {
+    answer({ error: (error as Error).message });
+    process.exit(1);
+  }
+});

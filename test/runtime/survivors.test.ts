@@ -1,0 +1,128 @@
+/**
+ * No survivors of a container: what its commands started outside their process groups (`setsid`,
+ * double forks, `nohup`) ends when the sandbox is destroyed, when its container server crashes, and
+ * when a runtime that was killed outright is started again; after a container restart nothing of the
+ * old run keeps running. Under bwrap a daemon started in the background ends with the command that
+ * started it: the command's pid namespace goes with it.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { directLauncher } from "../../runtime/launch.ts";
+import { ContainerPool } from "../../runtime/pool.ts";
+import { startRuntime } from "../../runtime/server.ts";
+import type { ContainerProcess } from "../../runtime/container-process.ts";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { call, containerCall, eventually, runningPids, tempDataDir, type DataDir } from "./helpers.ts";
+
+/** Starts daemons three ways and prints their pids: a new session, a double fork, nohup. */
+const DAEMONS =
+  "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!; " +
+  "(setsid sh -c 'sleep 301 & echo $!' >&3 3>&- </dev/null 2>/dev/null &) 3>&1 | head -1; " +
+  "nohup setsid sleep 302 >/dev/null 2>&1 </dev/null & echo $!";
+
+const alive = (pids: number[]) => {
+  const running = runningPids();
+  return pids.filter((pid) => running.has(pid));
+};
+
+async function startDaemons(container: ContainerProcess): Promise<number[]> {
+  const { body } = await containerCall(container, "POST", "/api/execute", { command: DAEMONS });
+  const pids = body.stdout.trim().split("\n").map(Number);
+  expect(pids).toHaveLength(3);
+  expect(alive(pids)).toEqual(pids);
+  return pids;
+}
+
+let dataDir: DataDir;
+let pool: ContainerPool;
+beforeAll(() => {
+  dataDir = tempDataDir();
+  pool = new ContainerPool({ dataDir: dataDir.path, launcher: directLauncher, isolation: { mode: "none", env: {} }, stopGraceMs: 1_000 });
+});
+afterAll(async () => {
+  await pool.stopAll();
+  dataDir.remove();
+});
+
+describe("daemons of an unconfined sandbox", () => {
+  it("end when the sandbox is destroyed, and a new run starts without them", async () => {
+    const pids = await startDaemons(await pool.start("surv-destroy", {}));
+    await pool.destroy("surv-destroy");
+    expect(await eventually(() => alive(pids).length === 0, 3_000)).toBe(true);
+    await pool.start("surv-destroy", {});
+    expect(alive(pids)).toEqual([]);
+  });
+
+  it("end when the container server crashes", async () => {
+    const container = await pool.start("surv-crash", {});
+    const pids = await startDaemons(container);
+    process.kill(container.info().pid!, "SIGKILL");
+    await container.exited;
+    expect(await eventually(() => alive(pids).length === 0, 3_000)).toBe(true);
+  });
+
+  it("end when a runtime killed outright is started again", async () => {
+    const dir = join(dataDir.path, "restart");
+    // A runtime of its own, as a separate process that can be killed without a word.
+    const child = spawn(process.execPath, [fileURLToPath(new URL("../../runtime/main.ts", import.meta.url))], {
+      env: { ...process.env, RUNTIME_PORT: "0", SANDBOX_DATA_DIR: dir, SANDBOX_ISOLATION: "none" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    expect(await eventually(() => output.includes("its secret is in"), 15_000)).toBe(true);
+    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+    const secret = readFileSync(join(dir, "runtime.secret"), "utf8").trim();
+    const started = await call(url, "POST", "/containers/surv-restart/start", {}, secret);
+    const server = `http://127.0.0.1:${started.body.ports["3000"]}`;
+    const { body } = await call(server, "POST", "/api/execute", { command: DAEMONS }, started.body.secret);
+    const pids: number[] = body.stdout.trim().split("\n").map(Number);
+    expect(alive(pids)).toEqual(pids);
+
+    // The runtime and its server die without cleaning up: the daemons are left.
+    child.kill("SIGKILL");
+    process.kill(started.body.pid, "SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(alive(pids)).toEqual(pids);
+
+    const again = await startRuntime({ dataDir: dir, isolation: "none" });
+    try {
+      expect(await eventually(() => alive(pids).length === 0, 3_000)).toBe(true);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe.skipIf(!detectIsolation().bwrap.available)("a daemon under bwrap", () => {
+  it("ends with the command that started it: its pid namespace goes", async () => {
+    const confined = new ContainerPool({ dataDir: join(dataDir.path, "bwrap"), launcher: directLauncher, isolation: { mode: "bwrap", env: {} } });
+    try {
+      const container = await confined.start("surv-bwrap", {});
+      const tag = `sleep-${process.pid}-${Date.now()}`;
+      // A daemon, and the command returns: the daemon is named by a marker on its command line.
+      const { body } = await containerCall(container, "POST", "/api/execute", {
+        command: `setsid sh -c 'exec -a ${tag} sleep 300' >/dev/null 2>&1 </dev/null & echo started`,
+      });
+      expect(body.stdout).toBe("started\n");
+      const withMarker = () =>
+        [...runningPids()].filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith(tag);
+          } catch {
+            return false;
+          }
+        });
+      expect(await eventually(() => withMarker().length === 0, 3_000)).toBe(true);
+      // A background process of the API's own (startProcess) is how something keeps running.
+      const server = await containerCall(container, "POST", "/api/process/start", { command: `exec -a ${tag} sleep 300`, processId: "kept" });
+      expect(server.status).toBe(200);
+      expect(await eventually(() => withMarker().length === 1, 3_000)).toBe(true);
+    } finally {
+      await confined.stopAll();
+    }
+  });
+});
