@@ -125,6 +125,17 @@ describe.concurrent("EdgeSandbox isolation", () => {
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect((error as Error).message).toMatch(/absolute/);
     expect(relative.status).toBe("error");
+
+    // The operator's walls: raw bwrap arguments are never the API caller's, host paths only from the allowlist.
+    for (const [name, nativeSandbox] of [
+      ["mastra-raw-args", { bwrapArgs: ["--ro-bind", "/", "/hostroot"] }],
+      ["mastra-not-allowed", { readWritePaths: ["/srv"] }],
+    ] as const) {
+      const refused = sandbox(name, { isolation: "bwrap", nativeSandbox });
+      const failure = await refused._start().catch((e: unknown) => e);
+      expect(failure).toMatchObject({ code: "ISOLATION_NOT_ALLOWED" });
+      expect(refused.status).toBe("error");
+    }
   });
 
   it("detects the isolation the machine offers by asking the service", async () => {

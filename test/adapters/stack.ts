@@ -39,6 +39,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
       PORT: String(port),
       SANDBOX_API_TOKEN: token,
       SANDBOX_DATA_DIR: join(dataDir, "sandboxes"),
+      // The operator's walls for these tests: no isolation floor (sandboxes ask for bwrap themselves),
+      // and /opt as the one host path sandboxes may mount.
+      SANDBOX_ISOLATION: "none",
+      SANDBOX_ALLOWED_PATHS: "/opt",
       WRANGLER_PERSIST_TO: join(dataDir, "state"),
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,15 +5,15 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { inject } from "vitest";
 import { readSseStream } from "../../protocol/sse.ts";
 import { ContainerUnavailableError } from "../../src/client/index.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
-import { apiCall, uniqueId } from "./helpers.ts";
+import { apiCall, runtimeFetch, uniqueId } from "./helpers.ts";
 
 /** Kills the sandbox's container server at the runtime, as a crash would. */
 async function crash(id: string): Promise<void> {
-  await fetch(`${inject("runtimeUrl")}/containers/${id}`, { method: "DELETE" });
+  const response = await runtimeFetch(`/containers/${id}`, { method: "DELETE" });
+  if (!response.ok) throw new Error(`the runtime refused to stop ${id}: ${response.status} ${await response.text()}`);
 }
 
 describe("a stream whose container goes away", () => {
