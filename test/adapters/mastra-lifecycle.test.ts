@@ -3,7 +3,7 @@
  * real stack: what start reaches, how bad connection details fail, what survives a stop, isolation
  * options mapped onto the sandbox's config, and what the sandbox says about itself.
  */
-import { IsolationUnavailableError, SandboxUnsupportedFeatureError } from "@mastra/core/workspace";
+import { IsolationUnavailableError, SandboxUnsupportedFeatureError, type NativeSandboxConfig } from "@mastra/core/workspace";
 import { afterAll, describe, expect, it } from "vitest";
 import { EdgeSandbox } from "../../src/adapters/mastra/index.ts";
 import { InvalidRequestError, SandboxAuthError, SandboxConnectionError } from "../../src/client/index.ts";
@@ -127,10 +127,11 @@ describe.concurrent("EdgeSandbox isolation", () => {
     expect(relative.status).toBe("error");
 
     // The operator's walls: raw bwrap arguments are never the API caller's, host paths only from the allowlist.
-    for (const [name, nativeSandbox] of [
+    const refusals: [string, NativeSandboxConfig][] = [
       ["mastra-raw-args", { bwrapArgs: ["--ro-bind", "/", "/hostroot"] }],
       ["mastra-not-allowed", { readWritePaths: ["/srv"] }],
-    ] as const) {
+    ];
+    for (const [name, nativeSandbox] of refusals) {
       const refused = sandbox(name, { isolation: "bwrap", nativeSandbox });
       const failure = await refused._start().catch((e: unknown) => e);
       expect(failure).toMatchObject({ code: "ISOLATION_NOT_ALLOWED" });
