@@ -104,7 +104,9 @@ async function writeAtomically(
       throw toFileError(error, input);
     });
     if (existing?.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
-    const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o644);
+    // Only the permission bits carry over: a setuid or setgid bit left by a command must not end up on
+    // content the server wrote (as its own user).
+    const mode = options.mode ?? (existing ? existing.mode & 0o777 : 0o644);
     const temporary = `.${name}.upload-${randomBytes(6).toString("hex")}`;
     const handle = await createExclusive(dir, temporary, input, mode);
     let renamed = false;

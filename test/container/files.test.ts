@@ -63,6 +63,12 @@ describe("write and read", () => {
     expect((await t.exec({ command: "./script.sh" })).body.stdout).toBe("two\n");
   });
 
+  it("never carries a setuid or setgid bit a command left onto content the server writes", async () => {
+    expect((await t.exec({ command: "printf x > planted && chmod 6755 planted && stat -c %a planted" })).body.stdout).toBe("6755\n");
+    await files("write", { path: "planted", content: "#!/bin/sh\nid\n" });
+    expect(statSync(ws("planted")).mode & 0o7777).toBe(0o755);
+  });
+
   it("reports missing files, directories and bad parents with their codes", async () => {
     expect(await files("read", { path: "missing.txt" })).toMatchObject({ status: 404, body: { code: "FILE_NOT_FOUND" } });
     expect(await files("read", { path: "notes" })).toMatchObject({ status: 409, body: { code: "IS_A_DIRECTORY" } });
