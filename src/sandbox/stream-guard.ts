@@ -5,9 +5,9 @@
  * The bytes go through an IdentityTransformStream with pipeTo, which workerd runs natively: no
  * JavaScript per chunk, so a stream costs the same CPU with or without the count. The pipe ends
  * when the container finishes the stream, or when the reader goes away — noticed at the next write,
- * which comes at the latest with the container's keepalive comment (every 15 s on idle streams);
- * then the container's side is cancelled too (closing its connection, which for
- * `killOnDisconnect` execs kills the command).
+ * which comes at the latest with the container's keepalive comment (LIMITS.keepaliveMs on idle
+ * streams); then the container's side is cancelled too (closing its connection: an exec then waits
+ * for its reader to come back, or with `killOnDisconnect` is killed).
  */
 export interface StreamHooks {
   onOpen(): void;
