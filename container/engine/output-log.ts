@@ -10,6 +10,9 @@
  *
  * A reader may pin the log (an exec stream does): entries it has not read yet are not dropped;
  * instead the log reports pressure and the producer pauses the pipes until the reader catches up.
+ * While pinned readers read, a reading window can keep the log smaller than its retention: the
+ * producer is held back once `unreadBytes` wait to be read, and of what was read only the last
+ * `sentBytes` stay (for a reader that reconnects and needs again what was sent but never arrived).
  */
 import type { StatusFields } from "../../protocol/events.ts";
 import type { OutputStream } from "../../protocol/process.ts";
@@ -53,6 +56,12 @@ interface Pin {
   cursor: number;
 }
 
+/** How much a log keeps while pinned readers read (see the top of this file). */
+export interface ReadingWindow {
+  unreadBytes: number;
+  sentBytes: number;
+}
+
 export class OutputLog {
   readonly retentionBytes: number;
   readonly maxEntries: number;
@@ -65,6 +74,7 @@ export class OutputLog {
   /** [seq, stdout end, stderr end] by seq % DROPPED_INDEX_SIZE; made on the first drop (most logs never drop). */
   #droppedIndex: Float64Array | undefined;
   #closed = false;
+  #reading: ReadingWindow | undefined;
   #overBudget = false;
   #waiters = new Set<() => void>();
   #pins = new Set<Pin>();
@@ -200,6 +210,12 @@ export class OutputLog {
     this.#pins.add(pin);
   }
 
+  /** Keeps the log within a reading window while pinned readers read (undefined: within its retention). */
+  setReading(window: ReadingWindow | undefined): void {
+    this.#reading = window;
+    this.#trim();
+  }
+
   unpin(pin: Pin): void {
     if (this.#pins.delete(pin)) this.#trim();
   }
@@ -243,8 +259,20 @@ export class OutputLog {
     };
   }
 
-  #overLimits(): boolean {
-    return this.#store.dataBytes > this.retentionBytes || this.#store.count > this.maxEntries;
+  /** Over the retention, or (with a reading window) keeping more read output than the window's. */
+  #overLimits(minPinned: number): boolean {
+    const store = this.#store;
+    if (store.dataBytes > this.retentionBytes || store.count > this.maxEntries) return true;
+    return this.#reading !== undefined && this.#bytesUpTo(minPinned) > this.#reading.sentBytes;
+  }
+
+  /** Output bytes of the retained entries up to `seq` (those every pinned reader has read). */
+  #bytesUpTo(seq: number): number {
+    const store = this.#store;
+    if (store.count === 0 || seq < store.first) return 0;
+    const start = this.retainedStart();
+    const end = store.positionAfter(Math.min(seq, store.next - 1));
+    return end.stdout - start.stdout + end.stderr - start.stderr;
   }
 
   #trim(): void {
@@ -253,13 +281,16 @@ export class OutputLog {
     let heldByPin = false;
     const store = this.#store;
     // The newest entry always stays, so a late reader still learns how the process ended.
-    while (store.count > 1 && this.#overLimits()) {
+    while (store.count > 1 && this.#overLimits(minPinned)) {
       if (store.first > minPinned) {
         heldByPin = true;
         break;
       }
       this.#drop();
     }
+    // Unread output past the reading window holds the producer back too.
+    const reading = this.#reading;
+    if (reading && !heldByPin) heldByPin = store.dataBytes - this.#bytesUpTo(minPinned) > reading.unreadBytes;
     // Pressure only when unread output of a pinned reader is what keeps the log over budget.
     if (heldByPin !== this.#overBudget) {
       this.#overBudget = heldByPin;

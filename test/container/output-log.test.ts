@@ -104,6 +104,33 @@ describe("OutputLog", () => {
     reader.unpin();
   });
 
+  it("keeps to a reading window while pinned readers read: little unread, the last few read", () => {
+    const log = new OutputLog(64 * 1024);
+    const pressure: boolean[] = [];
+    log.onPressure = (over) => pressure.push(over);
+    const reader = new LogReader(log, 0, { pin: true });
+    log.setReading({ unreadBytes: 8 * 1024, sentBytes: 16 * 1024 });
+    for (let i = 0; i < 8; i++) log.appendOutput("stdout", kb(1));
+    expect(pressure).toEqual([]);
+    log.appendOutput("stdout", kb(1));
+    expect(pressure).toEqual([true]); // 9 KiB unread: hold the writer back
+    reader.take(Infinity);
+    expect(pressure).toEqual([true, false]);
+    for (let i = 0; i < 30; i++) {
+      log.appendOutput("stdout", kb(1));
+      reader.take(Infinity);
+    }
+    // Of the 39 KiB read, the last 16 KiB stay.
+    expect(log.retainedBytes).toBe(16 * 1024);
+    expect(log.droppedBytes("stdout")).toBe(23 * 1024);
+    // Back to the retention: unread output up to 64 KiB waits without pressure, nothing more is dropped.
+    log.setReading(undefined);
+    for (let i = 0; i < 40; i++) log.appendOutput("stdout", kb(1));
+    expect(pressure).toEqual([true, false]);
+    expect(log.droppedBytes("stdout")).toBe(23 * 1024);
+    reader.unpin();
+  });
+
   it("always keeps the newest entry, so the final status survives", () => {
     const log = new OutputLog(1);
     log.appendOutput("stdout", kb(4));
