@@ -97,8 +97,8 @@ export interface OutputChunk {
  * retries, then SandboxConnectionError), and `reconnect()` picks up from the same place, as does
  * `attach(commandId, { stdoutOffset, stderrOffset })` from another process.
  *
- * Read its output (iterate, or await `result`): like a pipe, a command whose unread output fills
- * the sandbox's log (8 MiB) waits for its reader.
+ * Read its output (iterate, or await `result`): like a pipe, a command whose output goes unread
+ * (1 MiB of it) waits for its reader.
  */
 export interface CommandHandle extends AsyncIterable<OutputChunk> {
   /** The command's id (its process id in the sandbox). */

@@ -118,7 +118,8 @@ export class AttachedCommand implements CommandHandle {
       // Wait for this handle's reader to let go, so the new one starts exactly where it stopped.
       await this.#pulling.catch(() => undefined);
       await this.#stream.events.return(undefined).catch(() => undefined);
-      const { stdoutOffset, stderrOffset, since } = { ...this.#stream.cursor.point };
+      // After the end, from the offsets alone: the end comes again (without any output).
+      const { stdoutOffset, stderrOffset, since } = { ...this.#stream.cursor.point, ...(this.#end ? { since: undefined } : {}) };
       return attach(this.#connection, this.commandId, {
         ...(this.#stream.signal ? { signal: this.#stream.signal } : {}),
         ...(since === undefined ? {} : { since }),

@@ -10,7 +10,8 @@
  *
  * Reconnects are bounded: a reconnect that fails counts against `attempts` (with a doubling delay),
  * one that succeeds resets the count — a proxy that cuts idle connections is survived for as long as
- * it keeps letting new ones through. Past the budget: SandboxConnectionError. Errors the service
+ * it keeps letting new ones through. Past the budget: SandboxConnectionError (as when the service,
+ * `attempts` times in a row, ends the stream cleanly without a single event: it has no more). Errors the service
  * answers with (404, 410 …) are final and pass through. An AbortSignal ends the iteration with its
  * reason and is never retried.
  */
@@ -77,21 +78,30 @@ export async function* resumableEvents<T>(first: ReadableStream<Uint8Array>, opt
   const cursor = options.cursor ?? new ResumeCursor();
   let stream = first;
   let failures = 0;
+  // Streams the service ended cleanly without a single event, in a row: it has nothing more to say.
+  let emptyEnds = 0;
   for (;;) {
     let cause: unknown;
     const parser = new SseParser();
+    let events = 0;
     try {
       for await (const message of readSseStream(stream, signal, parser)) {
+        events++;
         const event = parseEvent<T>(message.data);
         cursor.passed(event as Parameters<ResumeCursor["passed"]>[0]);
         yield event;
         if (options.isFinal(event)) return;
       }
       cause = new Error("stream ended before its final event");
+      emptyEnds = events === 0 ? emptyEnds + 1 : 0;
     } catch (error) {
       signal?.throwIfAborted();
       if (!isRetryable(error)) throw error;
       cause = error;
+      emptyEnds = 0;
+    }
+    if (emptyEnds > attempts) {
+      throw new SandboxConnectionError(`${options.describe}: the stream ends again and again without its final event`, { cause, context: { ...cursor.point } });
     }
     // The part of an output event that came before the break is the reader's already.
     const cut = parser.partial();

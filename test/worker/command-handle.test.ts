@@ -150,6 +150,10 @@ describe("aborting and dropping", () => {
     expect(textOf(before, "stdout") + textOf(after, "stdout")).toBe(lines(40, "line-"));
     expect(await next.result).toMatchObject({ exitCode: 4, success: false });
     expect(await handle.result).toMatchObject({ exitCode: 4, success: false });
+    // Once it has ended, a reconnect gives its end again, and no output twice.
+    const late = await next.reconnect();
+    expect(await collectChunks(late)).toEqual([]);
+    expect(await late.result).toMatchObject({ exitCode: 4, stdout: "" });
   });
 });
 
