@@ -9,10 +9,10 @@
  * A reader whose connection broke is expected back (a client resuming its stream), so for `graceMs`
  * the exec waits for it: the log keeps everything it holds — including what was sent but may never
  * have arrived — and the command writes on until the log holds its full retention, then blocks on
- * its pipe, as with a pipe nobody reads.
- * A reader that comes back within the window resumes with nothing lost. After it, the log falls
- * back to its ring: output flows on, the oldest is dropped, and a late reader gets a truncated
- * notice. Killing the command ends the wait at once: what it writes while dying need not be kept.
+ * its pipe, as with a pipe nobody reads. A reader that comes back within the grace resumes with
+ * nothing lost. After it, the log falls back to its ring: output flows on, the oldest is dropped,
+ * and a late reader gets a truncated notice. Killing the command ends the wait at once: what it
+ * writes while dying need not be kept.
  */
 import { LogReader, type ReaderOptions } from "./log-reader.ts";
 import type { OutputLog, ReadingWindow } from "./output-log.ts";
@@ -20,8 +20,8 @@ import type { OutputLog, ReadingWindow } from "./output-log.ts";
 /**
  * While readers read: the command is held back once 1 MiB waits unread, and the last 2 MiB sent
  * stay. Sent output is "in flight" until the reader has it — in socket buffers and proxies on the
- * way — and a reader whose connection broke asks for it again; 2 MiB covers what such buffers hold
- * on the paths we measured. More in flight than that is told as truncated, never lost silently.
+ * way — and a reader whose connection broke asks for it again. 2 MiB is the allowance for such
+ * buffers; more in flight than that is told to the reader as truncated, never lost silently.
  */
 const READING_WINDOW: ReadingWindow = { unreadBytes: 1024 * 1024, sentBytes: 2 * 1024 * 1024 };
 
