@@ -47,11 +47,15 @@ export interface StreamPositions {
  * and the server's resident size — which every fork pays for — grows with the number of logs.
  */
 const SMALL_CHUNK_BYTES = 4096;
-/** Slabs start at one small chunk's size and double up to this, so a log with little small output stays small. */
+/**
+ * Slabs start small and double up to MAX_SLAB_BYTES, so a log with little output (most execs write
+ * a line or two, and finished ones are kept a while) holds little more than its bytes.
+ */
+const FIRST_SLAB_BYTES = 256;
 const MAX_SLAB_BYTES = 64 * 1024;
 /** Bytes of bookkeeping per entry slot: kind 1, time 8, two positions 16, start and length 8, a reference 8. */
 const ENTRY_SLOT_BYTES = 41;
-const INITIAL_CAPACITY = 16;
+const INITIAL_CAPACITY = 8;
 
 const STDOUT = 0;
 const STDERR = 1;
@@ -231,7 +235,7 @@ export class LogStore {
   /** A slab with room for `length` more bytes: the current one, or a new one twice its size. */
   #slabFor(length: number): Buffer {
     if (this.#slab && this.#slab.length - this.#slabUsed >= length) return this.#slab;
-    this.#slabBytes = Math.min(MAX_SLAB_BYTES, Math.max(SMALL_CHUNK_BYTES, this.#slabBytes * 2));
+    this.#slabBytes = Math.min(MAX_SLAB_BYTES, Math.max(FIRST_SLAB_BYTES, length, this.#slabBytes * 2));
     this.#slab = Buffer.allocUnsafeSlow(this.#slabBytes);
     this.#slabUsed = 0;
     return this.#slab;
