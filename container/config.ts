@@ -19,6 +19,8 @@ export interface ServerLimits {
   /** Finished exec records kept at most, and the total bytes their logs may retain; the oldest go first. */
   maxFinishedExecs: number;
   maxFinishedExecBytes: number;
+  /** A streamed exec whose reader went away waits this long for one to come back before its log falls back to the ring. */
+  execReattachGraceMs: number;
   chunkMaxBytes: number;
   chunkMaxDelayMs: number;
   keepaliveMs: number;
@@ -36,6 +38,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   finishedExecRetentionMs: LIMITS.finishedExecRetentionMs,
   maxFinishedExecs: LIMITS.maxFinishedExecs,
   maxFinishedExecBytes: LIMITS.maxFinishedExecBytes,
+  execReattachGraceMs: LIMITS.execReattachGraceMs,
   chunkMaxBytes: LIMITS.chunkMaxBytes,
   chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,
   keepaliveMs: LIMITS.keepaliveMs,

@@ -21,11 +21,34 @@ export interface StatusFields {
   error?: string;
 }
 
+/**
+ * An output chunk. On the wire `offset`, `encoding` and `bytes` come before `data`, so a reader whose
+ * connection broke in the middle of a chunk knows where the part it got belongs (see partial-event.ts).
+ */
 export interface OutputEventFields {
-  data: string;
   /** Byte offset of this chunk's first byte within its own stream. */
   offset: number;
   encoding?: OutputEncoding;
+  /**
+   * The chunk's length in bytes, given only when `data` does not decode to exactly its bytes (utf8
+   * output that was not valid UTF-8, shown with U+FFFD). Otherwise the length is that of `data`'s
+   * UTF-8 (or, with base64, of the decoded bytes).
+   */
+  bytes?: number;
+  data: string;
+}
+
+/**
+ * Output a reader asked for that is no longer retained. Its id is the last dropped event's, so a
+ * reader that resumes after it is not told again.
+ */
+export interface TruncatedFields {
+  /** Events after the reader's position that are gone. */
+  droppedEvents: number;
+  /** Output bytes the reader wanted that are gone, in all and per stream (the stream continues that far on). */
+  droppedBytes: number;
+  stdoutDropped: number;
+  stderrDropped: number;
 }
 
 /**
@@ -37,19 +60,13 @@ export type ExecEvent =
   | (EventBase & { type: "stdout" | "stderr" } & OutputEventFields)
   | (EventBase & { type: "complete"; exitCode: number; result: ExecResult })
   | (EventBase & { type: "error"; error: string; code?: string })
-  | (EventBase & { type: "truncated"; droppedEvents: number; droppedBytes: number });
+  | (EventBase & { type: "truncated" } & TruncatedFields);
 
 /** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes instead of a bare exit). */
 export type LogEvent =
   | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
   | (EventBase & StatusFields & { type: "status"; processId: string })
-  | (EventBase & {
-      type: "truncated";
-      processId: string;
-      /** Events and bytes the reader asked for that are no longer retained. */
-      droppedEvents: number;
-      droppedBytes: number;
-    })
+  | (EventBase & { type: "truncated"; processId: string } & TruncatedFields)
   | (EventBase & { type: "error"; processId: string; error: string; code?: string });
 
 /**

@@ -38,13 +38,24 @@ export const LIMITS = {
   finishedExecRetentionMs: 60 * 1000,
   /** Finished exec records kept at most, and their retained logs' total size: the oldest go first. */
   maxFinishedExecs: 256,
-  maxFinishedExecBytes: 16 * 1024 * 1024,
+  maxFinishedExecBytes: 64 * 1024 * 1024,
+  /**
+   * How long a streamed exec whose reader went away waits for one to come back (a client resuming a
+   * broken stream): meanwhile its log keeps what it holds and the command keeps the backpressure it
+   * had, blocking on its pipe once the log is full, as with a pipe nobody reads. After it, the log
+   * falls back to its ring: output flows on, the oldest is dropped, a late reader is told.
+   */
+  execReattachGraceMs: 60 * 1000,
   /** Output is coalesced into chunks of up to this many bytes… */
   chunkMaxBytes: 64 * 1024,
   /** …or flushed after this long, whichever comes first. */
   chunkMaxDelayMs: 4,
-  /** SSE comment sent on idle streams so proxies keep them open. */
-  keepaliveMs: 15_000,
+  /**
+   * SSE comment sent on streams silent this long, so proxies that cut idle connections keep them
+   * open (the first goes out with the headers). Short enough for proxies with idle cuts of a few
+   * seconds; at a dozen bytes a beat it costs nothing worth counting.
+   */
+  keepaliveMs: 5_000,
   maxProcessIdLength: 128,
   maxCommandLength: 256 * 1024,
 } as const;

@@ -96,8 +96,10 @@ export const commandOptionsSchema = z.object({
 export const execRequestSchema = commandOptionsSchema.extend({
   command: commandSchema,
   processId: processIdSchema.optional(),
-  /** Bytes fed to stdin, then EOF. Without it stdin is /dev/null. */
+  /** Bytes fed to stdin, then EOF (unless keepStdinOpen). Without either, stdin is /dev/null. */
   stdin: z.string().optional(),
+  /** Keep stdin open as a pipe (after the `stdin` bytes, if any): write and close it through the process's stdin route. */
+  keepStdinOpen: z.boolean().optional(),
   stdinEncoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
   /** Per-stream cap on the buffered result (at most LIMITS.maxExecOutputBytes). */
   maxOutputBytes: z

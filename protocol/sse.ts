@@ -73,6 +73,18 @@ export class SseParser {
     return out;
   }
 
+  /**
+   * The message being received, as far as it came: its id and event, and its data including an
+   * unfinished last data line. Undefined when no data has come yet. For a stream that broke off.
+   */
+  partial(): SseMessage | undefined {
+    const data = [...this.#data];
+    const pending = this.#pending.join("");
+    if (pending.startsWith("data:")) data.push(pending.slice(pending.startsWith("data: ") ? 6 : 5));
+    else if (!this.#hasData) return undefined;
+    return { id: this.#id, event: this.#event || "message", data: data.join("\n") };
+  }
+
   #line(line: string): SseMessage | undefined {
     if (line === "") return this.#dispatch();
     if (line.startsWith(":")) return undefined;
@@ -102,11 +114,11 @@ export class SseParser {
 /**
  * Parses an SSE byte stream into messages. Cancelling the iteration (`break`) cancels the stream; so
  * does aborting `signal`, which ends the iteration with the signal's reason (no message after it).
+ * Pass a parser to look at the message a broken stream was cut off in (`partial()`).
  */
-export async function* readSseStream(stream: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<SseMessage> {
+export async function* readSseStream(stream: ReadableStream<Uint8Array>, signal?: AbortSignal, parser = new SseParser()): AsyncGenerator<SseMessage> {
   const reader = stream.getReader();
   const decoder = new Utf8ChunkDecoder();
-  const parser = new SseParser();
   // A pending read ends at once when the reader is cancelled.
   const onAbort = () => void reader.cancel(signal?.reason).catch(() => {});
   signal?.addEventListener("abort", onAbort, { once: true });

@@ -49,3 +49,18 @@ export class Utf8ChunkDecoder {
     return carry ? this.#decoder.decode(carry) : "";
   }
 }
+
+/** Bytes of `text` in UTF-8 (a lone surrogate counts as the 3 bytes of U+FFFD, as encoders write it). */
+export function utf8ByteLength(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a pair: 4 bytes for 2 code units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}

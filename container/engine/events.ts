@@ -2,22 +2,27 @@
  * Log entries → wire events. The log stores raw bytes; rendering (utf8 text or base64) happens per
  * reader, at the moment the event is written.
  */
-import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
-import type { OutputEventFields } from "../../protocol/events.ts";
+import { isUtf8 } from "node:buffer";
+import type { ExecEvent, LogEvent, OutputEventFields, TruncatedFields } from "../../protocol/events.ts";
 import { execResultOf } from "./exec.ts";
 import type { LogItem } from "./log-reader.ts";
 import type { ManagedProcess } from "./managed-process.ts";
-import type { OutputEntry } from "./output-log.ts";
+import type { OutputEntry, TruncatedNotice } from "./output-log.ts";
 
 function iso(time: number): string {
   return new Date(time).toISOString();
 }
 
+/** The fields of an output event, in wire order (sse-frames.ts writes the same without this object). */
 function outputFields(entry: OutputEntry, record: ManagedProcess): OutputEventFields {
-  const encoding = record.spec.encoding;
-  const fields: OutputEventFields = { data: entry.data.toString(encoding), offset: entry.offset };
-  if (encoding === "base64") fields.encoding = "base64";
-  return fields;
+  const { offset, data } = entry;
+  if (record.spec.encoding === "base64") return { offset, encoding: "base64", data: data.toString("base64") };
+  return isUtf8(data) ? { offset, data: data.toString("utf8") } : { offset, bytes: data.length, data: data.toString("utf8") };
+}
+
+function truncatedFields(item: TruncatedNotice): TruncatedFields {
+  const { droppedEvents, droppedBytes, stdoutDropped, stderrDropped } = item;
+  return { droppedEvents, droppedBytes, stdoutDropped, stderrDropped };
 }
 
 export function toLogEvent(item: LogItem, record: ManagedProcess): LogEvent {
@@ -26,7 +31,7 @@ export function toLogEvent(item: LogItem, record: ManagedProcess): LogEvent {
     case "output":
       return { type: item.stream, processId, timestamp: iso(item.time), seq: item.seq, ...outputFields(item, record) };
     case "status": {
-      const { kind: _kind, time, endBytes: _end, ...fields } = item;
+      const { kind: _kind, time, ...fields } = item;
       return { type: "status", processId, timestamp: iso(time), ...fields };
     }
     case "error":
@@ -39,7 +44,7 @@ export function toLogEvent(item: LogItem, record: ManagedProcess): LogEvent {
         ...(item.code === undefined ? {} : { code: item.code }),
       };
     case "truncated":
-      return { type: "truncated", processId, timestamp: iso(item.time), droppedEvents: item.droppedEvents, droppedBytes: item.droppedBytes };
+      return { type: "truncated", processId, timestamp: iso(item.time), seq: item.seq, ...truncatedFields(item) };
   }
 }
 
@@ -69,6 +74,6 @@ export function toExecEvent(item: LogItem, record: ManagedProcess): ExecEvent {
     case "error":
       return { type: "error", timestamp, seq: item.seq, error: item.error, ...(item.code === undefined ? {} : { code: item.code }) };
     case "truncated":
-      return { type: "truncated", timestamp, droppedEvents: item.droppedEvents, droppedBytes: item.droppedBytes };
+      return { type: "truncated", timestamp, seq: item.seq, ...truncatedFields(item) };
   }
 }

@@ -11,6 +11,7 @@ import { ServiceError } from "../../server-kit/service-error.ts";
 import type { ServerLimits } from "../config.ts";
 import { OutputCapture } from "./capture.ts";
 import { OutputCoalescer } from "./coalescer.ts";
+import { ExecReaders } from "./exec-readers.ts";
 import { describeExit, type ProcessExit } from "./exit.ts";
 import type { ExitHook } from "./hooks.ts";
 import { processesTaggedExactly } from "../../server-kit/tagged-processes.ts";
@@ -27,6 +28,8 @@ export class ManagedProcess {
   /** What was asked for, minus the stdin bytes (handed to the pipe, then let go). */
   readonly spec: CommandSpec;
   readonly log: OutputLog;
+  /** An exec's stream readers (and the wait for one that went away); undefined for background processes. */
+  readonly execReaders: ExecReaders | undefined;
   readonly startTime = new Date();
   /** Resolves once the terminal status is logged (never rejects). */
   readonly finished: Promise<void>;
@@ -59,6 +62,7 @@ export class ManagedProcess {
     this.#stdinBytes = spec.stdin;
     this.#limits = limits;
     this.log = new OutputLog(spec.logRetentionBytes);
+    this.execReaders = spec.kind === "exec" ? new ExecReaders(this.log, limits.execReattachGraceMs) : undefined;
     this.#capture = spec.captureBytes === undefined ? undefined : new OutputCapture(this.log, spec.captureBytes);
     this.finished = new Promise((resolve) => (this.#resolveFinished = resolve));
   }
@@ -206,6 +210,8 @@ export class ManagedProcess {
 
   #signal(signal: NodeJS.Signals): void {
     if (this.pid === undefined) return;
+    // Output of a command being killed is not worth holding it up for a reader that went away.
+    this.execReaders?.stopWaiting();
     this.#killSignal ??= signal;
     this.#cancelEscalation?.();
     this.#cancelEscalation = terminateTree(this.pid, () => processesTaggedExactly(this.tag), signal, this.#limits.killGraceMs);
@@ -218,13 +224,15 @@ export class ManagedProcess {
     this.#stdinState = "open";
     stdin.on("error", () => (this.#stdinState = "closed")); // EPIPE: the child closed its end
     stdin.on("close", () => (this.#stdinState = "closed"));
-    if (!this.spec.keepStdinOpen) {
-      this.#stdinState = "closed";
-      const bytes = this.#stdinBytes;
-      this.#stdinBytes = undefined;
-      if (bytes && bytes.length > 0) stdin.end(bytes);
-      else stdin.end();
+    const bytes = this.#stdinBytes;
+    this.#stdinBytes = undefined;
+    if (this.spec.keepStdinOpen) {
+      if (bytes && bytes.length > 0) stdin.write(bytes);
+      return;
     }
+    this.#stdinState = "closed";
+    if (bytes && bytes.length > 0) stdin.end(bytes);
+    else stdin.end();
   }
 
   async #finish(code: number | null, signal: NodeJS.Signals | null, onExit: ExitHook[]): Promise<void> {

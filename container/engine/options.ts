@@ -20,7 +20,7 @@ export interface CommandSpec {
   timeoutMs: number | undefined;
   /** exec: bytes fed to stdin then EOF (undefined → /dev/null). */
   stdin: Buffer | undefined;
-  /** background processes keep a stdin pipe open for later writes. */
+  /** Keep a stdin pipe open for later writes (background processes always; an exec when asked), after `stdin` if given. */
   keepStdinOpen: boolean;
   autoCleanup: boolean;
   logRetentionBytes: number;
@@ -30,11 +30,12 @@ export interface CommandSpec {
 }
 
 /**
- * Exec logs are small: a buffered exec keeps its (capped) output in the result, and for a streamed
- * exec the log is only the window between the command and its reader (which holds the command back
- * when full). Small windows also let output buffers die young, which keeps the GC cheap.
+ * A buffered exec's log is small: its output goes into the (capped) result, and the log only serves
+ * a late look at the record. Small windows also let output buffers die young, which keeps the GC
+ * cheap. A streamed exec's log retains what a process log does: besides the output its reader has
+ * not read yet, it holds what was sent but may not have arrived, for a reader that reconnects.
  */
-const EXEC_LOG_RETENTION = 1024 * 1024;
+const BUFFERED_EXEC_LOG_RETENTION = 1024 * 1024;
 
 /** What every way of running a command reads the same way from its request. */
 function commandFields(req: ExecRequest | StartProcessRequest) {
@@ -55,9 +56,9 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
     kind: "exec",
     ...commandFields(req),
     stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
-    keepStdinOpen: false,
+    keepStdinOpen: req.keepStdinOpen ?? false,
     autoCleanup: true,
-    logRetentionBytes: Math.min(EXEC_LOG_RETENTION, limits.defaultLogRetentionBytes),
+    logRetentionBytes: mode === "stream" ? limits.defaultLogRetentionBytes : Math.min(BUFFERED_EXEC_LOG_RETENTION, limits.defaultLogRetentionBytes),
     captureBytes: mode === "buffered" ? (req.maxOutputBytes ?? limits.defaultExecOutputBytes) : undefined,
     killOnDisconnect: req.killOnDisconnect ?? false,
   };

@@ -19,6 +19,8 @@ const ESCAPES: (Buffer | undefined)[] = Array.from({ length: 256 }, (_, byte) =>
 /** A JSON string literal of known length, written on demand. */
 export interface JsonStringLiteral {
   readonly byteLength: number;
+  /** The literal decodes to exactly the bytes it was made from (false: invalid UTF-8 became U+FFFD). */
+  readonly lossless: boolean;
   /** Writes the literal into `target` at `at` (which has room for it); returns the offset after it. */
   writeTo(target: Buffer, at: number): number;
 }
@@ -65,6 +67,7 @@ function specialPositions(bytes: Buffer): number[] | undefined {
 
 class EscapedLiteral implements JsonStringLiteral {
   readonly byteLength: number;
+  readonly lossless = true;
   readonly #bytes: Buffer;
   readonly #positions: number[];
 
@@ -105,11 +108,13 @@ class EscapedLiteral implements JsonStringLiteral {
 
 class BufferLiteral implements JsonStringLiteral {
   readonly byteLength: number;
+  readonly lossless: boolean;
   readonly #text: Buffer;
 
-  constructor(text: Buffer) {
+  constructor(text: Buffer, lossless: boolean) {
     this.#text = text;
     this.byteLength = text.length;
+    this.lossless = lossless;
   }
 
   writeTo(target: Buffer, at: number): number {
@@ -120,7 +125,8 @@ class BufferLiteral implements JsonStringLiteral {
 
 /** The JSON string literal of the UTF-8 text in `bytes` (invalid sequences as U+FFFD, like toString). */
 export function jsonStringOfUtf8(bytes: Buffer): JsonStringLiteral {
-  const positions = isUtf8(bytes) ? specialPositions(bytes) : undefined;
-  if (positions === undefined) return new BufferLiteral(Buffer.from(JSON.stringify(bytes.toString("utf8"))));
+  const valid = isUtf8(bytes);
+  const positions = valid ? specialPositions(bytes) : undefined;
+  if (positions === undefined) return new BufferLiteral(Buffer.from(JSON.stringify(bytes.toString("utf8"))), valid);
   return new EscapedLiteral(bytes, positions);
 }

@@ -37,6 +37,7 @@ class TextFrame implements Frame {
 /** Base64 output as a JSON string: the alphabet needs no escapes. */
 class Base64Literal implements JsonStringLiteral {
   readonly byteLength: number;
+  readonly lossless = true;
   readonly #text: string;
 
   constructor(data: Buffer) {
@@ -49,28 +50,32 @@ class Base64Literal implements JsonStringLiteral {
   }
 }
 
-/** An output chunk: header, the data as a JSON string (or base64 text), trailer. */
+const OUTPUT_TAIL = "}\n\n";
+
+/**
+ * An output chunk: header, the data as a JSON string (or base64 text), trailer. Every field comes
+ * before `data`, so a frame cut short still says where its data belongs.
+ */
 class OutputFrame implements Frame {
   readonly byteLength: number;
   readonly #head: string;
   readonly #literal: JsonStringLiteral;
-  readonly #tail: string;
 
   constructor(entry: OutputEntry, record: ManagedProcess, processIdField: string) {
     const base64 = record.spec.encoding === "base64";
     const timestamp = new Date(entry.time).toISOString();
+    this.#literal = base64 ? new Base64Literal(entry.data) : jsonStringOfUtf8(entry.data);
+    const extra = base64 ? ',"encoding":"base64"' : this.#literal.lossless ? "" : `,"bytes":${entry.data.length}`;
     this.#head =
       `id: ${entry.seq}\nevent: ${entry.stream}\n` +
-      `data: {"type":"${entry.stream}"${processIdField},"timestamp":"${timestamp}","seq":${entry.seq},"data":`;
-    this.#tail = `,"offset":${entry.offset}${base64 ? ',"encoding":"base64"' : ""}}\n\n`;
-    this.#literal = base64 ? new Base64Literal(entry.data) : jsonStringOfUtf8(entry.data);
-    this.byteLength = Buffer.byteLength(this.#head) + this.#literal.byteLength + Buffer.byteLength(this.#tail);
+      `data: {"type":"${entry.stream}"${processIdField},"timestamp":"${timestamp}","seq":${entry.seq},"offset":${entry.offset}${extra},"data":`;
+    this.byteLength = Buffer.byteLength(this.#head) + this.#literal.byteLength + OUTPUT_TAIL.length;
   }
 
   writeTo(target: Buffer, at: number): number {
     at += target.write(this.#head, at);
     at = this.#literal.writeTo(target, at);
-    return at + target.write(this.#tail, at);
+    return at + target.write(OUTPUT_TAIL, at, "latin1");
   }
 }
 

@@ -1,7 +1,11 @@
 /**
  * Streams a process log to one SSE client at the client's pace: take a batch from the reader, write
  * it, wait for the socket to drain, repeat. Nothing is queued for a slow client beyond one batch.
- * Idle streams get a keepalive comment. Resolves with how the stream ended.
+ * Resolves with how the stream ended.
+ *
+ * A keepalive comment goes out with the headers, then whenever the stream has been silent for
+ * `keepaliveMs`: a proxy that cuts connections idle for a few seconds (or that waits for the first
+ * body byte) never sees a healthy stream go quiet, however long the command stays silent.
  *
  * A batch is written as one buffer. The buffers are reused once the socket is done with them, so a
  * long stream does not allocate (and the garbage collector does not chase) a new buffer per batch.
@@ -46,9 +50,9 @@ export async function streamLogAsSse(
   res.on("close", onClose);
   ctx.server.shutdown.addEventListener("abort", onClose);
   res.writeHead(200, SSE_HEADERS);
-  res.flushHeaders();
+  res.write(KEEPALIVE_FRAME);
 
-  // A keepalive goes out whenever the stream has been silent for keepaliveMs; every write resets it.
+  // Every write resets the keepalive.
   const keepalive = setTimeout(function beat() {
     if (!res.writableNeedDrain) res.write(KEEPALIVE_FRAME);
     keepalive.refresh();

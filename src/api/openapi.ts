@@ -74,7 +74,7 @@ function fileOp(summary: string, request: z.ZodType, response: z.ZodType): Json 
 export function openApiDocument(serverUrl?: string): Json {
   const streamParameters = [
     ...queryParameters(s.streamQuery),
-    { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id" },
+    { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id (wins over ?since=)" },
   ];
   const sandbox = "/v1/sandboxes/{id}";
   return {
@@ -174,7 +174,7 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/exec/{pid}/stream`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
         get: op(
-          "Resume a broken exec stream after an event id (Last-Event-ID or ?since=); works a short while after the command ended too",
+          "Resume a broken exec stream (or attach to a running exec) after an event id (Last-Event-ID or ?since=) and from byte offsets per stream (stdoutOffset, stderrOffset: an event cut in the middle goes on from the byte after the part that came); works a short while after the command ended too",
           { 200: sse("Exec events after the given one, ending with complete (the result) or error.", "start, stdout, stderr, complete, error, truncated") },
           { parameters: streamParameters },
         ),
@@ -201,7 +201,7 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/processes/{pid}/logs/stream`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
         get: op(
-          "Follow a process's output; resumable with Last-Event-ID or ?since=",
+          "Follow a process's output; resumable with Last-Event-ID or ?since=, and from byte offsets per stream (stdoutOffset, stderrOffset)",
           { 200: sse("Log events, ending after the final status.", "stdout, stderr, status, truncated, error") },
           { parameters: streamParameters },
         ),

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { FILE_LIMITS } from "../../protocol/files.ts";
 import { ISOLATION_MODES } from "../../protocol/isolation.ts";
 import { PROCESS_STATUSES, SIGNALS } from "../../protocol/process.ts";
+import { resumeQuerySchema } from "../../protocol/resume.ts";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { sessionIdSchema } from "../../protocol/sessions.ts";
 import { sandboxConfigSchema } from "../sandbox/config.ts";
@@ -25,15 +26,8 @@ export const generationQuery = z.object({ generation: generation.optional() });
 export const killQuery = z.object({ signal: signal.optional(), generation: generation.optional() });
 export const killAllQuery = z.object({ signal: signal.optional(), sessionId: sessionIdSchema.optional() });
 export const listQuery = z.object({ sessionId: sessionIdSchema.optional() });
-/** Where a resumed stream (a process log, an exec) starts. */
-export const streamQuery = z.object({
-  since: z
-    .string()
-    .regex(/^\d+$/, "since is an event id (a whole number)")
-    .optional()
-    .describe("Resume after this event id (Last-Event-ID header wins)"),
-  generation: generation.optional(),
-});
+/** Where a resumed stream (a process log, an exec) starts (protocol/resume.ts). */
+export const streamQuery = resumeQuerySchema.extend({ generation: generation.optional() });
 /** Settings; the isolation fields apply under the local container runtime (on Cloudflare the container is the wall). */
 export const configRequestSchema = sandboxConfigSchema.strict();
 /** `GET /files/content?path=…` */

@@ -43,13 +43,88 @@ export interface ExecOptions extends BaseExecOptions {
 }
 
 export interface ExecStreamOptions extends BaseExecOptions {
-  /** Aborting kills the command and ends the iteration with the signal's reason. */
+  /** Aborting kills the command (by id: it is named up front) and ends the iteration with the signal's reason. */
   signal?: AbortSignal;
-  /** Kill the command when the reader stops early (`break`); default false: it runs on. */
+  /**
+   * Kill the command when its reader goes away: on `break`, and on the server when the connection
+   * closes (even a dropped one). Default false: it runs on, and a dropped connection is resumed.
+   */
   killOnDisconnect?: boolean;
   stdin?: string;
   processId?: string;
   args?: string[];
+}
+
+export interface RunOptions extends BaseExecOptions {
+  /**
+   * true (the default): wait for the command to end and resolve with its ExecResult, as exec does,
+   * but over a stream that survives dropped connections. false: resolve at once with a CommandHandle.
+   */
+  wait?: boolean;
+  /** Aborting kills the command; its result (and iteration) end with the signal's reason. */
+  signal?: AbortSignal;
+  /** Bytes fed to stdin: then EOF, unless keepStdinOpen. */
+  stdin?: string;
+  /** Keep stdin open for `sendStdin` (default false: stdin is /dev/null, or the `stdin` bytes then EOF). */
+  keepStdinOpen?: boolean;
+  /** The command's id (default: one the sandbox makes up); `attach` finds it by this id. */
+  processId?: string;
+  args?: string[];
+}
+
+export interface AttachOptions {
+  /** Bytes of stdout (and stderr) the caller already has: output before them is not sent again (default 0). */
+  stdoutOffset?: number;
+  stderrOffset?: number;
+  /** Aborting kills the command; its result (and iteration) end with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** A piece of a command's output, in the order the command wrote it across both streams. */
+export interface OutputChunk {
+  stream: "stdout" | "stderr";
+  /** The output: text, or base64 text for a command run with `encoding: "base64"`. */
+  data: string;
+  /** Byte offset of `data` within its stream. */
+  offset: number;
+  /**
+   * On a chunk that stands for output the sandbox no longer holds (its ring buffer moved on while
+   * nobody read): that many bytes before `offset` are missing. Such a chunk has empty `data`.
+   */
+  dropped?: number;
+}
+
+/**
+ * A running (or just finished) command: its output as it comes, its result, its stdin, and a kill.
+ * Its connection may break: it reconnects by itself where it broke off, to the byte (bounded
+ * retries, then SandboxConnectionError), and `reconnect()` picks up from the same place, as does
+ * `attach(commandId, { stdoutOffset, stderrOffset })` from another process.
+ *
+ * Read its output (iterate, or await `result`): like a pipe, a command whose output goes unread
+ * (1 MiB of it) waits for its reader.
+ */
+export interface CommandHandle extends AsyncIterable<OutputChunk> {
+  /** The command's id (its process id in the sandbox). */
+  readonly commandId: string;
+  readonly pid: number | undefined;
+  /** Each stream's byte position: output up to here has been handed out (or reported dropped). */
+  readonly stdoutOffset: number;
+  readonly stderrOffset: number;
+  /** Bytes of each stream reported dropped (see OutputChunk.dropped). */
+  readonly dropped: { stdout: number; stderr: number };
+  /**
+   * The command's ExecResult once it ends (`success` as the sandbox decided it), with the output
+   * nobody iterated over in stdout/stderr: all of it if you never iterate. Awaiting it reads the
+   * rest of the output; after reconnect() it is the new handle's result.
+   */
+  readonly result: Promise<ExecResult>;
+  /** Writes to stdin (needs `keepStdinOpen: true`): text as UTF-8, or bytes. */
+  sendStdin(data: string | Uint8Array): Promise<StdinResult>;
+  closeStdin(): Promise<StdinResult>;
+  /** Signals the command's whole process group (default SIGTERM, then SIGKILL after a grace). */
+  kill(signal?: string | number): Promise<void>;
+  /** A new handle that goes on from this one's position (this one stops handing out output). */
+  reconnect(): Promise<CommandHandle>;
 }
 
 export interface LogStreamOptions {
@@ -136,6 +211,11 @@ type SandboxMethods = Pick<
  */
 export interface SandboxCommands extends FileMethods {
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /** Runs a command over a stream that survives dropped connections: its result, or (`wait: false`) a handle. */
+  run(command: string, options: RunOptions & { wait: false }): Promise<CommandHandle>;
+  run(command: string, options?: RunOptions & { wait?: true }): Promise<ExecResult>;
+  /** A handle on a command started earlier (also by another client), going on from the given offsets. */
+  attach(commandId: string, options?: AttachOptions): Promise<CommandHandle>;
   execStream(command: string, options?: ExecStreamOptions): AsyncIterable<ExecEvent>;
   startProcess(command: string, options?: ProcessOptions): Promise<Process>;
   listProcesses(options?: { sessionId?: string }): Promise<Process[]>;

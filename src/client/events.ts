@@ -1,12 +1,13 @@
 /**
  * The event streams a caller reads, the same over Workers RPC and HTTP: an exec's events and a
- * process's log events, each resumed from its last event id when a connection breaks (see
+ * process's log events, each resumed where it broke off when a connection breaks (see
  * resumable-stream.ts). An AbortSignal or a `break` cancels the underlying stream (which, across
  * RPC, cancels it in the Durable Object and closes the container's connection).
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus } from "../../protocol/process.ts";
-import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
+import { ResumeCursor, type ResumePoint } from "../../protocol/resume.ts";
+import { ProcessNotFoundError } from "../rpc/errors.ts";
 import type { ExecRequestOptions, HandleRef } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import { base64ToText } from "./bytes.ts";
@@ -15,37 +16,57 @@ import { resumableEvents, type RetryPolicy } from "./resumable-stream.ts";
 export interface StreamOptions {
   signal?: AbortSignal | undefined;
   retry?: RetryPolicy | undefined;
+  /** Where the stream stands; moves as events arrive (pass one to read it while iterating). */
+  cursor?: ResumeCursor | undefined;
 }
+
+const isExecEnd = (event: ExecEvent) => event.type === "complete" || event.type === "error";
 
 /**
  * An exec's events. A command cannot be run again to resume it: after a break the events continue
- * from the container's record of the exec (kept a while after it ends), up to `complete` or `error`.
+ * from the container's record of the exec (kept a while after it ends), up to `complete` or `error`,
+ * found by the id the caller gave it (so a stream that breaks before its start event resumes too).
  */
-export async function* execEvents(rpc: SandboxRpc, command: string, wire: ExecRequestOptions, options: StreamOptions): AsyncGenerator<ExecEvent> {
+export async function* execEvents(
+  rpc: SandboxRpc,
+  command: string,
+  wire: ExecRequestOptions & { processId: string },
+  options: StreamOptions,
+): AsyncGenerator<ExecEvent> {
   options.signal?.throwIfAborted();
   const first = await rpc.execStream(command, wire);
-  let processId = wire.processId;
-  const events = resumableEvents<ExecEvent>(first, {
+  yield* resumableEvents<ExecEvent>(first, {
     describe: `exec stream of "${command}"`,
     ...options,
-    isFinal: (event) => event.type === "complete" || event.type === "error",
-    reopen: async (since) => {
-      if (processId === undefined) throw new SandboxConnectionError(`exec stream of "${command}" broke before it started`);
-      try {
-        return await rpc.resumeExecStream(processId, since === undefined ? {} : { since });
-      } catch (error) {
-        // A finished exec's record is kept a minute (LIMITS.finishedExecRetentionMs); past that it is gone.
-        if (!(error instanceof ProcessNotFoundError)) throw error;
-        throw new ProcessNotFoundError(`"${command}" finished while its output stream was disconnected, and its record has expired`, {
-          cause: error,
-          context: { processId, lastEventId: since },
-        });
-      }
-    },
+    isFinal: isExecEnd,
+    reopen: (point) => resumeExec(rpc, wire.processId, point, `"${command}"`),
   });
-  for await (const event of events) {
-    if (event.type === "start") processId = event.processId;
-    yield event;
+}
+
+/** The events of an exec that is already running (or just finished), from a resume point. */
+export async function* attachedExecEvents(rpc: SandboxRpc, processId: string, point: ResumePoint & HandleRef, options: StreamOptions): AsyncGenerator<ExecEvent> {
+  options.signal?.throwIfAborted();
+  const { generation, ...start } = point;
+  const ref = generation === undefined ? {} : { generation };
+  yield* resumableEvents<ExecEvent>(await resumeExec(rpc, processId, point, `exec "${processId}"`), {
+    describe: `exec stream of "${processId}"`,
+    ...options,
+    cursor: options.cursor ?? new ResumeCursor(start),
+    isFinal: isExecEnd,
+    reopen: (next) => resumeExec(rpc, processId, { ...next, ...ref }, `exec "${processId}"`),
+  });
+}
+
+async function resumeExec(rpc: SandboxRpc, processId: string, point: ResumePoint & HandleRef, what: string): Promise<ReadableStream<Uint8Array>> {
+  try {
+    return await rpc.resumeExecStream(processId, point);
+  } catch (error) {
+    // A finished exec's record is kept a minute (LIMITS.finishedExecRetentionMs); past that it is gone.
+    if (!(error instanceof ProcessNotFoundError)) throw error;
+    throw new ProcessNotFoundError(`${what} is not running, and no record of it is kept any more (or it never ran)`, {
+      cause: error,
+      context: { processId, ...point },
+    });
   }
 }
 
@@ -56,13 +77,15 @@ export async function* logEvents(
   options: StreamOptions & { since?: number | undefined; ref?: HandleRef },
 ): AsyncGenerator<LogEvent> {
   options.signal?.throwIfAborted();
-  const open = (since: number | undefined) => rpc.streamProcessLogs(processId, { ...options.ref, ...(since === undefined ? {} : { since }) });
-  yield* resumableEvents<LogEvent>(await open(options.since), {
+  const start: ResumePoint = options.since === undefined ? {} : { since: options.since };
+  const open = (point: ResumePoint) => rpc.streamProcessLogs(processId, { ...options.ref, ...point });
+  yield* resumableEvents<LogEvent>(await open(start), {
     describe: `log stream of process "${processId}"`,
     signal: options.signal,
     retry: options.retry,
+    cursor: options.cursor ?? new ResumeCursor(start),
     isFinal: (event) => event.type === "status" && isTerminalStatus(event.status),
-    reopen: (since) => open(since ?? options.since),
+    reopen: open,
   });
 }
 

@@ -163,9 +163,10 @@ class HttpTransport implements SandboxRpc {
     return this.#stream("GET", `/processes/${segment(id)}/logs/stream`, this.#resumeFrom(options));
   }
 
-  /** A resumed stream starts after Last-Event-ID (as EventSource sends it). */
+  /** A resumed stream starts after Last-Event-ID (as EventSource sends it), from the byte offsets in the query. */
   #resumeFrom(options: StreamResumeRequest): { query: Query; lastEventId?: string } {
-    return { query: { generation: options.generation }, ...(options.since === undefined ? {} : { lastEventId: String(options.since) }) };
+    const { generation, stdoutOffset, stderrOffset, since } = options;
+    return { query: { generation, stdoutOffset, stderrOffset }, ...(since === undefined ? {} : { lastEventId: String(since) }) };
   }
 
   getProcessLogs(id: string, ref: HandleRef = {}): Promise<ProcessLogs> {

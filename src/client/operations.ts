@@ -6,7 +6,18 @@
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus, type ExecResult } from "../../protocol/process.ts";
-import type { ExecOptions, ExecStreamOptions, LogStreamOptions, Process, ProcessOptions, SandboxCommands } from "./api.ts";
+import type {
+  AttachOptions,
+  CommandHandle,
+  ExecOptions,
+  ExecStreamOptions,
+  LogStreamOptions,
+  Process,
+  ProcessOptions,
+  RunOptions,
+  SandboxCommands,
+} from "./api.ts";
+import { ResumeCursor } from "../../protocol/resume.ts";
 import { asSandboxError, errorFromCode, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
@@ -28,12 +39,23 @@ import type {
 import type { ExecRequestOptions, ProcessLogs, StartRequestOptions, StdinResult } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { EnvVarsUpdate } from "../rpc/sessions.ts";
+import { AttachedCommand, attach } from "./command.ts";
 import { execEvents, logEvents, outputText } from "./events.ts";
 import { bytesToBase64, joinBase64 } from "./bytes.ts";
 import type { Connection } from "./connection.ts";
 import { ProcessHandle } from "./process.ts";
 
-function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions {
+/**
+ * A command id made up on the caller's side. A streamed command is named up front so that its
+ * stream can be resumed, and the command killed, even when the connection breaks (or an AbortSignal
+ * fires) before its start event arrived. The same shape as the sandbox's own ids, with more randomness.
+ */
+function newCommandId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `proc_${bytesToBase64(bytes).replaceAll("+", "-").replaceAll("/", "_")}`;
+}
+
+function execWire(options: ExecOptions & ExecStreamOptions & RunOptions): ExecRequestOptions {
   const wire: ExecRequestOptions = {};
   if (options.sessionId !== undefined) wire.sessionId = options.sessionId;
   if (options.timeout !== undefined) wire.timeout = options.timeout;
@@ -45,6 +67,7 @@ function execWire(options: ExecOptions & ExecStreamOptions): ExecRequestOptions 
   if (options.processId !== undefined) wire.processId = options.processId;
   if (options.args !== undefined) wire.args = options.args;
   if (options.killOnDisconnect !== undefined) wire.killOnDisconnect = options.killOnDisconnect;
+  if (options.keepStdinOpen !== undefined) wire.keepStdinOpen = options.keepStdinOpen;
   return wire;
 }
 
@@ -117,25 +140,62 @@ export class SandboxOperations implements SandboxCommands {
 
   async *execStream(command: string, options: ExecStreamOptions = {}): AsyncGenerator<ExecEvent> {
     const { signal } = options;
-    const wire = execWire(this.#scoped(options));
-    // With a signal, a cancelled stream must take the command with it even if the kill call is lost.
-    if (signal) wire.killOnDisconnect = true;
-    let processId: string | undefined;
+    const wire = { ...execWire(this.#scoped(options)), processId: options.processId ?? newCommandId() };
     let ended = false;
     try {
       for await (const event of execEvents(this.rpc, command, wire, { signal, retry: this.connection.retry })) {
-        if (event.type === "start") processId = event.processId;
         if (event.type === "complete" || event.type === "error") ended = true;
         yield event;
       }
       ended = true;
     } finally {
-      // Stopped early (abort, break, or a failure): kill now rather than wait for the server to
-      // notice the closed stream.
-      if (!ended && wire.killOnDisconnect && processId !== undefined) {
-        await this.rpc.killProcess(processId, "SIGTERM").catch(() => undefined);
+      // Aborted (or, with killOnDisconnect, stopped early): kill now. A dropped connection was
+      // resumed, and one given up on (SandboxConnectionError) leaves the command running.
+      const kill = signal?.aborted || (wire.killOnDisconnect && !ended);
+      if (!ended && kill) {
+        await this.rpc.killProcess(wire.processId, "SIGTERM").catch(() => undefined);
       }
     }
+  }
+
+  run(command: string, options: RunOptions & { wait: false }): Promise<CommandHandle>;
+  run(command: string, options?: RunOptions & { wait?: true }): Promise<ExecResult>;
+  run(command: string, options?: RunOptions): Promise<ExecResult | CommandHandle>;
+  async run(command: string, options: RunOptions = {}): Promise<ExecResult | CommandHandle> {
+    const handle = await this.#start(command, options);
+    return options.wait === false ? handle : handle.result;
+  }
+
+  attach(commandId: string, options: AttachOptions = {}): Promise<CommandHandle> {
+    return attach(this.connection, commandId, options);
+  }
+
+  /** Starts a command and reads up to its start event: then its id and pid are known. */
+  async #start(command: string, options: RunOptions): Promise<CommandHandle> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const wire = { ...execWire(this.#scoped(options)), processId: options.processId ?? newCommandId() };
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal!.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const cursor = new ResumeCursor();
+    const events = execEvents(this.rpc, command, wire, { signal: stop.signal, retry: this.connection.retry, cursor });
+    let first: IteratorResult<ExecEvent>;
+    try {
+      first = await events.next();
+    } catch (error) {
+      if (signal?.aborted) await this.rpc.killProcess(wire.processId, "SIGTERM").catch(() => undefined);
+      throw error;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    if (first.done || first.value.type !== "start") {
+      await events.return(undefined);
+      if (!first.done && first.value.type === "error") throw errorFromCode(first.value.code ?? "INTERNAL_ERROR", first.value.error);
+      throw new SandboxError(`The output stream of "${command}" began without its start event`, "INTERNAL_ERROR");
+    }
+    const { processId, pid } = first.value;
+    return new AttachedCommand({ commandId: processId, pid, generation: undefined, events, cursor, stop, signal }, this.connection);
   }
 
   // ── processes ────────────────────────────────────────────────────────────

@@ -4,6 +4,7 @@
  * are the container's responses without their envelope; the Durable Object adds only the container
  * generation a process lives in.
  */
+import type { ResumePoint } from "../../protocol/resume.ts";
 import type {
   ExecRequest,
   GetProcessLogsResponse,
@@ -55,10 +56,8 @@ export interface StdinOptions extends HandleRef {
   close?: boolean;
 }
 
-/** Where a stream picks up: after this event id (`seq`), only later events are sent. */
-export interface StreamResumeRequest extends HandleRef {
-  since?: number;
-}
+/** Where a stream picks up (protocol/resume.ts): after an event id, from byte offsets per stream. */
+export interface StreamResumeRequest extends HandleRef, ResumePoint {}
 
 export interface ListRequest {
   sessionId?: string;

@@ -78,11 +78,11 @@ export async function killAllProcesses(api: ContainerApi, options: KillAllReques
 
 /** The exec events of an exec after `since`: the container's own exec stream, resumed. */
 export async function resumeExecStream(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
-  return api.stream("GET", execPath(id, `/stream${resumeQuery(options.since)}`));
+  return api.stream("GET", execPath(id, `/stream${resumeQuery(options)}`));
 }
 
 export async function streamProcessLogs(api: ContainerApi, id: string, options: StreamResumeRequest): Promise<ReadableStream<Uint8Array>> {
-  return api.stream("GET", processPath(id, `/stream${resumeQuery(options.since)}`));
+  return api.stream("GET", processPath(id, `/stream${resumeQuery(options)}`));
 }
 
 export async function getProcessLogs(api: ContainerApi, id: string): Promise<ProcessLogs> {

@@ -1,5 +1,6 @@
 /** Validates RPC arguments with the protocol schemas (RPC callers are not type-checked at runtime). */
 import type { z } from "zod";
+import { resumePointSchema, resumeQueryParams, type ResumePoint } from "../../protocol/resume.ts";
 import { describeValidationError } from "../../protocol/validation.ts";
 import { InvalidRequestError } from "../rpc/errors.ts";
 
@@ -27,12 +28,10 @@ function idSegment(id: string): string {
   return encodeURIComponent(id);
 }
 
-/** `?since=` of a resumed stream, checked first (RPC callers are not type-checked). */
-export function resumeQuery(since: number | undefined): string {
-  if (since !== undefined && !(Number.isInteger(since) && since >= 0)) {
-    throw new InvalidRequestError("since must be an event id (a whole number ≥ 0)", "INVALID_REQUEST");
-  }
-  return query({ since });
+/** The query of a resumed stream (`since`, byte offsets), checked first (RPC callers are not type-checked). */
+export function resumeQuery(request: ResumePoint): string {
+  const { since, stdoutOffset, stderrOffset } = request;
+  return query(resumeQueryParams(parseRequest(resumePointSchema, { since, stdoutOffset, stderrOffset }, "resume point")));
 }
 
 export function query(params: Record<string, string | number | undefined>): string {

@@ -6,15 +6,15 @@
  * The bytes go through an IdentityTransformStream with pipeTo, which workerd runs natively: no
  * JavaScript per chunk, so a stream costs the same CPU with or without the count. The pipe ends
  * when the container finishes the stream, or when the reader goes away — noticed at the next write,
- * which comes at the latest with the container's keepalive comment (every 15 s on idle streams);
- * then the container's side is cancelled too (closing its connection, which for
- * `killOnDisconnect` execs kills the command).
+ * which comes at the latest with the container's keepalive comment (LIMITS.keepaliveMs on idle
+ * streams); then the container's side is cancelled too (closing its connection: an exec then waits
+ * for its reader to come back, or with `killOnDisconnect` is killed).
  *
  * When the container's side breaks (the container server ends its streams itself only when they
  * are done, and breaks them when it stops), the guard asks whether the container is still the one
  * the stream came from. If it is gone, an event stream ends with a coded `error` event (protocol
  * `streamEndEvent`) instead of a body that just stops; if it is still there, the break is passed on
- * as a break, which clients resume from their last event id.
+ * as a break, which clients resume from their resume point.
  */
 import { streamEndEvent } from "../../protocol/events.ts";
 import { formatSseEvent } from "../../protocol/sse.ts";

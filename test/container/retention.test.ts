@@ -27,16 +27,20 @@ describe("bounded retention", () => {
     const events = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/big/stream"));
     const truncated = events[0] as Extract<LogEvent, { type: "truncated" }>;
     expect(truncated).toMatchObject({ type: "truncated", processId: "big" });
-    expect(truncated.seq).toBeUndefined();
     const rest = events.slice(1);
     expect(rest.some((e) => e.type === "truncated")).toBe(false);
     // The events after the notice are contiguous and end with the final status.
     const seqs = rest.map((e) => e.seq!);
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
     expect(truncated.droppedEvents).toBe(seqs[0]! - 1);
+    // Its id is the last dropped event's: resuming after it does not deliver it again.
+    expect(truncated.seq).toBe(seqs[0]! - 1);
+    const afterNotice = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/big/stream", { headers: { "last-event-id": String(truncated.seq) } }));
+    expect(afterNotice.map((e) => e.seq)).toEqual(seqs);
     const retained = rest.filter((e): e is Output => e.type === "stdout");
     const retainedBytes = retained.reduce((n, e) => n + Buffer.byteLength(e.data), 0);
     expect(truncated.droppedBytes + retainedBytes).toBe(info.stdoutBytes);
+    expect(truncated).toMatchObject({ stdoutDropped: truncated.droppedBytes, stderrDropped: 0 });
     expect(retained[0]!.offset).toBe(truncated.droppedBytes);
     expect(retainedBytes).toBeLessThanOrEqual(RETENTION);
     expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });

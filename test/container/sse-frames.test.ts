@@ -59,8 +59,18 @@ describe("SSE frames", () => {
     for (const frame of frames) at = frame.writeTo(bytes, at);
     expect(at).toBe(bytes.length);
     const messages = new SseParser().push(bytes.toString("utf8"));
-    return messages.map((message) => ({ id: message.id, event: message.event, data: JSON.parse(message.data) }));
+    return messages.map((message) => ({ id: message.id, event: message.event, raw: message.data, data: JSON.parse(message.data) }));
   }
+
+  it("says how many bytes a chunk had when its text cannot (invalid UTF-8), and puts every field before data", () => {
+    const record = new ManagedProcess("proc-3", startSpec({ command: "x" }, limits), limits, "test/3");
+    record.log.appendOutput("stdout", Buffer.from("fine"));
+    record.log.appendOutput("stdout", Buffer.from([0x61, 0xff, 0xfe, 0x62]));
+    const [fine, broken] = parseFrames(record.log.read(0, Infinity).entries.map(logFramer(record)));
+    expect(fine!.raw).toMatch(/"offset":0,"data":"fine"}$/);
+    expect(broken!.data).toMatchObject({ offset: 4, bytes: 4, data: "a\ufffd\ufffdb" });
+    expect(broken!.raw).toMatch(/"offset":4,"bytes":4,"data":/);
+  });
 
   for (const encoding of ["utf8", "base64"] as const) {
     it(`frame output exactly as the event objects, ${encoding}`, () => {
@@ -70,6 +80,7 @@ describe("SSE frames", () => {
         record.log.appendStatus({ status: "running", pid: 42 });
         record.log.appendOutput("stdout", Buffer.from('line "one"\n\ttwo\\ 😀'));
         record.log.appendOutput("stderr", Buffer.from("x".repeat(20_000) + "\n"));
+        record.log.appendOutput("stdout", Buffer.from([0x6f, 0x6b, 0xff, 0x0a])); // not UTF-8
       }
       for (const [record, framer, toEvent] of [
         [log, logFramer(log), toLogEvent],
@@ -81,7 +92,8 @@ describe("SSE frames", () => {
         expect(parsed).toHaveLength(items.length);
         parsed.forEach((message, i) => {
           const event = (toEvent as (item: unknown, record: ManagedProcess) => { type: string; seq?: number })(items[i], record);
-          expect(message.data).toEqual(JSON.parse(JSON.stringify(event)));
+          // The same JSON, key for key in the same order (output fields come before `data`).
+          expect(message.raw).toBe(JSON.stringify(event));
           expect(message.event).toBe(event.type);
           expect(message.id).toBe(String(event.seq));
         });

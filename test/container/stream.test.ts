@@ -67,10 +67,25 @@ describe("SSE framing", () => {
     expect(firstOutputAfter).toBeLessThan(700);
   });
 
-  it("sends keepalive comments on idle streams", async () => {
+  it("sends a keepalive comment at once, then on idle streams", async () => {
     const messages = await rawText(await execStream({ command: "sleep 0.5; echo late" }));
-    expect(messages).toContain(": keepalive\n\n");
+    expect(messages.startsWith(": keepalive\n\n")).toBe(true);
+    // Beside the first, at least one more while the command was silent (keepaliveMs is 100 here).
+    expect(messages.split(": keepalive\n\n").length - 1).toBeGreaterThanOrEqual(3);
     expect(messages).toContain('"data":"late\\n"');
+  });
+
+  it("sends the first keepalive before the command says anything", async () => {
+    const server = await startTestServer();
+    try {
+      const response = await openStream(server.url, "/api/execute/stream", { body: { command: "sleep 2" } });
+      const reader = response.body!.getReader();
+      const first = await reader.read();
+      expect(new TextDecoder().decode(first.value)).toMatch(/^: keepalive\n\n/);
+      await reader.cancel();
+    } finally {
+      await server.close();
+    }
   });
 
   it("streams a process log: running status, output, terminal status with exit code", async () => {

@@ -11,7 +11,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSseStream } from "../../protocol/sse.ts";
 import { getHttpSandbox } from "../../src/client/http.ts";
+import type { OutputChunk } from "../../src/client/api.ts";
 import { freePort } from "../../runtime/ports.ts";
+import { startCuttingProxy } from "../cutting-proxy.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 // Unique per run: the test looks for it on every command line of the machine.
@@ -191,6 +193,36 @@ describe("npm start", () => {
     await process.kill();
     await expect(process.waitForExit(20_000)).resolves.toMatchObject({ status: "killed" });
     expect((await sandbox.exec("echo done")).stdout).toBe("done\n");
+  });
+
+  it("runs a command handle through a TCP proxy that cuts its stream again and again: the bytes received are the bytes written", async () => {
+    const proxy = await startCuttingProxy(url, { cutAfterBytes: (n) => (n < 6 ? 80_000 + n * 31_337 : undefined) });
+    try {
+      const sandbox = getHttpSandbox("e2e-cuts", { url: proxy.url, token, retry: { attempts: 2, baseDelayMs: 10 } });
+      const handle = await sandbox.run("seq 1 300000; echo tail >&2", { wait: false });
+      const chunks: OutputChunk[] = [];
+      for await (const chunk of handle) chunks.push(chunk);
+      const text = (stream: string) => chunks.filter((chunk) => chunk.stream === stream).map((chunk) => chunk.data).join("");
+      expect(text("stdout")).toBe(Array.from({ length: 300_000 }, (_, i) => `${i + 1}\n`).join(""));
+      expect(text("stderr")).toBe("tail\n");
+      expect(proxy.cuts).toBe(6);
+      expect(await handle.result).toMatchObject({ success: true, exitCode: 0 });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("survives a proxy that cuts idle connections sooner than the keepalive, one reconnect at a time", async () => {
+    const proxy = await startCuttingProxy(url, { idleCutMs: 800 });
+    try {
+      // One failed reconnect would be too many; every one succeeds, so the budget starts over each time.
+      const sandbox = getHttpSandbox("e2e-idle", { url: proxy.url, token, retry: { attempts: 1, baseDelayMs: 10 } });
+      expect(await sandbox.run("echo start; sleep 4; echo done")).toMatchObject({ success: true, stdout: "start\ndone\n" });
+      // Two cuts in a row already exceed a budget of one that is never reset.
+      expect(proxy.cuts).toBeGreaterThanOrEqual(2);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("stops wrangler dev, the runtime and every sandbox on one Ctrl-C", async () => {

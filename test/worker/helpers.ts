@@ -168,3 +168,53 @@ export const countingCommand = (count: number) => `for i in $(seq 1 ${count}); d
 export const countedLines = (count: number) => Array.from({ length: count }, (_, i) => `line-${i + 1}\n`).join("");
 /** The stdout of a list of events, joined. */
 export const stdoutOf = (events: { type: string; data?: string }[]) => events.flatMap((e) => (e.type === "stdout" ? [e.data ?? ""] : [])).join("");
+
+/** A SandboxRpc whose streams break: the n-th stream opened (from 0) is cut after `cutAfterBytes(n)` bytes. */
+export interface CuttingRpc {
+  rpc: SandboxRpc;
+  /** Every stream opened, in order: method and resume point. */
+  opened: string[];
+  /** While true, opening a stream fails like an unreachable network. */
+  down: boolean;
+}
+
+export function cuttingRpc(rpc: SandboxRpc, cutAfterBytes: (n: number) => number | undefined): CuttingRpc {
+  const state: CuttingRpc = { rpc, opened: [], down: false };
+  const cut = async (label: string, stream: () => Promise<ReadableStream<Uint8Array>>) => {
+    if (state.down) throw new TypeError("network connection lost (test)");
+    const bytes = cutAfterBytes(state.opened.length);
+    state.opened.push(label);
+    const body = await stream();
+    return bytes === undefined ? body : cutAfter(body, bytes);
+  };
+  state.rpc = {
+    ...rpc,
+    execStream: (command, options) => cut("execStream", () => rpc.execStream(command, options)),
+    resumeExecStream: (id, options = {}) => cut(`resumeExecStream ${JSON.stringify(options)}`, () => rpc.resumeExecStream(id, options)),
+    streamProcessLogs: (id, options = {}) => cut(`streamProcessLogs ${JSON.stringify(options)}`, () => rpc.streamProcessLogs(id, options)),
+  };
+  return state;
+}
+
+/** A fetch whose n-th event-stream response (from 0) is cut after `cutAfterBytes(n)` bytes. */
+export function cuttingFetch(base: typeof fetch, cutAfterBytes: (n: number) => number | undefined, opened: string[] = []): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const response = await base(request);
+    if (!response.body || !response.headers.get("content-type")?.includes("text/event-stream")) return response;
+    const bytes = cutAfterBytes(opened.length);
+    opened.push(`${new URL(request.url).pathname}${new URL(request.url).search} ${request.headers.get("last-event-id") ?? "-"}`);
+    return bytes === undefined ? response : new Response(cutAfter(response.body, bytes), response);
+  };
+}
+
+/**
+ * The event ids of a resumed stream, each once. An id comes twice only for an output event cut in
+ * the middle (its two parts, one after the other); anything else — a repeat further on, ids out of
+ * order — is left in, for the test's expectation to catch.
+ */
+export function eventIds(events: { seq?: number | undefined }[]): number[] {
+  const ids: number[] = [];
+  for (const event of events) if (event.seq !== undefined && event.seq !== ids.at(-1)) ids.push(event.seq);
+  return ids;
+}

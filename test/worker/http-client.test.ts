@@ -15,7 +15,7 @@ import {
   StaleProcessHandleError,
 } from "../../src/client/index.ts";
 import { getHttpSandbox, type HttpSandboxOptions } from "../../src/client/http.ts";
-import { collect, countedLines, countingCommand, cutAfter, patternStream, sha256Hex, stdoutOf, uniqueId } from "./helpers.ts";
+import { collect, countedLines, countingCommand, cutAfter, eventIds, patternStream, sha256Hex, stdoutOf, uniqueId } from "./helpers.ts";
 
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
 const workerFetch: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
@@ -67,8 +67,8 @@ describe("getHttpSandbox", () => {
     const process = await sandbox.startProcess(countingCommand(40));
     const events = await collect(sandbox.streamProcessLogs(process.id));
     expect(stdoutOf(events)).toBe(countedLines(40));
-    const seqs = events.map((e) => e.seq!).filter((s) => s !== undefined);
-    expect(new Set(seqs).size).toBe(seqs.length);
+    const ids = eventIds(events);
+    expect(ids).toEqual(ids.map((_, i) => ids[0]! + i));
     expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
     const streams = log.filter((line) => line.includes("logs/stream"));
     expect(streams).toHaveLength(2);
@@ -90,8 +90,8 @@ describe("getHttpSandbox", () => {
     const sandbox = client("resume-exec-bytes", { fetch: faultyFetch(/exec\/stream$/, 300, log) });
     const events = await collect(sandbox.execStream(`${countingCommand(40)}; exit 3`));
     expect(stdoutOf(events)).toBe(countedLines(40));
-    const seqs = events.map((e) => e.seq).filter((s) => s !== undefined);
-    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    const ids = eventIds(events);
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
     expect(events.at(-1)).toMatchObject({ type: "complete", exitCode: 3, result: { exitCode: 3, success: false } });
     const resumed = log.filter((line) => /\/exec\/[^/]+\/stream /.test(line));
     expect(resumed).toHaveLength(1);

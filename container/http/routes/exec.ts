@@ -4,9 +4,11 @@
  * so a command that cannot start is a 422 JSON error, never a half-open stream.
  *
  * A client whose exec stream broke resumes it from `GET /api/execute/{id}/stream` with its
- * Last-Event-ID (or `?since=`): the same exec events from there on, ending with `complete` and the
- * result, or `error`. A finished exec stays reachable by id for a short while
- * (LIMITS.finishedExecRetentionMs) so a resume after the command ended still gets its end.
+ * Last-Event-ID (or `?since=`) and the byte offsets it has of each stream (protocol/resume.ts): the
+ * same exec events from there on, ending with `complete` and the result, or `error`. Until it
+ * comes back the exec waits for it (engine/exec-readers.ts). A finished exec stays reachable by id
+ * for a short while (LIMITS.finishedExecRetentionMs) so a resume after the command ended still gets
+ * its end.
  *
  * The buffered body is the ExecResult (engine/exec.ts decides its `success`; HTTP 200 either way,
  * an error response is told apart by its `code`). The stream's `complete.result` has empty
@@ -15,15 +17,14 @@
 import { execRequestSchema } from "../../../protocol/process.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { execResultOf } from "../../engine/exec.ts";
-import { LogReader } from "../../engine/log-reader.ts";
+import type { ResumePoint } from "../../../protocol/resume.ts";
 import type { ManagedProcess } from "../../engine/managed-process.ts";
 import { execSpec } from "../../engine/options.ts";
-import { readJson } from "../request.ts";
+import { readJson, readResumePoint } from "../request.ts";
 import { sendJson } from "../../../server-kit/http/response.ts";
-import { streamLogAsSse } from "../sse.ts";
+import { streamLogAsSse, type StreamEnd } from "../sse.ts";
 import { execFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
-import { resumePoint } from "./process.ts";
 
 async function execute(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, execRequestSchema);
@@ -45,7 +46,7 @@ async function execute(ctx: RequestContext): Promise<void> {
 async function executeStream(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, execRequestSchema);
   const record = await ctx.server.processes.launch(execSpec(request, ctx.server.limits, "stream"));
-  await streamExecEvents(ctx, record, 0);
+  await streamExecEvents(ctx, record, {});
 }
 
 /** The exec events of a running or recently finished exec after the resume point. */
@@ -56,23 +57,26 @@ async function resumeStream(ctx: RequestContext): Promise<void> {
       processId: record.id,
     });
   }
-  const since = resumePoint(ctx);
+  const point = readResumePoint(ctx);
   record.flushOutput();
-  await streamExecEvents(ctx, record, since);
+  await streamExecEvents(ctx, record, point);
 }
 
 /**
  * Streams an exec's log as exec events. The reader is pinned: the command runs at the reader's pace
- * (like a pipe) instead of losing output. A reader that goes away takes the command with it only
- * when the exec asked for that (`killOnDisconnect`).
+ * (like a pipe) instead of losing output. A reader that goes away is waited for (it may resume), or
+ * takes the command with it when the exec asked for that (`killOnDisconnect`).
  */
-async function streamExecEvents(ctx: RequestContext, record: ManagedProcess, since: number): Promise<void> {
-  const reader = new LogReader(record.log, since, { pin: true });
+async function streamExecEvents(ctx: RequestContext, record: ManagedProcess, point: ResumePoint): Promise<void> {
+  const readers = record.execReaders!;
+  const reader = readers.open(point.since ?? 0, { stdout: point.stdoutOffset, stderr: point.stderrOffset });
+  let end: StreamEnd = "disconnected";
   try {
-    const end = await streamLogAsSse(ctx, reader, execFramer(record));
-    if (end === "disconnected" && record.spec.killOnDisconnect) record.kill("SIGTERM");
+    end = await streamLogAsSse(ctx, reader, execFramer(record));
   } finally {
-    reader.unpin();
+    const killed = end === "disconnected" && record.spec.killOnDisconnect;
+    readers.close(reader, end === "disconnected" && !killed);
+    if (killed) record.kill("SIGTERM");
   }
 }
 

@@ -13,7 +13,7 @@ import { ServiceError } from "../../../server-kit/service-error.ts";
 import { LogReader } from "../../engine/log-reader.ts";
 import type { ProcessFilter } from "../../engine/process-table.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
-import { parseSeq, readJson } from "../request.ts";
+import { readJson, readResumePoint } from "../request.ts";
 import { streamLogAsSse } from "../sse.ts";
 import { logFramer } from "../sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
@@ -85,19 +85,13 @@ function cleanup(ctx: RequestContext): void {
   sendOk(ctx.res, { cleaned: ctx.server.processes.cleanup(recordFilter(ctx)) });
 }
 
-/** Where a resumed stream picks up: after `Last-Event-ID` (what EventSource sends), else `?since=`, else the start. */
-export function resumePoint(ctx: RequestContext): number {
-  const header = ctx.req.headers["last-event-id"];
-  const lastEventId = parseSeq(Array.isArray(header) ? header[0] : header, "Last-Event-ID");
-  return lastEventId ?? parseSeq(ctx.url.searchParams.get("since"), "since") ?? 0;
-}
-
-/** SSE of the process log from the resume point; ends after the final status. */
+/** SSE of the process log from the resume point (protocol/resume.ts); ends after the final status. */
 async function stream(ctx: RequestContext): Promise<void> {
   const record = ctx.server.processes.get(ctx.params.id!);
-  const since = resumePoint(ctx);
+  const point = readResumePoint(ctx);
   record.flushOutput();
-  await streamLogAsSse(ctx, new LogReader(record.log, since), logFramer(record));
+  const reader = new LogReader(record.log, point.since ?? 0, { from: { stdout: point.stdoutOffset, stderr: point.stderrOffset } });
+  await streamLogAsSse(ctx, reader, logFramer(record));
 }
 
 async function stdin(ctx: RequestContext): Promise<void> {

@@ -1,0 +1,103 @@
+/**
+ * A TCP proxy that breaks connections the way networks and proxies do, for tests of streams that
+ * must survive it. It forwards bytes both ways unchanged and, on connections that carry an SSE
+ * response, cuts the connection after a given number of response bytes (wherever that falls: in the
+ * middle of an event, of a character, of an escape), or once the connection has been silent for a
+ * while (a proxy's idle timeout). A cut destroys both sides, as a dropped connection does.
+ */
+import { connect, createServer, type Server, type Socket } from "node:net";
+
+export interface CuttingProxyOptions {
+  /** Response bytes an event stream carries before the n-th cut (from 0); undefined: no more cuts. */
+  cutAfterBytes?: (cut: number) => number | undefined;
+  /** Cut a connection silent both ways for this long. */
+  idleCutMs?: number;
+}
+
+export interface CuttingProxy {
+  url: string;
+  /** Connections cut so far (by bytes or by silence). */
+  readonly cuts: number;
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+const EVENT_STREAM = "text/event-stream";
+
+export async function startCuttingProxy(target: string, options: CuttingProxyOptions): Promise<CuttingProxy> {
+  const { hostname, port } = new URL(target);
+  const open = new Set<Socket>();
+  let cuts = 0;
+  let connections = 0;
+
+  const server: Server = createServer((client) => {
+    connections++;
+    const upstream = connect(Number(port), hostname);
+    open.add(client).add(upstream);
+    let streaming = false;
+    let sent = 0;
+    let limit: number | undefined;
+    let idle: NodeJS.Timeout | undefined;
+    const cut = () => {
+      cuts++;
+      clearTimeout(idle);
+      client.destroy();
+      upstream.destroy();
+    };
+    const touch = () => {
+      if (options.idleCutMs === undefined) return;
+      clearTimeout(idle);
+      idle = setTimeout(cut, options.idleCutMs);
+    };
+    touch();
+    client.on("data", (chunk: Buffer) => {
+      touch();
+      upstream.write(chunk);
+    });
+    let cutting = false;
+    upstream.on("data", (chunk: Buffer) => {
+      if (cutting) return;
+      touch();
+      if (!streaming && chunk.includes(EVENT_STREAM)) {
+        streaming = true;
+        limit = options.cutAfterBytes?.(cuts);
+        sent = 0;
+      }
+      if (streaming && limit !== undefined && sent + chunk.length >= limit) {
+        cutting = true;
+        upstream.pause();
+        client.write(chunk.subarray(0, limit - sent), cut);
+        return;
+      }
+      sent += chunk.length;
+      if (!client.write(chunk)) {
+        upstream.pause();
+        client.once("drain", () => upstream.resume());
+      }
+    });
+    const end = () => {
+      clearTimeout(idle);
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    get cuts() {
+      return cuts;
+    },
+    get connections() {
+      return connections;
+    },
+    async close() {
+      for (const socket of open) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
