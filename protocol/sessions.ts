@@ -35,6 +35,15 @@ export const sessionIdSchema = z
   .max(SESSION_LIMITS.maxSessionIdLength)
   .regex(/^[A-Za-z0-9._:@-]+$/, "session ids use letters, digits and . _ : @ -");
 
+/**
+ * The session id Cloudflare's Sandbox SDK reserves for "no session". A command naming it runs as one
+ * without a session: from a fresh state (the sandbox's env, the workspace), and it leaves none behind.
+ */
+export const NO_SESSION_ID = "__DISABLE_SESSION__";
+
+/** The `sessionId` of a command: a session's id, or NO_SESSION_ID read as none. */
+export const commandSessionIdSchema = sessionIdSchema.transform((id) => (id === NO_SESSION_ID ? undefined : id));
+
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
 export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
 
