@@ -38,7 +38,7 @@ export type ExecEvent =
   | (EventBase & { type: "error"; error: string; code?: string })
   | (EventBase & { type: "truncated"; droppedEvents: number; droppedBytes: number });
 
-/** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes instead of a bare exit). */
+/** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes, then `exit`). */
 export type LogEvent =
   | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
   | (EventBase & StatusFields & { type: "status"; processId: string })
@@ -49,4 +49,10 @@ export type LogEvent =
       droppedEvents: number;
       droppedBytes: number;
     })
-  | (EventBase & { type: "error"; processId: string; error: string; code?: string });
+  | (EventBase & { type: "error"; processId: string; error: string; code?: string })
+  /**
+   * Last of all, right after the final status: how the process ended, for readers that wait for an
+   * `exit` event (Cloudflare's Sandbox SDK does). It is not in the log (no `seq`), so a stream
+   * resumed after the final status has nothing more to send.
+   */
+  | (EventBase & { type: "exit"; processId: string; status: ProcessStatus; exitCode?: number });
