@@ -13,7 +13,7 @@ export interface BridgeEventStream {
   close(): Promise<void>;
 }
 
-export function bridgeEventStream(): BridgeEventStream {
+export function bridgeEventStream(keepaliveMs: number = LIMITS.keepaliveMs): BridgeEventStream {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const encoder = new TextEncoder();
@@ -23,8 +23,8 @@ export function bridgeEventStream(): BridgeEventStream {
     return writer.write(encoder.encode(text));
   };
   const keepalive = setInterval(() => {
-    if (Date.now() - lastWrite >= LIMITS.keepaliveMs) write(KEEPALIVE_FRAME).catch(() => clearInterval(keepalive));
-  }, LIMITS.keepaliveMs / 3);
+    if (Date.now() - lastWrite >= keepaliveMs) write(KEEPALIVE_FRAME).catch(() => clearInterval(keepalive));
+  }, keepaliveMs / 3);
   return {
     response: new Response(readable, { headers: SSE_HEADERS }),
     send: (event, data) => write(`event: ${event}\ndata: ${data}\n\n`),

@@ -16,6 +16,7 @@ import { LIMITS } from "../../../protocol/limits.ts";
 import { execEvents } from "../../client/events.ts";
 import { SandboxError } from "../../rpc/errors.ts";
 import type { ExecRequestOptions } from "../../rpc/processes.ts";
+import type { SandboxRpc } from "../../rpc/sandbox-rpc.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
 import { bridgeCode } from "./errors.ts";
@@ -57,6 +58,22 @@ async function relay(events: AsyncIterable<ExecEvent>, out: BridgeEventStream): 
   }
 }
 
+/**
+ * The Bridge event stream of one command. `keepaliveMs`: how long the stream may stay quiet before a
+ * keepalive comment goes out. A command that cannot start, or a stream that cannot be resumed, ends
+ * the stream with `error`; a reader that goes away gets nothing more (its command runs on).
+ */
+export function bridgeExecResponse(rpc: SandboxRpc, command: string, wire: ExecRequestOptions, keepaliveMs: number = LIMITS.keepaliveMs): Response {
+  const out = bridgeEventStream(keepaliveMs);
+  void relay(execEvents(rpc, command, wire, {}), out)
+    .catch((error: unknown) => {
+      const code = error instanceof SandboxError ? bridgeCode(error.code) : "exec_transport_error";
+      return out.send("error", JSON.stringify({ error: (error as Error).message, code })).catch(() => undefined);
+    })
+    .finally(() => out.close());
+  return out.response;
+}
+
 export const bridgeExecRoutes = new Hono<ApiEnv>().post("/exec", jsonBody(bridgeExecRequestSchema), async (c) => {
   const { argv, timeout_ms, cwd } = c.req.valid("json");
   const sessionId = sessionHeader(c.req.header(SESSION_HEADER));
@@ -69,14 +86,5 @@ export const bridgeExecRoutes = new Hono<ApiEnv>().post("/exec", jsonBody(bridge
     ...(timeout_ms === undefined ? {} : { timeout: timeout_ms }),
     ...(sessionId === undefined ? {} : { sessionId }),
   };
-  const out = bridgeEventStream();
-  // A command that cannot start, or a stream that cannot be resumed, ends the stream with `error`
-  // (a reader that went away gets nothing more; its command runs on).
-  void relay(execEvents(c.var.sandbox, command, wire, {}), out)
-    .catch((error: unknown) => {
-      const code = error instanceof SandboxError ? bridgeCode(error.code) : "exec_transport_error";
-      return out.send("error", JSON.stringify({ error: (error as Error).message, code })).catch(() => undefined);
-    })
-    .finally(() => out.close());
-  return out.response;
+  return bridgeExecResponse(c.var.sandbox, command, wire);
 });
