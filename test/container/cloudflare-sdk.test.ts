@@ -5,7 +5,7 @@
  * operation that maps to a capability we have is exercised, with the shapes their client reads.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -134,6 +134,43 @@ describe("background processes", () => {
     await client.processes.startProcess("sleep 30", NO_SESSION, { processId: "cf-b" });
     const { cleanedCount } = await client.processes.killAllProcesses();
     expect(cleanedCount).toBe(2);
+  });
+});
+
+/** A TCP port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("port watch (their waitForPort)", () => {
+  const serve = (port: number, status: number) =>
+    `node -e "setTimeout(() => require('http').createServer((q, s) => { s.writeHead(${status}); s.end(); }).listen(${port}), 300)"`;
+
+  it("reports watching, then ready with the HTTP status once the port answers in range", async () => {
+    const port = await freePort();
+    await client.processes.startProcess(serve(port, 204), NO_SESSION, { processId: "cf-web" });
+    const watch = await events(await client.ports.watchPort({ port, mode: "http", path: "/", statusMin: 200, statusMax: 399, processId: "cf-web", interval: 100 }));
+    expect(watch).toEqual([
+      { type: "watching", port },
+      { type: "ready", port, statusCode: 204 },
+    ]);
+    await client.processes.killProcess("cf-web");
+  });
+
+  it("waits in tcp mode for a connection only, and reports a process that exits first", async () => {
+    const port = await freePort();
+    await client.processes.startProcess(serve(port, 500), NO_SESSION, { processId: "cf-tcp" });
+    expect((await events(await client.ports.watchPort({ port, mode: "tcp", processId: "cf-tcp", interval: 100 }))).at(-1)).toEqual({ type: "ready", port });
+    await client.processes.killProcess("cf-tcp");
+
+    await client.processes.startProcess("sleep 0.3; exit 3", NO_SESSION, { processId: "cf-quits" });
+    const watch = await events(await client.ports.watchPort({ port: await freePort(), mode: "http", processId: "cf-quits", interval: 100 }));
+    expect(watch.at(-1)).toEqual({ type: "process_exited", port: expect.any(Number), exitCode: 3 });
+    expect(await failure(client.ports.watchPort({ port, mode: "tcp", processId: "no-such-process" }))).toMatchObject({ code: "PROCESS_NOT_FOUND" });
   });
 });
 

@@ -6,11 +6,12 @@
  */
 import type { RouteGroup } from "../../types.ts";
 import { cloudflareFileRoutes } from "./files.ts";
+import { cloudflarePortRoutes } from "./port-watch.ts";
 import { cloudflareReadStreamRoutes } from "./read-stream.ts";
 import { cloudflareSessionRoutes } from "./sessions.ts";
 import { cloudflareVersionRoutes } from "./version.ts";
 
 export const cloudflareRoutes: RouteGroup = {
   name: "cloudflare",
-  routes: [...cloudflareSessionRoutes, ...cloudflareFileRoutes, ...cloudflareReadStreamRoutes, ...cloudflareVersionRoutes],
+  routes: [...cloudflareSessionRoutes, ...cloudflareFileRoutes, ...cloudflareReadStreamRoutes, ...cloudflarePortRoutes, ...cloudflareVersionRoutes],
 };
