@@ -30,8 +30,8 @@ const FILE_UPLOAD = /^\/v1\/sandbox\/[^/]+\/file\/.+$/;
 
 export function bridgeApi(): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
-  for (const path of ["/v1/sandbox", "/v1/sandbox/*", "/v1/pool/*"]) app.use(path, bridgeErrors(), requireToken(), bodyLimits(FILE_UPLOAD));
-  app.use("/v1/sandbox/:id", sandboxParam());
+  // `/x/*` also matches `/x` itself: one registration per prefix.
+  for (const path of ["/v1/sandbox/*", "/v1/pool/*"]) app.use(path, bridgeErrors(), requireToken(), bodyLimits(FILE_UPLOAD));
   app.use("/v1/sandbox/:id/*", sandboxParam());
   app.route("/v1/sandbox", bridgeCreateRoutes);
   for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeUnavailableRoutes]) {
