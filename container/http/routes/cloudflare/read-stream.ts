@@ -6,7 +6,6 @@
  * (files/read.ts), read at the client's pace; a file that cannot be opened is a JSON error before the
  * stream starts, so their client throws its typed error (FileNotFoundError, …).
  */
-import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import { existsRequestSchema } from "../../../../protocol/files.ts";
 import { formatSseEvent, SSE_HEADERS } from "../../../../protocol/sse.ts";
@@ -40,9 +39,18 @@ function base64Chunks(): ChunkEncoder {
   };
 }
 
-/** Writes one event; waits while the socket is full, so a slow reader holds the file read back. */
+/** Writes one event; waits while the socket is full (or until it closes), so a slow reader holds the file read back. */
 async function send(res: ServerResponse, event: { type: string } & Record<string, unknown>): Promise<void> {
-  if (!res.write(formatSseEvent(event))) await once(res, "drain");
+  if (res.destroyed || res.write(formatSseEvent(event))) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
 }
 
 async function readStream(ctx: RequestContext): Promise<void> {
