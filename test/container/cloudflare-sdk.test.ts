@@ -69,6 +69,14 @@ describe("utilities and sessions", () => {
     expect(await failure(client.utils.deleteSession("cf-session"))).toMatchObject({ code: "SESSION_NOT_FOUND", httpStatus: 404 });
   });
 
+  it("takes the session id their Durable Object makes of a sandbox id with /, + or @ in it (`sandbox-<id>`)", async () => {
+    const id = "sandbox-team/user+42@example.com";
+    await client.utils.createSession({ id, env: {}, cwd: t.workspace });
+    await client.commands.execute("export FROM_DEFAULT=1", id);
+    expect((await client.commands.execute('echo "$FROM_DEFAULT"', id)).stdout).toBe("1\n");
+    expect(await client.utils.deleteSession(id)).toMatchObject({ sessionId: id });
+  });
+
   it(`treats ${NO_SESSION} as no session: every call starts from a fresh state`, async () => {
     const first = await client.commands.execute("mkdir -p fresh && cd fresh && export SET_BEFORE=1 && pwd", NO_SESSION);
     expect(first.stdout).toBe(`${join(t.workspace, "fresh")}\n`);
