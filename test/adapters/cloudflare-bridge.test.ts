@@ -75,6 +75,11 @@ describe.concurrent("@computesdk/cloudflare against our Worker", () => {
 
     const mixed = await sandbox.runCommand("echo out; echo 'π err' >&2; exit 3");
     expect(mixed).toMatchObject({ stdout: "out\n", stderr: "π err\n", exitCode: 3 });
+
+    expect(await sandbox.getInfo()).toMatchObject({ id: sandbox.sandboxId, provider: "cloudflare", status: "running" });
+    const again = await provider().sandbox.getById(sandbox.sandboxId);
+    expect((await again!.runCommand("echo again")).stdout).toBe("again\n");
+    await expect(sandbox.getUrl({ port: 8080 })).rejects.toThrow(/501/);
     await sandbox.destroy();
   });
 
