@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { fileURLToPath } from "node:url";
 
 /** API token the workers tests run with (the Worker refuses every request without one). */
 export const TEST_API_TOKEN = "test-token-0123456789";
@@ -8,10 +9,14 @@ export default defineConfig({
   test: {
     projects: [
       {
+        // Cloudflare's Sandbox SDK (whose route clients drive our server in cloudflare-sdk.test.ts) imports
+        // `cloudflare:workers`; in Node a small stand-in answers for it.
+        resolve: { alias: { "cloudflare:workers": fileURLToPath(new URL("./test/container/cloudflare-workers.ts", import.meta.url)) } },
         test: {
           name: "container",
           environment: "node",
           include: ["test/container/**/*.test.ts"],
+          server: { deps: { inline: ["@cloudflare/sandbox", "@cloudflare/containers"] } },
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

@@ -14,6 +14,7 @@ const MODULES = [
   "container-memory.ts",
   "container-loss.ts",
   "chain-exec.ts",
+  "bridge-first-command.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

@@ -62,12 +62,18 @@ export type ExecEvent =
   | (EventBase & { type: "error"; error: string; code?: string })
   | (EventBase & { type: "truncated" } & TruncatedFields);
 
-/** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes instead of a bare exit). */
+/** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes, then `exit`). */
 export type LogEvent =
   | (EventBase & { type: "stdout" | "stderr"; processId: string } & OutputEventFields)
   | (EventBase & StatusFields & { type: "status"; processId: string })
   | (EventBase & { type: "truncated"; processId: string } & TruncatedFields)
-  | (EventBase & { type: "error"; processId: string; error: string; code?: string });
+  | (EventBase & { type: "error"; processId: string; error: string; code?: string })
+  /**
+   * Last of all, right after the final status: how the process ended, for readers that wait for an
+   * `exit` event (Cloudflare's Sandbox SDK does). It is not in the log (no `seq`), so a stream
+   * resumed after the final status has nothing more to send.
+   */
+  | (EventBase & { type: "exit"; processId: string; status: ProcessStatus; exitCode?: number });
 
 /**
  * How a stream ends when it cannot go on because the container behind it stopped (destroyed,

@@ -12,3 +12,4 @@ export * from "./isolation.ts";
 export * from "./info.ts";
 export * from "./utf8.ts";
 export * from "./validation.ts";
+export * from "./ports.ts";

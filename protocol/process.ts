@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
-import { envVarsSchema, sessionIdSchema } from "./sessions.ts";
+import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
@@ -85,7 +85,7 @@ export const commandOptionsSchema = z.object({
   args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
   env: envVarsSchema.optional(),
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
-  sessionId: sessionIdSchema.optional(),
+  sessionId: commandSessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
   /** Time limit in milliseconds (Cloudflare's Sandbox SDK name). */
   timeout: timeoutSchema.optional(),
@@ -195,7 +195,8 @@ export type WithoutEnvelope<R extends SuccessEnvelope> = Omit<R, keyof SuccessEn
 export function withoutEnvelope<R extends SuccessEnvelope>({ success: _ok, timestamp: _at, ...record }: R): WithoutEnvelope<R> {
   return record;
 }
-export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo };
+/** The record, and its id, pid and command flat beside it (where Cloudflare's container API puts them). */
+export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo; processId: string; pid?: number; command: string };
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
 /** An unknown id is a 404 PROCESS_NOT_FOUND, never `{process: null}`. */
 export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo };
@@ -211,7 +212,8 @@ export type GetProcessLogsResponse = SuccessEnvelope & {
 /** `POST /api/execute`: the ExecResult itself (its `timestamp` is when the command started). */
 export type ExecResponse = ExecResult;
 export type KillResponse = SuccessEnvelope & { processId: string; signal: string; status: ProcessStatus };
-export type KillAllResponse = SuccessEnvelope & { killed: number };
+/** `cleanedCount` repeats `killed` under the name Cloudflare's container API uses. */
+export type KillAllResponse = SuccessEnvelope & { killed: number; cleanedCount: number };
 export type CleanupResponse = SuccessEnvelope & { cleaned: number };
 export type PingResponse = SuccessEnvelope & {
   status: "ok";

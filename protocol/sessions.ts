@@ -30,11 +30,25 @@ export const SESSION_LIMITS = {
   maxSessionIdLength: 128,
 } as const;
 
+/**
+ * One word without whitespace or control characters. Wider than a name needs to be because Cloudflare's
+ * Sandbox SDK names its default session after the sandbox (`sandbox-<id>`), whatever characters the
+ * caller's id has (`/`, `+`, …). Ids travel escaped (in URLs, JSON) and never name a file.
+ */
 export const sessionIdSchema = z
   .string()
   .min(1)
   .max(SESSION_LIMITS.maxSessionIdLength)
-  .regex(/^[A-Za-z0-9._:@-]+$/, "session ids use letters, digits and . _ : @ -");
+  .regex(/^[^\s\x00-\x1f\x7f]+$/, "session ids are one word: no spaces or control characters");
+
+/**
+ * The session id Cloudflare's Sandbox SDK reserves for "no session". A command naming it runs as one
+ * without a session: from a fresh state (the sandbox's env, the workspace), and it leaves none behind.
+ */
+export const NO_SESSION_ID = "__DISABLE_SESSION__";
+
+/** The `sessionId` of a command: a session's id, or NO_SESSION_ID read as none. */
+export const commandSessionIdSchema = sessionIdSchema.transform((id) => (id === NO_SESSION_ID ? undefined : id));
 
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
 export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");

@@ -7,7 +7,7 @@ import type { ExecEvent, LogEvent, OutputEventFields, TruncatedFields } from "..
 import { execResultOf } from "./exec.ts";
 import type { LogItem } from "./log-reader.ts";
 import type { ManagedProcess } from "./managed-process.ts";
-import type { OutputEntry, TruncatedNotice } from "./output-log.ts";
+import type { OutputEntry, StatusEntry, TruncatedNotice } from "./output-log.ts";
 
 function iso(time: number): string {
   return new Date(time).toISOString();
@@ -46,6 +46,17 @@ export function toLogEvent(item: LogItem, record: ManagedProcess): LogEvent {
     case "truncated":
       return { type: "truncated", processId, timestamp: iso(item.time), seq: item.seq, ...truncatedFields(item) };
   }
+}
+
+/** The `exit` event a log stream ends with, after the final status `entry`. */
+export function toExitEvent(entry: StatusEntry, record: ManagedProcess): LogEvent {
+  return {
+    type: "exit",
+    processId: record.id,
+    timestamp: iso(entry.time),
+    status: entry.status,
+    ...(entry.exitCode === undefined ? {} : { exitCode: entry.exitCode }),
+  };
 }
 
 /**

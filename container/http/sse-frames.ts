@@ -5,7 +5,8 @@
  * produce the JSON of toLogEvent/toExecEvent (tests hold them to it).
  */
 import { formatSseEvent } from "../../protocol/sse.ts";
-import { toExecEvent, toLogEvent } from "../engine/events.ts";
+import { isTerminalStatus } from "../../protocol/process.ts";
+import { toExecEvent, toExitEvent, toLogEvent } from "../engine/events.ts";
 import type { LogItem } from "../engine/log-reader.ts";
 import type { ManagedProcess } from "../engine/managed-process.ts";
 import type { OutputEntry } from "../engine/output-log.ts";
@@ -79,11 +80,15 @@ class OutputFrame implements Frame {
   }
 }
 
-/** Frames for `GET /api/process/{id}/stream` (LogEvent). */
+/** Frames for `GET /api/process/{id}/stream` (LogEvent): the final status is followed by `exit`. */
 export function logFramer(record: ManagedProcess): Framer {
   const processIdField = `,"processId":${JSON.stringify(record.id)}`;
-  return (item) =>
-    item.kind === "output" ? new OutputFrame(item, record, processIdField) : new TextFrame(formatSseEvent(toLogEvent(item, record)));
+  return (item) => {
+    if (item.kind === "output") return new OutputFrame(item, record, processIdField);
+    const frame = formatSseEvent(toLogEvent(item, record));
+    if (item.kind !== "status" || !isTerminalStatus(item.status)) return new TextFrame(frame);
+    return new TextFrame(frame + formatSseEvent(toExitEvent(item, record)));
+  };
 }
 
 /** Frames for `POST /api/execute/stream` (ExecEvent). */

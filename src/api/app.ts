@@ -1,9 +1,10 @@
 /**
  * The Worker's public HTTP API: REST + SSE under /v1/sandboxes/:id, bearer-token auth, JSON errors
- * with wire codes, and the OpenAPI document at /v1/openapi.json.
+ * with wire codes, and the OpenAPI document at /v1/openapi.json; beside it, Cloudflare's Bridge API.
  */
 import { Hono } from "hono";
 import { requireToken } from "./auth.ts";
+import { bridgeApi } from "./bridge/index.ts";
 import { bodyLimits } from "./body-limit.ts";
 import { errorResponse, handleError } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -27,5 +28,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
   for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes]) app.route("/v1/sandboxes/:id", routes);
+  // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
+  app.route("/", bridgeApi());
   return app;
 }

@@ -5,6 +5,7 @@
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus, type ProcessStatus } from "../../protocol/process.ts";
+import { isProbeHost, tcpProbeCommand } from "../../protocol/ports.ts";
 import { readEventStream } from "../../protocol/sse.ts";
 import type { LogMatch, LogStreamOptions, Process, ProcessExit, WaitForPortOptions } from "./api.ts";
 import { ExecutionTimeoutError, ProcessNotFoundError, ProcessNotRunningError, SandboxError } from "../rpc/errors.ts";
@@ -123,11 +124,11 @@ export class ProcessHandle implements Process {
       throw new SandboxError(`Not a TCP port: ${port}`, "INVALID_REQUEST");
     }
     const host = options.host ?? "127.0.0.1";
-    if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new SandboxError(`Not a host name: ${host}`, "INVALID_REQUEST");
+    if (!isProbeHost(host)) throw new SandboxError(`Not a host name: ${host}`, "INVALID_REQUEST");
     const timeout = options.timeout ?? DEFAULT_PORT_TIMEOUT_MS;
     // One command inside the sandbox polls the port (the port is only reachable from in there);
     // meanwhile we watch the process, which may die before it ever listens.
-    const probe = `until (exec 3<>/dev/tcp/${host}/${port}) 2>/dev/null; do sleep 0.05; done`;
+    const probe = tcpProbeCommand(host, port, 50);
     const stop = new AbortController();
     const exited = this.#exit(stop.signal).then((exit) => {
       throw new ProcessNotRunningError(`Process "${this.id}" exited (${exit.status}) before port ${port} accepted connections`, {

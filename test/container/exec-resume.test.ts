@@ -45,7 +45,10 @@ describe("resuming an exec stream after the command ended", () => {
 
     for (const resume of [{ headers: { "last-event-id": String(lastSeq) } }, { path: `?since=${lastSeq}` }]) {
       const path = `/api/process/cut-exec/stream${resume.path ?? ""}`;
-      const after = await collectEvents<LogEvent>(await openStream(t.url, path, { headers: resume.headers ?? {} }));
+      const all = await collectEvents<LogEvent>(await openStream(t.url, path, { headers: resume.headers ?? {} }));
+      // The log stream's `exit` comes last, outside the log.
+      expect(all.at(-1)).toMatchObject({ type: "exit", status: "failed", exitCode: 3 });
+      const after = all.slice(0, -1);
       expect(after.map((e) => e.seq)).toEqual(after.map((_, i) => lastSeq + 1 + i));
       expect(after.some((e) => e.type === "truncated")).toBe(false);
       expect(outputOf(before, "stdout") + outputOf(after, "stdout")).toBe(expectedStdout);

@@ -27,7 +27,9 @@ describe("bounded retention", () => {
     const events = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/big/stream"));
     const truncated = events[0] as Extract<LogEvent, { type: "truncated" }>;
     expect(truncated).toMatchObject({ type: "truncated", processId: "big" });
-    const rest = events.slice(1);
+    // `exit` follows the final status, outside the log (no seq).
+    expect(events.at(-1)).toMatchObject({ type: "exit", processId: "big" });
+    const rest = events.slice(1, -1);
     expect(rest.some((e) => e.type === "truncated")).toBe(false);
     // The events after the notice are contiguous and end with the final status.
     const seqs = rest.map((e) => e.seq!);
@@ -43,7 +45,7 @@ describe("bounded retention", () => {
     expect(truncated).toMatchObject({ stdoutDropped: truncated.droppedBytes, stderrDropped: 0 });
     expect(retained[0]!.offset).toBe(truncated.droppedBytes);
     expect(retainedBytes).toBeLessThanOrEqual(RETENTION);
-    expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
+    expect(rest.at(-1)).toMatchObject({ type: "status", status: "completed" });
 
     // The logs route reports the same cut.
     const logs = (await call(t.url, "GET", "/api/process/big/logs")).body;
@@ -53,7 +55,7 @@ describe("bounded retention", () => {
     // Resuming from a dropped id: only the events after it that are gone are counted.
     const resumed = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/big/stream?since=5"));
     expect(resumed[0]).toMatchObject({ type: "truncated", droppedEvents: seqs[0]! - 1 - 5 });
-    expect(resumed.slice(1).map((e) => e.seq)).toEqual(seqs);
+    expect(resumed.slice(1, -1).map((e) => e.seq)).toEqual(seqs);
   });
 
   it("honours a per-process logRetentionBytes", async () => {
@@ -99,6 +101,7 @@ describe("bounded retention", () => {
     const received = output.reduce((n, e) => n + e.data.length, 0);
     const dropped = notices.reduce((n, e) => n + (e as { droppedBytes: number }).droppedBytes, 0);
     expect(received + dropped).toBe(30_000_000);
-    expect(events.at(-1)).toMatchObject({ type: "status", status: "completed" });
+    expect(events.at(-2)).toMatchObject({ type: "status", status: "completed" });
+    expect(events.at(-1)).toMatchObject({ type: "exit", status: "completed", exitCode: 0 });
   });
 });

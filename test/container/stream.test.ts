@@ -93,7 +93,10 @@ describe("SSE framing", () => {
     const events = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/log-1/stream"));
     expect(events[0]).toMatchObject({ type: "status", status: "running", processId: "log-1", seq: 1 });
     expect(events[1]).toMatchObject({ type: "stdout", data: "hello\n", offset: 0, seq: 2 });
-    expect(events.at(-1)).toMatchObject({ type: "status", status: "failed", exitCode: 3, seq: 3 });
+    expect(events.at(-2)).toMatchObject({ type: "status", status: "failed", exitCode: 3, seq: 3 });
+    // Then how it ended once more as `exit` (what Cloudflare's Sandbox SDK waits for), outside the log.
+    expect(events.at(-1)).toEqual({ type: "exit", processId: "log-1", status: "failed", exitCode: 3, timestamp: expect.any(String) });
+    expect(events).toHaveLength(4);
   });
 });
 
@@ -131,19 +134,21 @@ describe("resuming a stream", () => {
       events.push(...chunk);
       const last = chunk.at(-1);
       if (last?.seq !== undefined) lastId = last.seq;
-      if (last?.type === "status" && last.status !== "running") break;
+      if (last?.type === "exit" || (last?.type === "status" && last.status !== "running")) break;
     }
-    const seqs = events.map((event) => event.seq);
+    // The trailing `exit` is not in the log: only the logged events count towards the sequence.
+    const logged = events.filter((event) => event.type !== "exit");
+    const seqs = logged.map((event) => event.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     const stdout = events.filter((e) => e.type === "stdout").map((e) => (e as { data: string }).data).join("");
     expect(stdout).toBe(expected);
-    expect(events.at(-1)).toMatchObject({ type: "status", status: "completed", exitCode: 0 });
+    expect(logged.at(-1)).toMatchObject({ type: "status", status: "completed", exitCode: 0 });
   });
 
   it("replays nothing when resumed after the last event of a finished process", async () => {
     await call(t.url, "POST", "/api/process/start", { command: "echo x", processId: "resume-end" });
     const all = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/resume-end/stream"));
-    const last = all.at(-1)!.seq!;
+    const last = all.at(-2)!.seq!;
     const rest = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/resume-end/stream", { headers: { "last-event-id": String(last) } }));
     expect(rest).toEqual([]);
     const fromOne = await collectEvents<LogEvent>(await openStream(t.url, "/api/process/resume-end/stream?since=1"));
@@ -234,6 +239,6 @@ describe("readers going away", () => {
       await eventually(async () => (await call(t.url, "GET", "/api/process/bg-reader")).body.process.status === "completed"),
     ).toBe(true);
     const messages = await collectMessages(await openStream(t.url, "/api/process/bg-reader/stream"));
-    expect(messages.map((m) => m.event)).toEqual(["status", "stdout", "status"]);
+    expect(messages.map((m) => m.event)).toEqual(["status", "stdout", "status", "exit"]);
   });
 });

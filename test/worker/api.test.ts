@@ -168,10 +168,13 @@ describe("routes", () => {
 
     const all = await sse(await call(`${base}/processes/cat/logs/stream`));
     expect(all.filter((e) => e.event === "stdout").map((e) => e.data.data).join("")).toBe("hi\nechoed\n");
-    expect(all.at(-1)).toMatchObject({ event: "status", data: { status: "completed" } });
+    expect(all.at(-2)).toMatchObject({ event: "status", data: { status: "completed" } });
+    // Then `exit`, outside the log (no id).
+    expect(all.at(-1)).toMatchObject({ event: "exit", data: { status: "completed", exitCode: 0 } });
+    expect(all.at(-1)!.id).toBeUndefined();
     const firstId = all.find((e) => e.event === "stdout")!.id!;
     const resumed = await sse(await call(`${base}/processes/cat/logs/stream`, { headers: { "last-event-id": firstId } }));
-    expect(resumed.map((e) => e.id)).toEqual(all.filter((e) => Number(e.id) > Number(firstId)).map((e) => e.id));
+    expect(resumed.map((e) => e.id)).toEqual(all.slice(all.findIndex((e) => e.id === firstId) + 1).map((e) => e.id));
     const viaQuery = await sse(await call(`${base}/processes/cat/logs/stream?since=${firstId}`));
     expect(viaQuery.map((e) => e.id)).toEqual(resumed.map((e) => e.id));
 

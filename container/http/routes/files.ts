@@ -15,7 +15,16 @@ import {
   renameFileRequestSchema,
   streamWriteQuerySchema,
   writeFileRequestSchema,
+  type DeleteFileRequest,
+  type ExistsRequest,
+  type ListFilesRequest,
+  type MkdirRequest,
+  type MoveFileRequest,
+  type ReadFileRequest,
+  type RenameFileRequest,
+  type WriteFileRequest,
 } from "../../../protocol/files.ts";
+import type { z } from "zod";
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
@@ -29,22 +38,47 @@ import { openFileDownload, readFileContent } from "../../files/read.ts";
 import { moveEntry, renameEntry } from "../../files/relocate.ts";
 import { writeFileContent, writeFileFromStream } from "../../files/write.ts";
 import { readJson } from "../request.ts";
-import type { RequestContext, RouteGroup } from "../types.ts";
+import type { RequestContext, RouteGroup, ServerContext } from "../types.ts";
 
-async function writeFile(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, writeFileRequestSchema);
-  const { paths, fileLimits } = ctx.server.services;
-  const data = request.encoding === "base64" ? decodeBase64(request.content, "content") : Buffer.from(request.content, "utf8");
-  if (data.length > fileLimits.maxJsonFileBytes) {
-    throw new ServiceError("PAYLOAD_TOO_LARGE", `content is larger than ${fileLimits.maxJsonFileBytes} bytes; use PUT ${FILE_ROUTES.stream}`, {
-      maxBytes: fileLimits.maxJsonFileBytes,
+/**
+ * The JSON file operations, from a validated request to the result the route sends: one place that
+ * decides each, for our routes below and for routes that speak another API's shapes (routes/cloudflare/).
+ */
+export const fileOperations = {
+  async write(server: ServerContext, request: WriteFileRequest) {
+    const { paths, fileLimits } = server.services;
+    const data = request.encoding === "base64" ? decodeBase64(request.content, "content") : Buffer.from(request.content, "utf8");
+    if (data.length > fileLimits.maxJsonFileBytes) {
+      throw new ServiceError("PAYLOAD_TOO_LARGE", `content is larger than ${fileLimits.maxJsonFileBytes} bytes; use PUT ${FILE_ROUTES.stream}`, {
+        maxBytes: fileLimits.maxJsonFileBytes,
+      });
+    }
+    return writeFileContent(paths, request.path, data, {
+      ...(request.createParents === undefined ? {} : { createParents: request.createParents }),
+      ...(request.mode === undefined ? {} : { mode: request.mode }),
     });
-  }
-  const result = await writeFileContent(paths, request.path, data, {
-    ...(request.createParents === undefined ? {} : { createParents: request.createParents }),
-    ...(request.mode === undefined ? {} : { mode: request.mode }),
-  });
-  sendOk(ctx.res, result);
+  },
+  read(server: ServerContext, request: ReadFileRequest) {
+    const { paths, fileLimits } = server.services;
+    return readFileContent(paths, request.path, {
+      maxBytes: fileLimits.maxJsonFileBytes,
+      ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
+    });
+  },
+  mkdir: (server: ServerContext, request: MkdirRequest) => makeDirectory(server.services.paths, request.path, request),
+  delete: (server: ServerContext, request: DeleteFileRequest) => deleteEntry(server.services.paths, request.path, request),
+  rename: (server: ServerContext, request: RenameFileRequest) => renameEntry(server.services.paths, request.oldPath, request.newPath, request),
+  move: (server: ServerContext, request: MoveFileRequest) => moveEntry(server.services.paths, request.sourcePath, request.destinationPath, request),
+  async list(server: ServerContext, request: ListFilesRequest) {
+    const listing = await listDirectory(server.services.paths, request.path ?? ".", request);
+    return { ...listing, count: listing.files.length };
+  },
+  exists: (server: ServerContext, request: ExistsRequest) => entryExists(server.services.paths, request.path),
+};
+
+/** A route that reads a JSON request with `schema`, runs `operation` and sends its result. */
+function jsonRoute<S extends z.ZodType>(schema: S, operation: (server: ServerContext, request: z.output<S>) => Promise<object>) {
+  return async (ctx: RequestContext): Promise<void> => sendOk(ctx.res, await operation(ctx.server, await readJson(ctx, schema)));
 }
 
 async function uploadFile(ctx: RequestContext): Promise<void> {
@@ -84,47 +118,6 @@ async function downloadFile(ctx: RequestContext): Promise<void> {
   await pipeline(download.stream, ctx.res).catch(() => ctx.res.destroy());
 }
 
-async function readFile(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, readFileRequestSchema);
-  const { paths, fileLimits } = ctx.server.services;
-  const result = await readFileContent(paths, request.path, {
-    maxBytes: fileLimits.maxJsonFileBytes,
-    ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
-  });
-  sendOk(ctx.res, result);
-}
-
-async function mkdir(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, mkdirRequestSchema);
-  sendOk(ctx.res, await makeDirectory(ctx.server.services.paths, request.path, request));
-}
-
-async function deleteFile(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, deleteFileRequestSchema);
-  sendOk(ctx.res, await deleteEntry(ctx.server.services.paths, request.path, request));
-}
-
-async function renameFile(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, renameFileRequestSchema);
-  sendOk(ctx.res, await renameEntry(ctx.server.services.paths, request.oldPath, request.newPath, request));
-}
-
-async function moveFile(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, moveFileRequestSchema);
-  sendOk(ctx.res, await moveEntry(ctx.server.services.paths, request.sourcePath, request.destinationPath, request));
-}
-
-async function listFiles(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, listFilesRequestSchema);
-  const listing = await listDirectory(ctx.server.services.paths, request.path ?? ".", request);
-  sendOk(ctx.res, { ...listing, count: listing.files.length });
-}
-
-async function exists(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, existsRequestSchema);
-  sendOk(ctx.res, await entryExists(ctx.server.services.paths, request.path));
-}
-
 function parseQuery(ctx: RequestContext) {
   const parsed = streamWriteQuerySchema.safeParse(Object.fromEntries(ctx.url.searchParams));
   if (!parsed.success) {
@@ -137,16 +130,16 @@ function parseQuery(ctx: RequestContext) {
 export const fileRoutes: RouteGroup = {
   name: "files",
   routes: [
-    { method: "POST", path: FILE_ROUTES.write, handler: writeFile },
-    { method: "POST", path: FILE_ROUTES.read, handler: readFile },
+    { method: "POST", path: FILE_ROUTES.write, handler: jsonRoute(writeFileRequestSchema, fileOperations.write) },
+    { method: "POST", path: FILE_ROUTES.read, handler: jsonRoute(readFileRequestSchema, fileOperations.read) },
     { method: "GET", path: FILE_ROUTES.stream, handler: downloadFile },
     { method: "PUT", path: FILE_ROUTES.stream, handler: uploadFile },
     { method: "POST", path: FILE_ROUTES.stream, handler: uploadFile },
-    { method: "POST", path: FILE_ROUTES.mkdir, handler: mkdir },
-    { method: "POST", path: FILE_ROUTES.delete, handler: deleteFile },
-    { method: "POST", path: FILE_ROUTES.rename, handler: renameFile },
-    { method: "POST", path: FILE_ROUTES.move, handler: moveFile },
-    { method: "POST", path: FILE_ROUTES.list, handler: listFiles },
-    { method: "POST", path: FILE_ROUTES.exists, handler: exists },
+    { method: "POST", path: FILE_ROUTES.mkdir, handler: jsonRoute(mkdirRequestSchema, fileOperations.mkdir) },
+    { method: "POST", path: FILE_ROUTES.delete, handler: jsonRoute(deleteFileRequestSchema, fileOperations.delete) },
+    { method: "POST", path: FILE_ROUTES.rename, handler: jsonRoute(renameFileRequestSchema, fileOperations.rename) },
+    { method: "POST", path: FILE_ROUTES.move, handler: jsonRoute(moveFileRequestSchema, fileOperations.move) },
+    { method: "POST", path: FILE_ROUTES.list, handler: jsonRoute(listFilesRequestSchema, fileOperations.list) },
+    { method: "POST", path: FILE_ROUTES.exists, handler: jsonRoute(existsRequestSchema, fileOperations.exists) },
   ],
 };

@@ -7,7 +7,7 @@
  * see exec.ts); list and cleanup leave them out unless asked with `?include=exec`.
  */
 import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
-import type { OutputStream } from "../../../protocol/process.ts";
+import type { KillAllResponse, OutputStream, StartProcessResponse, WithoutEnvelope } from "../../../protocol/process.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { LogReader } from "../../engine/log-reader.ts";
@@ -44,7 +44,9 @@ function signalParam(ctx: RequestContext): NodeJS.Signals {
 async function start(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, startProcessRequestSchema);
   const record = await ctx.server.processes.launch(startSpec(request, ctx.server.limits));
-  sendOk(ctx.res, { process: record.info() });
+  const info = record.info();
+  const reply: WithoutEnvelope<StartProcessResponse> = { process: info, processId: info.id, command: info.command, ...(info.pid === undefined ? {} : { pid: info.pid }) };
+  sendOk(ctx.res, reply);
 }
 
 function list(ctx: RequestContext): void {
@@ -78,7 +80,9 @@ async function kill(ctx: RequestContext): Promise<void> {
 
 async function killAll(ctx: RequestContext): Promise<void> {
   const signal = signalParam(ctx);
-  sendOk(ctx.res, { killed: await ctx.server.processes.killAll(sessionFilter(ctx), signal) });
+  const killed = await ctx.server.processes.killAll(sessionFilter(ctx), signal);
+  const reply: WithoutEnvelope<KillAllResponse> = { killed, cleanedCount: killed };
+  sendOk(ctx.res, reply);
 }
 
 function cleanup(ctx: RequestContext): void {

@@ -4,53 +4,65 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { createSessionRequestSchema, SESSION_ROUTES } from "../../../protocol/sessions.ts";
+import { createSessionRequestSchema, SESSION_ROUTES, type CreateSessionRequest } from "../../../protocol/sessions.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { sessionInfo, type Session } from "../../sessions/store.ts";
 import { readJson } from "../request.ts";
-import type { RequestContext, RouteGroup } from "../types.ts";
+import type { RequestContext, RouteGroup, ServerContext } from "../types.ts";
 
-function describe(ctx: RequestContext, session: Session) {
-  const running = ctx.server.processes.list({ sessionId: session.id }).filter((record) => record.isLive).length;
+function describe(server: ServerContext, session: Session) {
+  const running = server.processes.list({ sessionId: session.id }).filter((record) => record.isLive).length;
   return sessionInfo(session, running);
 }
 
+/**
+ * Creating and deleting a session, from a validated request to its result: one place that decides
+ * each, for our routes below and for routes that speak another API's shapes (routes/cloudflare/).
+ */
+export const sessionOperations = {
+  async create(server: ServerContext, request: CreateSessionRequest): Promise<Session> {
+    const { sessions, isolation } = server.services;
+    let cwd: string | undefined;
+    if (request.cwd !== undefined) {
+      cwd = path.resolve(server.workspace, request.cwd);
+      const info = await stat(isolation.hostPathOf(cwd)).catch(() => undefined);
+      if (!info) throw new ServiceError("FILE_NOT_FOUND", `session cwd does not exist: ${request.cwd}`, { cwd: request.cwd });
+      if (!info.isDirectory()) throw new ServiceError("NOT_A_DIRECTORY", `session cwd is not a directory: ${request.cwd}`, { cwd: request.cwd });
+    }
+    return sessions.create({
+      ...(request.id === undefined ? {} : { id: request.id }),
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(request.env === undefined ? {} : { env: request.env }),
+    });
+  },
+  /** SESSION_NOT_FOUND before anything is killed; then the session's processes are killed. */
+  async delete(server: ServerContext, id: string): Promise<{ sessionId: string; killed: number }> {
+    const { sessions } = server.services;
+    sessions.get(id);
+    sessions.delete(id);
+    const killed = await server.processes.killAll({ sessionId: id });
+    return { sessionId: id, killed };
+  },
+};
+
 async function createSession(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, createSessionRequestSchema);
-  const { sessions, isolation } = ctx.server.services;
-  let cwd: string | undefined;
-  if (request.cwd !== undefined) {
-    cwd = path.resolve(ctx.server.workspace, request.cwd);
-    const info = await stat(isolation.hostPathOf(cwd)).catch(() => undefined);
-    if (!info) throw new ServiceError("FILE_NOT_FOUND", `session cwd does not exist: ${request.cwd}`, { cwd: request.cwd });
-    if (!info.isDirectory()) throw new ServiceError("NOT_A_DIRECTORY", `session cwd is not a directory: ${request.cwd}`, { cwd: request.cwd });
-  }
-  const session = sessions.create({
-    ...(request.id === undefined ? {} : { id: request.id }),
-    ...(cwd === undefined ? {} : { cwd }),
-    ...(request.env === undefined ? {} : { env: request.env }),
-  });
-  sendOk(ctx.res, { session: describe(ctx, session) });
+  const session = await sessionOperations.create(ctx.server, await readJson(ctx, createSessionRequestSchema));
+  sendOk(ctx.res, { session: describe(ctx.server, session) });
 }
 
 function listSessions(ctx: RequestContext): void {
   const { sessions } = ctx.server.services;
-  sendOk(ctx.res, { sessions: sessions.list().map((session) => describe(ctx, session)) });
+  sendOk(ctx.res, { sessions: sessions.list().map((session) => describe(ctx.server, session)) });
 }
 
 function getSession(ctx: RequestContext): void {
   const session = ctx.server.services.sessions.get(ctx.params.id!);
-  sendOk(ctx.res, { session: describe(ctx, session) });
+  sendOk(ctx.res, { session: describe(ctx.server, session) });
 }
 
 async function deleteSession(ctx: RequestContext): Promise<void> {
-  const { sessions } = ctx.server.services;
-  const id = ctx.params.id!;
-  sessions.get(id); // 404 before killing anything
-  sessions.delete(id);
-  const killed = await ctx.server.processes.killAll({ sessionId: id });
-  sendOk(ctx.res, { sessionId: id, killed });
+  sendOk(ctx.res, await sessionOperations.delete(ctx.server, ctx.params.id!));
 }
 
 export const sessionRoutes: RouteGroup = {

@@ -1,0 +1,43 @@
+/**
+ * Cloudflare's Bridge API (the `/v1/sandbox/…` HTTP API of their bridge Worker), served beside our
+ * own `/v1/sandboxes/…`, so tools built on it (`@computesdk/cloudflare`, Python's
+ * `CloudflareSandboxClient`) run against this service unchanged. It needs our bearer token, reaches
+ * the sandbox's Durable Object through the same RPC contract as our routes, and answers errors in the
+ * Bridge's `{error, code}` shape.
+ *
+ *   POST   /v1/sandbox                     → {id}
+ *   POST   /v1/sandbox/:id/exec            → SSE: stdout / stderr (base64), exit {exit_code}, error {error, code}
+ *   GET    /v1/sandbox/:id/file/<path>     → raw bytes          PUT … ← raw bytes → {ok: true}
+ *   GET    /v1/sandbox/:id/running         → {running}          DELETE /v1/sandbox/:id → 204
+ *   POST   /v1/sandbox/:id/session         → {id}               DELETE /v1/sandbox/:id/session/:sid
+ *   GET    /health                         → {ok: true} (no token)
+ *   persist, hydrate, mount, unmount, tunnel, pty, /v1/pool/… → 501 not_implemented
+ */
+import { Hono } from "hono";
+import { requireToken } from "../auth.ts";
+import { bodyLimits } from "../body-limit.ts";
+import { sandboxParam } from "../sandbox-param.ts";
+import type { ApiEnv } from "../types.ts";
+import { bridgeErrors } from "./errors.ts";
+import { bridgeExecRoutes } from "./exec.ts";
+import { bridgeFileRoutes } from "./files.ts";
+import { bridgeCreateRoutes, bridgeLifecycleRoutes } from "./lifecycle.ts";
+import { bridgePoolRoutes, bridgeUnavailableRoutes } from "./unavailable.ts";
+import { bridgeSessionRoutes } from "./sessions.ts";
+
+/** A file upload (`PUT /v1/sandbox/:id/file/<path>`) streams on: only its declared length is checked. */
+const FILE_UPLOAD = /^\/v1\/sandbox\/[^/]+\/file\/.+$/;
+
+export function bridgeApi(): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  // `/x/*` also matches `/x` itself: one registration per prefix.
+  for (const path of ["/v1/sandbox/*", "/v1/pool/*"]) app.use(path, bridgeErrors(), requireToken(), bodyLimits(FILE_UPLOAD));
+  app.use("/v1/sandbox/:id/*", sandboxParam());
+  app.route("/v1/sandbox", bridgeCreateRoutes);
+  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeUnavailableRoutes]) {
+    app.route("/v1/sandbox/:id", routes);
+  }
+  app.route("/v1/pool", bridgePoolRoutes);
+  app.get("/health", (c) => c.json({ ok: true }));
+  return app;
+}
