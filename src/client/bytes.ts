@@ -38,3 +38,8 @@ export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   }
   return joined;
 }
+
+/** Text of an output event, decoding base64 output to UTF-8. */
+export function outputText(event: { data: string; encoding?: string }): string {
+  return event.encoding === "base64" ? base64ToText(event.data) : event.data;
+}

@@ -18,7 +18,7 @@ import type { StdinResult } from "../rpc/processes.ts";
 import type { AttachOptions, CommandHandle, OutputChunk } from "./api.ts";
 import { bytesToBase64, joinBase64 } from "./bytes.ts";
 import type { Connection } from "./connection.ts";
-import { attachedExecEvents } from "./events.ts";
+import { attachedExecEvents } from "../rpc/event-streams.ts";
 
 /** The reason a handle's own stream is stopped with when it hands over to a new one. */
 class Detached extends Error {

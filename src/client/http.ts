@@ -45,7 +45,7 @@ import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
-import type { RetryPolicy } from "./resumable-stream.ts";
+import type { RetryPolicy } from "../rpc/resumable-stream.ts";
 import { SandboxClient } from "./sandbox-client.ts";
 
 export interface HttpSandboxOptions {

@@ -32,4 +32,4 @@ export type { SessionInfo } from "../../protocol/sessions.ts";
 export type { IsolationSupport } from "../../protocol/isolation.ts";
 export type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 export type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
-export type { RetryPolicy } from "./resumable-stream.ts";
+export type { RetryPolicy } from "../rpc/resumable-stream.ts";

@@ -40,20 +40,12 @@ import type { ExecRequestOptions, ProcessLogs, StartRequestOptions, StdinResult 
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { EnvVarsUpdate } from "../rpc/sessions.ts";
 import { AttachedCommand, attach } from "./command.ts";
-import { execEvents, logEvents, outputText } from "./events.ts";
+import { execEvents, logEvents, newCommandId } from "../rpc/event-streams.ts";
+import { outputText } from "./bytes.ts";
 import { bytesToBase64, joinBase64 } from "./bytes.ts";
 import type { Connection } from "./connection.ts";
 import { ProcessHandle } from "./process.ts";
 
-/**
- * A command id made up on the caller's side. A streamed command is named up front so that its
- * stream can be resumed, and the command killed, even when the connection breaks (or an AbortSignal
- * fires) before its start event arrived. The same shape as the sandbox's own ids, with more randomness.
- */
-function newCommandId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return `proc_${bytesToBase64(bytes).replaceAll("+", "-").replaceAll("/", "_")}`;
-}
 
 function execWire(options: ExecOptions & ExecStreamOptions & RunOptions): ExecRequestOptions {
   const wire: ExecRequestOptions = {};

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecEvent } from "../../protocol/events.ts";
 import { ResumeCursor, resumeQueryParams, type ResumePoint } from "../../protocol/resume.ts";
 import { readEventStream } from "../../protocol/sse.ts";
-import { resumableEvents } from "../../src/client/resumable-stream.ts";
+import { resumableEvents } from "../../src/rpc/resumable-stream.ts";
 import { startCuttingProxy, type CuttingProxy } from "../cutting-proxy.ts";
 import { call, eventually, openStream, startTestServer, type TestServer } from "./helpers.ts";
 

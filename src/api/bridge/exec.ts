@@ -13,7 +13,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { ExecEvent } from "../../../protocol/events.ts";
 import { LIMITS } from "../../../protocol/limits.ts";
-import { execEvents } from "../../client/events.ts";
+import { execEvents, newCommandId } from "../../rpc/event-streams.ts";
 import { SandboxError } from "../../rpc/errors.ts";
 import type { ExecRequestOptions } from "../../rpc/processes.ts";
 import type { SandboxRpc } from "../../rpc/sandbox-rpc.ts";
@@ -65,7 +65,7 @@ async function relay(events: AsyncIterable<ExecEvent>, out: BridgeEventStream): 
  */
 export function bridgeExecResponse(rpc: SandboxRpc, command: string, wire: ExecRequestOptions, keepaliveMs: number = LIMITS.keepaliveMs): Response {
   const out = bridgeEventStream(keepaliveMs);
-  void relay(execEvents(rpc, command, wire, {}), out)
+  void relay(execEvents(rpc, command, { ...wire, processId: wire.processId ?? newCommandId() }, {}), out)
     .catch((error: unknown) => {
       const code = error instanceof SandboxError ? bridgeCode(error.code) : "exec_transport_error";
       return out.send("error", JSON.stringify({ error: (error as Error).message, code })).catch(() => undefined);

@@ -1,16 +1,15 @@
 /**
- * The event streams a caller reads, the same over Workers RPC and HTTP: an exec's events and a
- * process's log events, each resumed where it broke off when a connection breaks (see
+ * The event streams a caller of SandboxRpc reads (the client, and the Worker's Bridge API), the same
+ * over Workers RPC and HTTP: an exec's events and a process's log events, each resumed where it broke off when a connection breaks (see
  * resumable-stream.ts). An AbortSignal or a `break` cancels the underlying stream (which, across
  * RPC, cancels it in the Durable Object and closes the container's connection).
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { isTerminalStatus } from "../../protocol/process.ts";
 import { ResumeCursor, type ResumePoint } from "../../protocol/resume.ts";
-import { ProcessNotFoundError } from "../rpc/errors.ts";
-import type { ExecRequestOptions, HandleRef } from "../rpc/processes.ts";
-import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
-import { base64ToText } from "./bytes.ts";
+import { ProcessNotFoundError } from "./errors.ts";
+import type { ExecRequestOptions, HandleRef } from "./processes.ts";
+import type { SandboxRpc } from "./sandbox-rpc.ts";
 import { resumableEvents, type RetryPolicy } from "./resumable-stream.ts";
 
 export interface StreamOptions {
@@ -18,6 +17,16 @@ export interface StreamOptions {
   retry?: RetryPolicy | undefined;
   /** Where the stream stands; moves as events arrive (pass one to read it while iterating). */
   cursor?: ResumeCursor | undefined;
+}
+
+/**
+ * A command id made up on the caller's side. A streamed command is named up front so that its
+ * stream can be resumed, and the command killed, even when the connection breaks (or an AbortSignal
+ * fires) before its start event arrived. The same shape as the sandbox's own ids, with more randomness.
+ */
+export function newCommandId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `proc_${btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")}`;
 }
 
 const isExecEnd = (event: ExecEvent) => event.type === "complete" || event.type === "error";
@@ -89,7 +98,3 @@ export async function* logEvents(
   });
 }
 
-/** Text of an output event, decoding base64 output to UTF-8. */
-export function outputText(event: { data: string; encoding?: string }): string {
-  return event.encoding === "base64" ? base64ToText(event.data) : event.data;
-}

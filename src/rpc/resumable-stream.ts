@@ -20,7 +20,7 @@ import { isStreamEnd, type StreamEndEvent } from "../../protocol/events.ts";
 import { partialOutputEvent } from "../../protocol/partial-event.ts";
 import { ResumeCursor, type ResumePoint } from "../../protocol/resume.ts";
 import { readSseStream, SseParser } from "../../protocol/sse.ts";
-import { errorFromCode, SandboxConnectionError, SandboxError } from "../rpc/errors.ts";
+import { errorFromCode, SandboxConnectionError, SandboxError } from "./errors.ts";
 
 export interface RetryPolicy {
   /** Failed reconnect attempts in a row before giving up (default 5). */
