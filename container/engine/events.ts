@@ -7,7 +7,7 @@ import type { OutputEventFields } from "../../protocol/events.ts";
 import { execResultOf } from "./exec.ts";
 import type { LogItem } from "./log-reader.ts";
 import type { ManagedProcess } from "./managed-process.ts";
-import type { OutputEntry } from "./output-log.ts";
+import type { OutputEntry, RecordEntry } from "./output-log.ts";
 
 function iso(time: number): string {
   return new Date(time).toISOString();
@@ -40,6 +40,8 @@ export function toLogEvent(item: LogItem, record: ManagedProcess): LogEvent {
       };
     case "truncated":
       return { type: "truncated", processId, timestamp: iso(item.time), droppedEvents: item.droppedEvents, droppedBytes: item.droppedBytes };
+    case "record":
+      return notInProcessLogs(item);
   }
 }
 
@@ -70,5 +72,12 @@ export function toExecEvent(item: LogItem, record: ManagedProcess): ExecEvent {
       return { type: "error", timestamp, seq: item.seq, error: item.error, ...(item.code === undefined ? {} : { code: item.code }) };
     case "truncated":
       return { type: "truncated", timestamp, droppedEvents: item.droppedEvents, droppedBytes: item.droppedBytes };
+    case "record":
+      return notInProcessLogs(item);
   }
+}
+
+/** Records are other engines' events (code cells): a process log never holds one. */
+function notInProcessLogs(item: RecordEntry): never {
+  throw new Error(`a process log holds no "${item.type}" records`);
 }

@@ -31,7 +31,18 @@ export interface ErrorEntry extends EntryBase {
   error: string;
   code?: string;
 }
-export type LogEntry = OutputEntry | StatusEntry | ErrorEntry;
+/**
+ * A structured event of an engine that is not a process (a code cell's result, its start or end):
+ * the event's fields as JSON, kept as bytes so retention counts what it weighs.
+ */
+export interface RecordEntry extends EntryBase {
+  kind: "record";
+  /** The event type on the wire. */
+  type: string;
+  /** The event's other fields, a JSON object. */
+  json: Buffer;
+}
+export type LogEntry = OutputEntry | StatusEntry | ErrorEntry | RecordEntry;
 
 /** What a reader gets instead of entries that were dropped before it read them. */
 export interface TruncatedNotice {
@@ -131,6 +142,12 @@ export class OutputLog {
     return entry;
   }
 
+  appendRecord(type: string, json: Buffer): RecordEntry {
+    const entry: RecordEntry = { kind: "record", seq: 0, time: Date.now(), endBytes: this.#totalBytes, type, json };
+    this.#push(entry, json.length);
+    return entry;
+  }
+
   /** No more entries will come; readers finish once they have read everything. */
   close(): void {
     if (this.#closed) return;
@@ -168,6 +185,7 @@ export class OutputLog {
       const entry = this.#entries[i]!;
       entries.push(entry);
       if (entry.kind === "output") bytes += entry.data.length;
+      else if (entry.kind === "record") bytes += entry.json.length;
       if (bytes >= maxBytes) break;
     }
     return notice ? { notice, entries } : { entries };
@@ -255,7 +273,7 @@ export class OutputLog {
   }
 
   #drop(entry: LogEntry): void {
-    const dataBytes = entry.kind === "output" ? entry.data.length : 0;
+    const dataBytes = entry.kind === "output" ? entry.data.length : entry.kind === "record" ? entry.json.length : 0;
     this.#cost -= dataBytes + ENTRY_OVERHEAD;
     this.#droppedEvents++;
     if (entry.kind === "output") this.#droppedStreamBytes[entry.stream] += dataBytes;

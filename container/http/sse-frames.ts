@@ -9,6 +9,7 @@ import { toExecEvent, toLogEvent } from "../engine/events.ts";
 import type { LogItem } from "../engine/log-reader.ts";
 import type { ManagedProcess } from "../engine/managed-process.ts";
 import type { OutputEntry } from "../engine/output-log.ts";
+import type { OutputEncoding } from "../../protocol/process.ts";
 import { jsonStringOfUtf8, type JsonStringLiteral } from "./json-text.ts";
 
 /** One SSE frame: its size, and a way to write it into a buffer with room for it. */
@@ -20,7 +21,7 @@ export interface Frame {
 
 export type Framer = (item: LogItem) => Frame;
 
-class TextFrame implements Frame {
+export class TextFrame implements Frame {
   readonly byteLength: number;
   readonly #text: string;
 
@@ -50,13 +51,13 @@ class Base64Literal implements JsonStringLiteral {
 }
 
 /** An output chunk: header, the data as a JSON string (or base64 text), trailer. */
-class OutputFrame implements Frame {
+export class OutputFrame implements Frame {
   readonly byteLength: number;
   readonly #head: string;
   readonly #literal: JsonStringLiteral;
   readonly #tail: string;
 
-  constructor(entry: OutputEntry, record: ManagedProcess, processIdField: string) {
+  constructor(entry: OutputEntry, record: { readonly spec: { readonly encoding: OutputEncoding } }, processIdField: string) {
     const base64 = record.spec.encoding === "base64";
     const timestamp = new Date(entry.time).toISOString();
     this.#head =
