@@ -14,6 +14,7 @@ const MODULES = [
   "container-memory.ts",
   "container-loss.ts",
   "chain-exec.ts",
+  "code-interpreter.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */
