@@ -13,13 +13,15 @@ import { createContext, mainResult, run, runReply, stdoutText, streamRun } from 
 import { call } from "./helpers.ts";
 import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
-const GRACE_MS = 500;
+/** For cells that never stop: a short grace before their interpreter is killed (the others get the default, 3 s). */
+const STUCK_GRACE_MS = 500;
 let sandbox: SandboxServer;
+let impatient: SandboxServer;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ limits: { codeInterruptGraceMs: GRACE_MS } });
+  [sandbox, impatient] = await Promise.all([startSandbox(), startSandbox({ limits: { codeInterruptGraceMs: STUCK_GRACE_MS } })]);
 });
-afterAll(() => sandbox.close());
+afterAll(() => Promise.all([sandbox.close(), impatient.close()]));
 
 /** Starts a streamed run, interrupts it once `ready` says so, and returns every event. */
 async function interruptedRun(contextId: string, code: string, ready: (event: CodeEvent) => boolean): Promise<CodeEvent[]> {
@@ -78,20 +80,20 @@ describe("interrupts and time limits", () => {
   });
 
   it("kill and restart a context whose cell ignores its interrupt, and say so", async () => {
-    const python = await createContext(sandbox, { language: "python" });
-    await run(sandbox, python.id, "lost = True");
-    const stuck = await run(sandbox, python.id, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", { timeout: 200 });
+    const python = await createContext(impatient, { language: "python" });
+    await run(impatient, python.id, "lost = True");
+    const stuck = await run(impatient, python.id, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", { timeout: 200 });
     expect(stuck).toMatchObject({ interrupted: true, timedOut: true, contextRestarted: true, error: { name: "ContextRestarted" } });
-    expect(stuck.error!.value).toContain(`did not stop within ${GRACE_MS} ms`);
+    expect(stuck.error!.value).toContain(`did not stop within ${STUCK_GRACE_MS} ms`);
     // The same context, a fresh interpreter: the state is gone, the numbering starts again.
-    const after = await run(sandbox, python.id, "lost");
+    const after = await run(impatient, python.id, "lost");
     expect(after.error?.name).toBe("NameError");
     expect(after.executionCount).toBe(1);
 
-    const js = await createContext(sandbox, { language: "javascript" });
-    const blocked = await run(sandbox, js.id, "require('node:child_process').execSync('sleep 30')", { timeout: 200 });
+    const js = await createContext(impatient, { language: "javascript" });
+    const blocked = await run(impatient, js.id, "require('node:child_process').execSync('sleep 30')", { timeout: 200 });
     expect(blocked).toMatchObject({ contextRestarted: true, error: { name: "ContextRestarted" } });
-    expect(mainResult(await run(sandbox, js.id, "1 + 1"))?.text).toBe("2");
+    expect(mainResult(await run(impatient, js.id, "1 + 1"))?.text).toBe("2");
   });
 
   it("restart a context whose interpreter died during a cell", async () => {

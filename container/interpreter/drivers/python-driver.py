@@ -12,6 +12,9 @@ and forwards, so output and results leave in the order they happened, and nothin
 An interrupt arrives as a message (a signal from outside would have to cross whatever wraps the
 interpreter); a reader thread turns it into SIGINT for this process, which the cell sees as
 KeyboardInterrupt. The main thread blocks SIGINT while it writes a frame, so a frame is never cut.
+
+One file on purpose: the server passes it to `python3 -c`, so nothing has to be found on disk
+inside an isolated sandbox.
 """
 import ast
 import base64
