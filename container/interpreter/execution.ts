@@ -53,7 +53,7 @@ export class CodeExecution {
   status: ExecutionStatus = "queued";
 
   readonly #limits: ServerLimits;
-  readonly #builder: ExecutionBuilder | undefined;
+  #builder: ExecutionBuilder | undefined;
   #coalescer: OutputCoalescer | undefined;
   #executionCount = 0;
   #startedAt = 0;
@@ -82,6 +82,11 @@ export class CodeExecution {
   /** The Execution of a buffered run, once it is over. */
   execution(): Execution | undefined {
     return this.#builder?.result();
+  }
+
+  /** The buffered Execution is out: let it go (the run is kept a while for readers of its events). */
+  releaseExecution(): void {
+    this.#builder = undefined;
   }
 
   /** Its turn came: output from now on is this cell's. */

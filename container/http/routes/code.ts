@@ -44,7 +44,11 @@ async function run(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, runCodeRequestSchema);
   const execution = await ctx.server.code.run(request, { buffered: true });
   await execution.finished;
-  if (!ctx.res.destroyed) sendJson(ctx.res, 200, execution.execution());
+  try {
+    if (!ctx.res.destroyed) sendJson(ctx.res, 200, execution.execution());
+  } finally {
+    execution.releaseExecution();
+  }
 }
 
 async function runStream(ctx: RequestContext): Promise<void> {
