@@ -132,6 +132,17 @@ describe("code interpreter through getSandbox", () => {
   });
 });
 
+describe("code contexts in the sandbox's walls", () => {
+  it("see the sandbox's env vars and run under its isolation", async () => {
+    const sandbox = sandboxes.create("code-walls", { isolation: "bwrap", allowNetwork: false });
+    await sandbox.setEnvVars({ FROM_THE_SANDBOX: "set" });
+    const python = await sandbox.runCode("import os\n(os.environ.get('FROM_THE_SANDBOX'), os.getpid() < 10, os.path.exists('/work'))");
+    expect(text(python)).toBe("('set', True, False)");
+    const js = await sandbox.runCode("[process.env.FROM_THE_SANDBOX, process.pid < 10]", { language: "javascript" });
+    expect(text(js)).toBe("[ 'set', true ]");
+  });
+});
+
 describe("code interpreter over HTTP (getHttpSandbox)", () => {
   it("offers the same API, and resumes a broken run stream", async () => {
     const id = uniqueId("code-http");
