@@ -15,6 +15,7 @@ const MODULES = [
   "container-loss.ts",
   "chain-exec.ts",
   "bridge-first-command.ts",
+  "code-interpreter.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

@@ -2,6 +2,7 @@
  * Server configuration: where it listens, the workspace, and the limits it enforces. Every limit
  * defaults to the shared protocol value; tests and the local runtime may tighten them.
  */
+import { CODE_LIMITS } from "../protocol/code.ts";
 import { LIMITS } from "../protocol/limits.ts";
 
 export interface ServerLimits {
@@ -24,6 +25,12 @@ export interface ServerLimits {
   chunkMaxBytes: number;
   chunkMaxDelayMs: number;
   keepaliveMs: number;
+  /** Code contexts (interpreter processes) at most. */
+  maxCodeContexts: number;
+  /** After an interrupt, how long a cell gets to stop before its interpreter is killed and restarted. */
+  codeInterruptGraceMs: number;
+  /** How long an interpreter may take to start. */
+  codeStartTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -42,6 +49,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   chunkMaxBytes: LIMITS.chunkMaxBytes,
   chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,
   keepaliveMs: LIMITS.keepaliveMs,
+  maxCodeContexts: CODE_LIMITS.maxContexts,
+  codeInterruptGraceMs: CODE_LIMITS.interruptGraceMs,
+  codeStartTimeoutMs: CODE_LIMITS.startTimeoutMs,
 };
 
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {

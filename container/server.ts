@@ -13,6 +13,8 @@ import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { resolveLimits, type ServerLimits } from "./config.ts";
 import { CommandEnvironment, DEFAULT_PATH } from "./engine/environment.ts";
 import { ProcessTable } from "./engine/process-table.ts";
+import { CodeContexts } from "./interpreter/code-contexts.ts";
+import { interpreterPrograms, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
@@ -40,6 +42,8 @@ export interface StartServerOptions extends ServiceOptions {
    * lies below it, so the runtime finds all the server started. Default: the server's instance id.
    */
   runTag?: string;
+  /** The interpreters of code contexts (default: SANDBOX_PYTHON, SANDBOX_NODE, else /usr/bin/python3 and this Node). */
+  interpreters?: Partial<InterpreterPrograms>;
 }
 
 export interface RunningServer {
@@ -66,12 +70,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const instanceId = randomUUID();
   const processes = new ProcessTable(workspace, limits, environment, options.runTag ?? instanceId);
   const services = createServerServices({ workspace, home: environment.base.HOME, processes }, options);
+  const code = new CodeContexts({ programs: interpreterPrograms(options.interpreters), workspace, environment, hooks: processes.hooks, limits });
 
   const shutdown = new AbortController();
   const context: ServerContext = {
     processes,
     environment,
     services,
+    code,
     workspace,
     limits,
     instanceId,
@@ -105,7 +111,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         shutdown.abort();
         const closed = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
-        await processes.close();
+        await Promise.all([processes.close(), code.close()]);
         services.close();
         server.closeAllConnections();
         await closed;

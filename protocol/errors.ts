@@ -16,6 +16,10 @@ export const ERROR_CODES = {
   PROCESS_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   FILE_NOT_FOUND: 404,
+  /** A code context id the sandbox does not know (never created, deleted, or gone with a restarted container). */
+  CODE_CONTEXT_NOT_FOUND: 404,
+  /** A run id that is unknown or finished too long ago to resume. */
+  CODE_EXECUTION_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PROCESS_EXISTS: 409,
   SESSION_EXISTS: 409,
@@ -25,6 +29,8 @@ export const ERROR_CODES = {
   IS_A_DIRECTORY: 409,
   NOT_A_DIRECTORY: 409,
   DIRECTORY_NOT_EMPTY: 409,
+  /** The context is running a cell and the caller asked not to wait (`wait: false`). */
+  CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -33,9 +39,12 @@ export const ERROR_CODES = {
   TOO_MANY_SESSIONS: 429,
   /** The local runtime runs as many sandboxes as its operator allows. */
   TOO_MANY_SANDBOXES: 429,
+  TOO_MANY_CODE_CONTEXTS: 429,
   EXECUTION_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,
+  /** The interpreter a code context needs is not installed (the message says what to install). */
+  INTERPRETER_UNAVAILABLE: 501,
   CONTAINER_UNAVAILABLE: 503,
   /** The Worker has no SANDBOX_API_TOKEN secret: it refuses every request rather than run open. */
   AUTH_NOT_CONFIGURED: 503,

@@ -10,6 +10,8 @@ export * from "./files.ts";
 export * from "./sessions.ts";
 export * from "./isolation.ts";
 export * from "./info.ts";
+export * from "./code.ts";
+export * from "./code-execution.ts";
 export * from "./utf8.ts";
 export * from "./validation.ts";
 export * from "./ports.ts";

@@ -5,6 +5,7 @@
  * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
  */
 import { Container } from "@cloudflare/containers";
+import type { CodeContext, Execution } from "../protocol/code.ts";
 import type { ExecResult, PingResponse } from "../protocol/process.ts";
 import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../protocol/info.ts";
 import type { IsolationSupport } from "../protocol/isolation.ts";
@@ -43,12 +44,14 @@ import type {
   StdinResult,
   StreamResumeRequest,
 } from "./rpc/processes.ts";
+import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./rpc/code.ts";
 import { toRpcError } from "./rpc/rpc-errors.ts";
 import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
+import * as code from "./sandbox/code.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
 import * as files from "./sandbox/files.ts";
 import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./sandbox/generation.ts";
@@ -340,6 +343,54 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async exists(path: string): Promise<ExistsResult> {
     return this.#call(({ api }) => files.exists(api, path));
+  }
+
+  // ── code interpreter ─────────────────────────────────────────────────────
+
+  async createCodeContext(options?: CodeContextOptions): Promise<CodeContext> {
+    return this.#call(({ api }) => code.createCodeContext(api, options));
+  }
+
+  async listCodeContexts(): Promise<CodeContext[]> {
+    return this.#call(({ api }) => code.listCodeContexts(api));
+  }
+
+  async getCodeContext(id: string): Promise<CodeContext> {
+    return this.#call(({ api }) => code.getCodeContext(api, id));
+  }
+
+  async deleteCodeContext(id: string): Promise<DeleteCodeContextResult> {
+    return this.#call(({ api }) => code.deleteCodeContext(api, id));
+  }
+
+  async restartCodeContext(id: string): Promise<CodeContext> {
+    return this.#call(({ api }) => code.restartCodeContext(api, id));
+  }
+
+  /** A cell may run long: while it does, the container stays awake as it does for an open stream. */
+  async runCode(source: string, options?: RunCodeRequestOptions): Promise<Execution> {
+    return this.#call(async ({ api }) => {
+      this.#openStreams++;
+      try {
+        return await code.runCode(api, source, options);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
+  async runCodeStream(source: string, options?: RunCodeRequestOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async (link) => this.#guardEvents(await code.runCodeStream(link.api, source, options), link));
+  }
+
+  /** A broken runCodeStream picks up here, from its last event id. */
+  async resumeCodeStream(executionId: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async (link) => this.#guardEvents(await code.resumeCodeStream(link.api, executionId, options), link));
+  }
+
+  async interruptCode(executionId: string): Promise<InterruptCodeResult> {
+    return this.#call(({ api }) => code.interruptCode(api, executionId));
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────────

@@ -21,6 +21,9 @@ const SOURCE_DIRS = ["container", "server-kit", "protocol"];
 /** Under node_modules, so bare imports (zod) resolve from the compiled tree exactly as from the sources. */
 const CACHE_DIR = join(ROOT, "node_modules", ".cache", "sandbox-container");
 
+/** Files the server reads at run time rather than imports (the code interpreter's drivers): copied as they are. */
+const ASSET_EXTENSIONS = [".py", ".cjs"];
+
 /** `from "./x.ts"`, `import "./x.ts"`, `import("./x.ts")` → `.js` (relative specifiers only). */
 const RELATIVE_TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g;
 
@@ -30,6 +33,7 @@ function sourceFiles(dir: string): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) files.push(...sourceFiles(path));
     else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") && !entry.name.endsWith(".test.ts")) files.push(path);
+    else if (ASSET_EXTENSIONS.some((extension) => entry.name.endsWith(extension))) files.push(path);
   }
   return files.sort();
 }
@@ -53,7 +57,8 @@ export function precompile(entry = "container/main.ts"): string {
   const staging = `${outDir}.tmp-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   for (const [file, text] of sources) {
-    const js = stripTypeScriptTypes(text, { mode: "strip" }).replace(RELATIVE_TS_SPECIFIER, "$1$2$3.js$2");
+    const asset = !file.endsWith(".ts");
+    const js = asset ? text : stripTypeScriptTypes(text, { mode: "strip" }).replace(RELATIVE_TS_SPECIFIER, "$1$2$3.js$2");
     const target = join(staging, relative(ROOT, file)).replace(/\.ts$/, ".js");
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, js);

@@ -22,6 +22,9 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "SANDBOX_STATE_DIR",
   "SANDBOX_MAX_UPLOAD_BYTES",
   "SANDBOX_BWRAP_PATH",
+  // interpreter/languages.ts: the interpreters of code contexts
+  "SANDBOX_PYTHON",
+  "SANDBOX_NODE",
   // The local runtime finds the server it started (and its leftovers) by this tag in /proc/<pid>/environ.
   RUN_TAG_VAR,
   // Commands' base environment (engine/environment.ts), program lookup, temporary files, locale.

@@ -7,7 +7,7 @@ import type { ExecEvent, LogEvent, OutputEventFields, TruncatedFields } from "..
 import { execResultOf } from "./exec.ts";
 import type { LogItem } from "./log-reader.ts";
 import type { ManagedProcess } from "./managed-process.ts";
-import type { OutputEntry, StatusEntry, TruncatedNotice } from "./output-log.ts";
+import type { OutputEntry, RecordEntry, StatusEntry, TruncatedNotice } from "./output-log.ts";
 
 function iso(time: number): string {
   return new Date(time).toISOString();
@@ -45,6 +45,8 @@ export function toLogEvent(item: LogItem, record: ManagedProcess): LogEvent {
       };
     case "truncated":
       return { type: "truncated", processId, timestamp: iso(item.time), seq: item.seq, ...truncatedFields(item) };
+    case "record":
+      return notInProcessLogs(item);
   }
 }
 
@@ -86,5 +88,12 @@ export function toExecEvent(item: LogItem, record: ManagedProcess): ExecEvent {
       return { type: "error", timestamp, seq: item.seq, error: item.error, ...(item.code === undefined ? {} : { code: item.code }) };
     case "truncated":
       return { type: "truncated", timestamp, seq: item.seq, ...truncatedFields(item) };
+    case "record":
+      return notInProcessLogs(item);
   }
+}
+
+/** Records are other engines' events (code cells): a process log never holds one. */
+function notInProcessLogs(item: RecordEntry): never {
+  throw new Error(`a process log holds no "${item.type}" records`);
 }

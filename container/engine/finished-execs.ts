@@ -22,16 +22,21 @@ interface Kept {
   bytes: number;
 }
 
-export class FinishedExecs {
+/** What can be kept: anything with a log (a finished exec; a finished code cell run). */
+export interface KeptRecord {
+  readonly log: { readonly footprintBytes: number };
+}
+
+export class FinishedExecs<R extends KeptRecord = ManagedProcess> {
   readonly #limits: FinishedExecLimits;
   /** Called for every record that leaves (expired or evicted), to drop it from the process table. */
-  readonly #evict: (record: ManagedProcess) => void;
+  readonly #evict: (record: R) => void;
   /** In finishing order, so the first entry is the oldest. */
-  readonly #kept = new Map<ManagedProcess, Kept>();
+  readonly #kept = new Map<R, Kept>();
   #bytes = 0;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(limits: FinishedExecLimits, evict: (record: ManagedProcess) => void) {
+  constructor(limits: FinishedExecLimits, evict: (record: R) => void) {
     this.#limits = limits;
     this.#evict = evict;
   }
@@ -46,7 +51,7 @@ export class FinishedExecs {
   }
 
   /** Keeps a record that just finished; evicts the oldest ones past the limits (this one too if it alone is). */
-  add(record: ManagedProcess): void {
+  add(record: R): void {
     const bytes = record.log.footprintBytes + RECORD_OVERHEAD;
     this.#kept.set(record, { expiresAt: Date.now() + this.#limits.finishedExecRetentionMs, bytes });
     this.#bytes += bytes;
@@ -58,14 +63,14 @@ export class FinishedExecs {
   }
 
   /** Forgets a record (removed by other means: cleanup, or its id reused); no eviction callback. */
-  delete(record: ManagedProcess): void {
+  delete(record: R): void {
     const kept = this.#kept.get(record);
     if (!kept) return;
     this.#kept.delete(record);
     this.#bytes -= kept.bytes;
   }
 
-  has(record: ManagedProcess): boolean {
+  has(record: R): boolean {
     return this.#kept.has(record);
   }
 
@@ -74,7 +79,7 @@ export class FinishedExecs {
     this.#timer = undefined;
   }
 
-  #drop(record: ManagedProcess): void {
+  #drop(record: R): void {
     this.delete(record);
     this.#evict(record);
   }

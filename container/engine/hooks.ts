@@ -26,6 +26,11 @@ export interface SpawnRequest {
   readonly env: Readonly<Record<string, string>> | undefined;
   readonly sessionId: string | undefined;
   readonly workspace: string;
+  /**
+   * Host files the program itself needs beyond the system directories (an interpreter installed
+   * elsewhere): isolation makes them visible to it, read-only.
+   */
+  readonly programPaths?: readonly string[];
 }
 
 /** What will be spawned. `file` is absolute; `args` excludes argv[0]. */

@@ -33,7 +33,20 @@ export interface ErrorEntry extends EntryBase {
   error: string;
   code?: string;
 }
-export type LogEntry = OutputEntry | StatusEntry | ErrorEntry;
+/**
+ * A structured event of an engine that is not a process (a code cell's result, its start or end):
+ * the event's fields as JSON, kept as bytes so retention counts what it weighs.
+ */
+export interface RecordEntry extends EntryBase {
+  kind: "record";
+  /** The event type on the wire. */
+  type: string;
+  /** The event's other fields, a JSON object. */
+  json: Buffer;
+}
+/** An entry that is not output: kept as the object it is, in the slot's reference. */
+type OtherEntry = StatusEntry | ErrorEntry | RecordEntry;
+export type LogEntry = OutputEntry | OtherEntry;
 
 /** Bytes of each stream: how far a stream has come, or how far a reader has read. */
 export interface StreamPositions {
@@ -73,8 +86,8 @@ export class LogStore {
   #stderrEnds = new Float64Array(INITIAL_CAPACITY);
   #starts = new Uint32Array(INITIAL_CAPACITY);
   #lengths = new Uint32Array(INITIAL_CAPACITY);
-  /** The buffer holding an output entry's bytes (its own, or a shared slab), or a status/error entry. */
-  #refs: (Buffer | StatusEntry | ErrorEntry | undefined)[] = new Array(INITIAL_CAPACITY).fill(undefined);
+  /** The buffer holding an output entry's bytes (its own, or a shared slab), or another entry. */
+  #refs: (Buffer | OtherEntry | undefined)[] = new Array(INITIAL_CAPACITY).fill(undefined);
   #totals: StreamPositions = { stdout: 0, stderr: 0 };
   #dataBytes = 0;
   #slab: Buffer | undefined;
@@ -92,7 +105,7 @@ export class LogStore {
   get count(): number {
     return this.#next - this.#first;
   }
-  /** Output bytes of the stored entries. */
+  /** Bytes of the stored entries (output, and records' JSON). */
   get dataBytes(): number {
     return this.#dataBytes;
   }
@@ -132,15 +145,17 @@ export class LogStore {
     return { kind: "output", seq: this.#next - 1, time, stream, data, offset };
   }
 
-  /** Stores a status or error entry, giving it its seq. */
-  appendOther<E extends StatusEntry | ErrorEntry>(entry: E): E {
+  /** Stores an entry that is not output, giving it its seq. A record's JSON counts as stored bytes. */
+  appendOther<E extends OtherEntry>(entry: E): E {
     const slot = this.#claim();
     entry.seq = this.#next - 1;
+    const length = entry.kind === "record" ? entry.json.length : 0;
+    this.#dataBytes += length;
     this.#kinds[slot] = OTHER;
     this.#times[slot] = entry.time;
     this.#stdoutEnds[slot] = this.#totals.stdout;
     this.#stderrEnds[slot] = this.#totals.stderr;
-    this.#lengths[slot] = 0;
+    this.#lengths[slot] = length;
     this.#refs[slot] = entry;
     return entry;
   }
@@ -150,7 +165,7 @@ export class LogStore {
     const slot = seq % this.#capacity;
     const ref = this.#refs[slot]!;
     const kind = this.#kinds[slot]!;
-    if (kind === OTHER) return ref as StatusEntry | ErrorEntry;
+    if (kind === OTHER) return ref as OtherEntry;
     const buffer = ref as Buffer;
     const start = this.#starts[slot]!;
     const length = this.#lengths[slot]!;
@@ -160,7 +175,7 @@ export class LogStore {
     return { kind: "output", seq, time: this.#times[slot]!, stream, data, offset: end - length };
   }
 
-  /** Output bytes of entry `seq` (0 for a status or error). */
+  /** Stored bytes of entry `seq` (output, or a record's JSON; 0 for a status or error). */
   dataLength(seq: number): number {
     return this.#lengths[seq % this.#capacity]!;
   }
@@ -210,7 +225,7 @@ export class LogStore {
     const stderrEnds = new Float64Array(capacity);
     const starts = new Uint32Array(capacity);
     const lengths = new Uint32Array(capacity);
-    const refs: (Buffer | StatusEntry | ErrorEntry | undefined)[] = new Array(capacity).fill(undefined);
+    const refs: (Buffer | OtherEntry | undefined)[] = new Array(capacity).fill(undefined);
     for (let seq = this.#first; seq < this.#next; seq++) {
       const from = seq % this.#capacity;
       const to = seq % capacity;

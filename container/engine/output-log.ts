@@ -16,9 +16,9 @@
  */
 import type { StatusFields } from "../../protocol/events.ts";
 import type { OutputStream } from "../../protocol/process.ts";
-import { LogStore, type ErrorEntry, type LogEntry, type OutputEntry, type StatusEntry, type StreamPositions } from "./log-store.ts";
+import { LogStore, type ErrorEntry, type LogEntry, type OutputEntry, type RecordEntry, type StatusEntry, type StreamPositions } from "./log-store.ts";
 
-export type { ErrorEntry, LogEntry, OutputEntry, StatusEntry, StreamPositions };
+export type { ErrorEntry, LogEntry, OutputEntry, RecordEntry, StatusEntry, StreamPositions };
 
 /** What a reader gets instead of entries that were dropped before it read them. */
 export interface TruncatedNotice {
@@ -133,6 +133,10 @@ export class OutputLog {
     return this.#appendOther(entry);
   }
 
+  appendRecord(type: string, json: Buffer): RecordEntry {
+    return this.#appendOther({ kind: "record", seq: 0, time: Date.now(), type, json });
+  }
+
   /** No more entries will come; readers finish once they have read everything. */
   close(): void {
     if (this.#closed) return;
@@ -225,7 +229,7 @@ export class OutputLog {
     this.#trim();
   }
 
-  #appendOther<E extends StatusEntry | ErrorEntry>(entry: E): E {
+  #appendOther<E extends StatusEntry | ErrorEntry | RecordEntry>(entry: E): E {
     if (this.#closed) throw new Error("output log is closed");
     this.#store.appendOther(entry);
     this.#appended(entry);

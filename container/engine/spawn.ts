@@ -62,8 +62,11 @@ export function checkCwd(cwd: string): void {
   if (!info.isDirectory()) throw new ServiceError("SPAWN_FAILED", `working directory is not a directory: ${cwd}`, { cwd });
 }
 
-/** Spawns and waits for 'spawn' or 'error', so the caller hears about a failed start right away. */
-export function spawnChild(plan: SpawnPlan, argv0: string, stdin: "pipe" | "ignore"): Promise<ChildProcess> {
+/**
+ * Spawns and waits for 'spawn' or 'error', so the caller hears about a failed start right away.
+ * `extraPipes` adds that many more pipes after stderr (fd 3 on), for a program driven over its own channel.
+ */
+export function spawnChild(plan: SpawnPlan, argv0: string, stdin: "pipe" | "ignore", extraPipes = 0): Promise<ChildProcess> {
   return new Promise((resolvePromise, reject) => {
     let child: ChildProcess;
     try {
@@ -72,7 +75,7 @@ export function spawnChild(plan: SpawnPlan, argv0: string, stdin: "pipe" | "igno
         env: plan.env,
         argv0,
         detached: true,
-        stdio: [stdin, "pipe", "pipe"],
+        stdio: [stdin, "pipe", "pipe", ...new Array<"pipe">(extraPipes).fill("pipe")],
         windowsHide: true,
       });
     } catch (error) {

@@ -10,6 +10,7 @@ import { toExecEvent, toExitEvent, toLogEvent } from "../engine/events.ts";
 import type { LogItem } from "../engine/log-reader.ts";
 import type { ManagedProcess } from "../engine/managed-process.ts";
 import type { OutputEntry } from "../engine/output-log.ts";
+import type { OutputEncoding } from "../../protocol/process.ts";
 import { jsonStringOfUtf8, type JsonStringLiteral } from "./json-text.ts";
 
 /** One SSE frame: its size, and a way to write it into a buffer with room for it. */
@@ -21,7 +22,7 @@ export interface Frame {
 
 export type Framer = (item: LogItem) => Frame;
 
-class TextFrame implements Frame {
+export class TextFrame implements Frame {
   readonly byteLength: number;
   readonly #text: string;
 
@@ -57,12 +58,12 @@ const OUTPUT_TAIL = "}\n\n";
  * An output chunk: header, the data as a JSON string (or base64 text), trailer. Every field comes
  * before `data`, so a frame cut short still says where its data belongs.
  */
-class OutputFrame implements Frame {
+export class OutputFrame implements Frame {
   readonly byteLength: number;
   readonly #head: string;
   readonly #literal: JsonStringLiteral;
 
-  constructor(entry: OutputEntry, record: ManagedProcess, processIdField: string) {
+  constructor(entry: OutputEntry, record: { readonly spec: { readonly encoding: OutputEncoding } }, processIdField: string) {
     const base64 = record.spec.encoding === "base64";
     const timestamp = new Date(entry.time).toISOString();
     this.#literal = base64 ? new Base64Literal(entry.data) : jsonStringOfUtf8(entry.data);

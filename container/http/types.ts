@@ -4,6 +4,7 @@ import type { RoutedRequest } from "../../server-kit/http/serve.ts";
 import type { ServerLimits } from "../config.ts";
 import type { CommandEnvironment } from "../engine/environment.ts";
 import type { ProcessTable } from "../engine/process-table.ts";
+import type { CodeContexts } from "../interpreter/code-contexts.ts";
 import type { ServerServices } from "../services/server-services.ts";
 
 /** Server-wide state shared by every route (one per started server). */
@@ -13,6 +14,8 @@ export interface ServerContext {
   readonly environment: CommandEnvironment;
   /** Isolation, file paths, sessions and file limits (container/services/). */
   readonly services: ServerServices;
+  /** The code interpreter's contexts and runs. */
+  readonly code: CodeContexts;
   readonly workspace: string;
   readonly limits: ServerLimits;
   /** Random id minted at boot: a new value means a restarted server. */

@@ -63,13 +63,19 @@ export function bwrapBaseArgs(layout: BwrapLayout, extraMounts: readonly string[
   return args;
 }
 
-/** The full argv: bwrap, the mounts, the working directory, the program. */
+/**
+ * The full argv: bwrap, the mounts, the working directory, the program. `extraMounts` (for this
+ * command only) go before the root is remounted read-only, which their mount points need.
+ */
 export function bwrapCommand(
   layout: BwrapLayout,
   baseArgs: readonly string[],
   command: { file: string; args: readonly string[]; cwd: string },
+  extraMounts: readonly string[] = [],
 ): { file: string; args: string[] } {
-  return { file: layout.binary, args: [...baseArgs, "--chdir", command.cwd, "--", command.file, ...command.args] };
+  const remount = extraMounts.length === 0 ? -1 : baseArgs.lastIndexOf("--remount-ro");
+  const mounts = remount === -1 ? [...baseArgs] : [...baseArgs.slice(0, remount), ...extraMounts, ...baseArgs.slice(remount)];
+  return { file: layout.binary, args: [...mounts, "--chdir", command.cwd, "--", command.file, ...command.args] };
 }
 
 function lstatOrUndefined(p: string) {

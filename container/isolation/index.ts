@@ -94,8 +94,8 @@ export class CommandIsolation {
     return {
       name: "isolation",
       order: HOOK_ORDER.isolation,
-      prepare: (plan) => {
-        const wrapped = bwrapCommand(layout, this.#baseArgs, { file: plan.file, args: plan.args, cwd: plan.cwd });
+      prepare: (plan, request) => {
+        const wrapped = bwrapCommand(layout, this.#baseArgs, { file: plan.file, args: plan.args, cwd: plan.cwd }, this.#programMounts(request.programPaths));
         // bwrap itself starts on the host: from the cwd's host side when it exists there (e.g. /tmp/x
         // lives in the sandbox's own /tmp), else as asked, so a missing cwd is still reported as such.
         const hostCwd = this.hostPathOf(plan.cwd);
@@ -122,6 +122,16 @@ export class CommandIsolation {
     if (!layout) return true;
     if (this.#isBoundAsIs(hostPath, layout.workspace)) return true;
     return this.options.allowSystemBinaries && SYSTEM_PATHS.some((dir) => isInside(hostPath, dir));
+  }
+
+  /**
+   * Read-only binds for the files a program needs that commands do not otherwise see (e.g. the Node
+   * binary of the server, outside the system directories). Only where system binaries are visible:
+   * such a program needs the system's libraries, and hiding those is the operator's choice.
+   */
+  #programMounts(paths: readonly string[] | undefined): string[] {
+    if (!paths || !this.options.allowSystemBinaries) return [];
+    return paths.filter((p) => !this.isVisible(p) && existsSync(p)).flatMap((p) => ["--ro-bind", p, p]);
   }
 
   /** Removes the state directory when this server created it. */

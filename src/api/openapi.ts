@@ -15,6 +15,7 @@ import {
   streamWriteQuerySchema,
   writeFileRequestSchema,
 } from "../../protocol/files.ts";
+import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema } from "../../protocol/code.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
@@ -57,6 +58,8 @@ function queryParameters(type: z.ZodObject): Json[] {
 
 const pid: Json = { name: "pid", in: "path", required: true, schema: { type: "string" }, description: "Process id" };
 const sid: Json = { name: "sid", in: "path", required: true, schema: { type: "string" }, description: "Session id" };
+const cid: Json = { name: "cid", in: "path", required: true, schema: { type: "string" }, description: "Code context id" };
+const eid: Json = { name: "eid", in: "path", required: true, schema: { type: "string" }, description: "Run id (the executionId of its start event)" };
 const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
 
 function op(summary: string, responses: Json, extra: Json = {}): Json {
@@ -205,6 +208,58 @@ export function openApiDocument(serverUrl?: string): Json {
           { 200: sse("Log events, ending after the final status.", "stdout, stderr, status, truncated, error") },
           { parameters: streamParameters },
         ),
+      },
+      [`${sandbox}/code/contexts`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Create a code context: a Python (default), JavaScript or TypeScript interpreter that keeps its state (variables, imports, " +
+            "functions, working directory) between runs. It starts in the sandbox's env, and a session's cwd and env when given.",
+          { 201: json(s.codeContextResponseSchema, "Created, its interpreter ready") },
+          { requestBody: body(createCodeContextRequestSchema) },
+        ),
+        get: op("List code contexts (the default ones included, once made)", { 200: json(s.codeContextListSchema, "Contexts") }),
+      },
+      [`${sandbox}/code/contexts/{cid}`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, cid],
+        get: op("A code context (404 CODE_CONTEXT_NOT_FOUND once deleted, or after the container restarted)", { 200: json(s.codeContextResponseSchema, "Context") }),
+        delete: op("Delete a code context; its running and waiting runs end", { 200: json(s.codeContextDeletedSchema, "Deleted") }),
+      },
+      [`${sandbox}/code/contexts/{cid}/restart`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, cid],
+        post: op("Restart a code context: a fresh interpreter under the same id; its running and waiting runs end", {
+          200: json(s.codeContextResponseSchema, "Restarted"),
+        }),
+      },
+      [`${sandbox}/code/run`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Run code in a context (without contextId: the sandbox's default context for the language, made on first use). Errors in the code " +
+            "are the Execution's `error`, not an error response. One cell runs at a time per context; a busy context makes the run wait " +
+            "(or, with wait: false, fail with 409 CODE_CONTEXT_BUSY). `timeout` interrupts the cell; a cell that does not stop has its " +
+            "interpreter killed and restarted (contextRestarted).",
+          { 200: json(executionSchema, "The Execution: results (MIME bundles), logs, error, executionCount, duration") },
+          { requestBody: body(runCodeRequestSchema) },
+        ),
+      },
+      [`${sandbox}/code/run/stream`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op("Run code, streaming each event the moment it happens", { 200: sse("Code events.", "start, stdout, stderr, result, error, complete") }, {
+          requestBody: body(runCodeRequestSchema),
+        }),
+      },
+      [`${sandbox}/code/executions/{eid}/stream`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, eid],
+        get: op(
+          "Resume a broken run stream after an event id (Last-Event-ID or ?since=); works a short while after the run ended too",
+          { 200: sse("Code events after the given one, ending with complete.", "start, stdout, stderr, result, error, complete, truncated") },
+          { parameters: streamParameters },
+        ),
+      },
+      [`${sandbox}/code/executions/{eid}/interrupt`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, eid],
+        post: op("Interrupt a run (KeyboardInterrupt in Python; JavaScript execution is terminated). The context keeps its state.", {
+          200: json(s.codeInterruptedSchema, "Interrupted"),
+        }),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

@@ -7,6 +7,7 @@ import { FILE_LIMITS } from "../../protocol/files.ts";
 import { ISOLATION_MODES } from "../../protocol/isolation.ts";
 import { PROCESS_STATUSES, SIGNALS } from "../../protocol/process.ts";
 import { resumeQuerySchema } from "../../protocol/resume.ts";
+import { codeContextSchema } from "../../protocol/code.ts";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { sessionIdSchema } from "../../protocol/sessions.ts";
 import { sandboxConfigSchema } from "../sandbox/config.ts";
@@ -175,6 +176,17 @@ export const fileListingSchema = z.object({
   truncated: z.boolean(),
 });
 export const existsResultSchema = z.object({ path: z.string(), exists: z.boolean(), type: fileType.optional() });
+
+export const codeContextResponseSchema = z.object({ context: codeContextSchema });
+export const codeContextListSchema = z.object({ contexts: z.array(codeContextSchema) });
+export const codeContextDeletedSchema = z.object({
+  contextId: z.string(),
+  cancelled: z.number().int().describe("Runs that were running or waiting in the context, stopped by the delete"),
+});
+export const codeInterruptedSchema = z.object({
+  executionId: z.string(),
+  interrupted: z.boolean().describe("False when the run had already finished"),
+});
 
 export const errorResponseSchema = z.object({
   success: z.literal(false),

@@ -9,6 +9,7 @@ import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { WriteFileOptions, WriteFileResult } from "../rpc/files.ts";
 import type { ProcessLogs, StdinResult } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import type { CodeInterpreter } from "./code-api.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 
 export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void;
@@ -246,7 +247,7 @@ export interface ExecutionSession extends SandboxCommands {
   delete(): Promise<DeleteSessionResult>;
 }
 
-export interface ISandbox extends SandboxCommands, SandboxMethods {
+export interface ISandbox extends SandboxCommands, SandboxMethods, CodeInterpreter {
   readonly id: string;
   /** A new session, as an object whose commands run in it. */
   createSession(options?: CreateSessionOptions): Promise<ExecutionSession>;

@@ -4,6 +4,7 @@
  * last event id when a connection breaks, as they do over Workers RPC (the client does it, with the
  * `retry` policy given here: bounded retries with backoff, then SandboxConnectionError).
  */
+import type { CodeContext, Execution } from "../../protocol/code.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { ExecResult } from "../../protocol/process.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
@@ -41,6 +42,7 @@ import type {
   StdinResult,
   StreamResumeRequest,
 } from "../rpc/processes.ts";
+import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
@@ -253,6 +255,44 @@ class HttpTransport implements SandboxRpc {
 
   exists(path: string): Promise<ExistsResult> {
     return this.#json("POST", "/files/exists", { body: { path } });
+  }
+
+  // ── code interpreter ─────────────────────────────────────────────────────
+
+  async createCodeContext(options: CodeContextOptions = {}): Promise<CodeContext> {
+    return (await this.#json<{ context: CodeContext }>("POST", "/code/contexts", { body: options })).context;
+  }
+
+  async listCodeContexts(): Promise<CodeContext[]> {
+    return (await this.#json<{ contexts: CodeContext[] }>("GET", "/code/contexts")).contexts;
+  }
+
+  async getCodeContext(id: string): Promise<CodeContext> {
+    return (await this.#json<{ context: CodeContext }>("GET", `/code/contexts/${segment(id)}`)).context;
+  }
+
+  deleteCodeContext(id: string): Promise<DeleteCodeContextResult> {
+    return this.#json("DELETE", `/code/contexts/${segment(id)}`);
+  }
+
+  async restartCodeContext(id: string): Promise<CodeContext> {
+    return (await this.#json<{ context: CodeContext }>("POST", `/code/contexts/${segment(id)}/restart`)).context;
+  }
+
+  runCode(code: string, options: RunCodeRequestOptions = {}): Promise<Execution> {
+    return this.#json("POST", "/code/run", { body: { ...options, code } });
+  }
+
+  runCodeStream(code: string, options: RunCodeRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#stream("POST", "/code/run/stream", { body: { ...options, code } });
+  }
+
+  resumeCodeStream(executionId: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#stream("GET", `/code/executions/${segment(executionId)}/stream`, this.#resumeFrom(options));
+  }
+
+  interruptCode(executionId: string): Promise<InterruptCodeResult> {
+    return this.#json("POST", `/code/executions/${segment(executionId)}/interrupt`);
   }
 
   // ── the sandbox as a whole ───────────────────────────────────────────────

@@ -1,23 +1,29 @@
 /**
  * The ISandbox API over any SandboxRpc: the Durable Object stub (getSandbox) or the /v1 HTTP API
  * (getHttpSandbox). Commands, processes, env and files come from SandboxOperations; this adds what
- * belongs to the sandbox as a whole: sessions, settings, info, destroy.
+ * belongs to the sandbox as a whole: sessions, the code interpreter (code.ts), settings, info, destroy.
  */
+import type { CodeContext, CodeEvent, Execution } from "../../protocol/code.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { ISandbox } from "./api.ts";
+import { CodeInterpreterClient } from "./code.ts";
+import type { RunCodeOptions, RunCodeStreamOptions } from "./code-api.ts";
 import { SandboxOperations } from "./operations.ts";
 import { SessionClient } from "./session.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
+import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;
+  readonly #code: CodeInterpreterClient;
 
   constructor(id: string, connection: Connection) {
     super(connection);
     this.id = id;
+    this.#code = new CodeInterpreterClient(connection);
   }
 
   cleanupCompletedProcesses(): Promise<number> {
@@ -40,6 +46,40 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
 
   deleteSession(id: string): Promise<DeleteSessionResult> {
     return this.rpc.deleteSession(id);
+  }
+
+  // ── code interpreter ─────────────────────────────────────────────────────
+
+  createCodeContext(options?: CodeContextOptions): Promise<CodeContext> {
+    return this.#code.createCodeContext(options);
+  }
+
+  listCodeContexts(): Promise<CodeContext[]> {
+    return this.#code.listCodeContexts();
+  }
+
+  getCodeContext(id: string): Promise<CodeContext> {
+    return this.#code.getCodeContext(id);
+  }
+
+  deleteCodeContext(context: string | CodeContext): Promise<DeleteCodeContextResult> {
+    return this.#code.deleteCodeContext(context);
+  }
+
+  restartCodeContext(context: string | CodeContext): Promise<CodeContext> {
+    return this.#code.restartCodeContext(context);
+  }
+
+  runCode(code: string, options?: RunCodeOptions): Promise<Execution> {
+    return this.#code.runCode(code, options);
+  }
+
+  runCodeStream(code: string, options?: RunCodeStreamOptions): AsyncIterable<CodeEvent> {
+    return this.#code.runCodeStream(code, options);
+  }
+
+  interruptCode(executionId: string): Promise<InterruptCodeResult> {
+    return this.#code.interruptCode(executionId);
   }
 
   // ── the sandbox as a whole ───────────────────────────────────────────────

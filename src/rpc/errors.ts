@@ -106,6 +106,22 @@ export class IsolationUnavailableError extends SandboxError {
   }
 }
 
+/** A code context id the sandbox does not know: never made, deleted, or gone with a restarted container. */
+export class CodeContextNotFoundError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "CODE_CONTEXT_NOT_FOUND", options);
+    this.name = "CodeContextNotFoundError";
+  }
+}
+
+/** The context was running a cell and the run asked not to wait (`wait: false`). */
+export class CodeContextBusyError extends SandboxError {
+  constructor(message: string, options?: SandboxErrorOptions) {
+    super(message, "CODE_CONTEXT_BUSY", options);
+    this.name = "CodeContextBusyError";
+  }
+}
+
 /** The HTTP client could not reach the service, or lost a stream and ran out of reconnects. */
 export class SandboxConnectionError extends SandboxError {
   constructor(message: string, options?: SandboxErrorOptions) {
@@ -165,6 +181,10 @@ export function errorFromCode(code: string, message: string, options: SandboxErr
       return new PathOutsideWorkspaceError(message, options);
     case "ISOLATION_UNAVAILABLE":
       return new IsolationUnavailableError(message, options);
+    case "CODE_CONTEXT_NOT_FOUND":
+      return new CodeContextNotFoundError(message, options);
+    case "CODE_CONTEXT_BUSY":
+      return new CodeContextBusyError(message, options);
     case "CONNECTION_FAILED":
       return new SandboxConnectionError(message, options);
     case "UNAUTHORIZED":

@@ -3,6 +3,7 @@
  * stub of it offers, and what the HTTP client implements over /v1. Streams are SSE bytes (file
  * streams: raw bytes); errors are thrown with their wire code encoded (see rpc-errors.ts).
  */
+import type { CodeContext, Execution } from "../../protocol/code.ts";
 import type { ExecResult } from "../../protocol/process.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
@@ -37,6 +38,7 @@ import type {
   StdinResult,
   StreamResumeRequest,
 } from "./processes.ts";
+import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
@@ -81,6 +83,24 @@ export interface SandboxRpc {
   listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
   exists(path: string): Promise<ExistsResult>;
 
+  /** A new code context: a Python or JavaScript/TypeScript interpreter that keeps its state between runs. */
+  createCodeContext(options?: CodeContextOptions): Promise<CodeContext>;
+  listCodeContexts(): Promise<CodeContext[]>;
+  /** Throws CODE_CONTEXT_NOT_FOUND for an unknown id (contexts die with their container). */
+  getCodeContext(id: string): Promise<CodeContext>;
+  /** Deletes the context; its running and waiting runs end. */
+  deleteCodeContext(id: string): Promise<DeleteCodeContextResult>;
+  /** A fresh interpreter under the same id (the state is gone). */
+  restartCodeContext(id: string): Promise<CodeContext>;
+  /** Runs a cell to its end: errors in the code are the Execution's `error`, not a thrown error. */
+  runCode(code: string, options?: RunCodeRequestOptions): Promise<Execution>;
+  /** Code events (`start`, output, `result`, `error`, then `complete`) as they happen. */
+  runCodeStream(code: string, options?: RunCodeRequestOptions): Promise<ReadableStream<Uint8Array>>;
+  /** The code events of a running or just finished run after `since`: how a broken runCodeStream resumes. */
+  resumeCodeStream(executionId: string, options?: StreamResumeRequest): Promise<ReadableStream<Uint8Array>>;
+  /** Interrupts a run (KeyboardInterrupt in Python; JavaScript execution is terminated); the context keeps its state. */
+  interruptCode(executionId: string): Promise<InterruptCodeResult>;
+
   /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
@@ -124,6 +144,15 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   moveFile: true,
   listFiles: true,
   exists: true,
+  createCodeContext: true,
+  listCodeContexts: true,
+  getCodeContext: true,
+  deleteCodeContext: true,
+  restartCodeContext: true,
+  runCode: true,
+  runCodeStream: true,
+  resumeCodeStream: true,
+  interruptCode: true,
   configure: true,
   info: true,
   getInfo: true,

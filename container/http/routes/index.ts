@@ -1,6 +1,7 @@
 /** Every route group the server mounts. A new group is one import and one entry here. */
 import type { RouteGroup } from "../types.ts";
 import { cloudflareRoutes } from "./cloudflare/index.ts";
+import { codeRoutes } from "./code.ts";
 import { envRoutes } from "./env.ts";
 import { execRoutes } from "./exec.ts";
 import { fileRoutes } from "./files.ts";
@@ -8,4 +9,4 @@ import { pingRoutes } from "./ping.ts";
 import { processRoutes } from "./process.ts";
 import { sessionRoutes } from "./sessions.ts";
 
-export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, cloudflareRoutes];
+export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, cloudflareRoutes];

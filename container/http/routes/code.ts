@@ -1,0 +1,98 @@
+/**
+ * The code interpreter (protocol/code.ts): contexts, runs buffered and streamed, resuming a run's
+ * stream, interrupting a run. A streamed run's reader is pinned like an exec's: the cell runs at the
+ * reader's pace rather than lose output. A reader that goes away leaves the cell running, unless the
+ * run asked for `interruptOnDisconnect`.
+ */
+import { createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
+import type { ResumePoint } from "../../../protocol/resume.ts";
+import { sendJson, sendOk } from "../../../server-kit/http/response.ts";
+import { LogReader } from "../../engine/log-reader.ts";
+import type { CodeExecution } from "../../interpreter/execution.ts";
+import { codeFramer } from "../code-frames.ts";
+import { readJson, readResumePoint } from "../request.ts";
+import { streamLogAsSse } from "../sse.ts";
+import type { RequestContext, RouteGroup } from "../types.ts";
+
+async function createContext(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, createCodeContextRequestSchema);
+  const context = await ctx.server.code.create(request);
+  sendOk(ctx.res, { context: context.info() });
+}
+
+function listContexts(ctx: RequestContext): void {
+  sendOk(ctx.res, { contexts: ctx.server.code.list().map((context) => context.info()) });
+}
+
+function getContext(ctx: RequestContext): void {
+  sendOk(ctx.res, { context: ctx.server.code.get(ctx.params.id!).info() });
+}
+
+async function deleteContext(ctx: RequestContext): Promise<void> {
+  const contextId = ctx.params.id!;
+  const cancelled = await ctx.server.code.delete(contextId);
+  sendOk(ctx.res, { contextId, cancelled });
+}
+
+async function restartContext(ctx: RequestContext): Promise<void> {
+  const context = await ctx.server.code.restart(ctx.params.id!);
+  sendOk(ctx.res, { context: context.info() });
+}
+
+/** The Execution once the cell is over. */
+async function run(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, runCodeRequestSchema);
+  const execution = await ctx.server.code.run(request, { buffered: true });
+  await execution.finished;
+  try {
+    if (!ctx.res.destroyed) sendJson(ctx.res, 200, execution.execution());
+  } finally {
+    execution.releaseExecution();
+  }
+}
+
+async function runStream(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, runCodeRequestSchema);
+  const execution = await ctx.server.code.run(request, { buffered: false });
+  await streamRunEvents(ctx, execution, {});
+}
+
+/** The events of a running or recently finished run after the resume point. */
+async function resumeStream(ctx: RequestContext): Promise<void> {
+  const execution = ctx.server.code.execution(ctx.params.id!);
+  const point = readResumePoint(ctx);
+  execution.flushOutput();
+  await streamRunEvents(ctx, execution, point);
+}
+
+/** From a resume point: after its event id, and within a cut output event from its byte offsets. */
+async function streamRunEvents(ctx: RequestContext, execution: CodeExecution, point: ResumePoint): Promise<void> {
+  const from = { stdout: point.stdoutOffset, stderr: point.stderrOffset };
+  const reader = new LogReader(execution.log, point.since ?? 0, { pin: true, from });
+  try {
+    const end = await streamLogAsSse(ctx, reader, codeFramer());
+    if (end === "disconnected" && execution.spec.interruptOnDisconnect && !execution.isOver) ctx.server.code.interrupt(execution.id);
+  } finally {
+    reader.unpin();
+  }
+}
+
+function interrupt(ctx: RequestContext): void {
+  const executionId = ctx.params.id!;
+  sendOk(ctx.res, { executionId, interrupted: ctx.server.code.interrupt(executionId) });
+}
+
+export const codeRoutes: RouteGroup = {
+  name: "code",
+  routes: [
+    { method: "POST", path: "/api/code/contexts", handler: createContext },
+    { method: "GET", path: "/api/code/contexts", handler: listContexts },
+    { method: "GET", path: "/api/code/contexts/:id", handler: getContext },
+    { method: "DELETE", path: "/api/code/contexts/:id", handler: deleteContext },
+    { method: "POST", path: "/api/code/contexts/:id/restart", handler: restartContext },
+    { method: "POST", path: "/api/code/run", handler: run },
+    { method: "POST", path: "/api/code/run/stream", handler: runStream },
+    { method: "GET", path: "/api/code/executions/:id/stream", handler: resumeStream },
+    { method: "POST", path: "/api/code/executions/:id/interrupt", handler: interrupt },
+  ],
+};

@@ -1,0 +1,159 @@
+/**
+ * The code contexts of one server: create, find, list, restart, delete; the sandbox's default context
+ * per language (made on first use, made again if deleted); and runs by id — live ones, and finished
+ * ones for a short while (like finished execs) so a broken stream can resume. Ids are minted here
+ * and never reused, so a context from before a restart is reported gone, never silently replaced.
+ */
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { DEFAULT_CODE_LANGUAGE, type CodeLanguage, type CreateCodeContextRequest, type RunCodeRequest } from "../../protocol/code.ts";
+import { DEFAULT_EXECUTION_LIMITS } from "../../protocol/code-execution.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import { FinishedExecs } from "../engine/finished-execs.ts";
+import { CodeContext, type ContextDeps } from "./code-context.ts";
+import { CodeExecution } from "./execution.ts";
+
+export interface RunMode {
+  /** Buffered: keep what the Execution needs. Streamed: the events are all there is. */
+  buffered: boolean;
+}
+
+export class CodeContexts {
+  readonly #deps: ContextDeps;
+  readonly #contexts = new Map<string, CodeContext>();
+  /** Creations under way, counted against the limit before they exist. */
+  #creating = 0;
+  readonly #defaults = new Map<CodeLanguage, Promise<CodeContext>>();
+  readonly #executions = new Map<string, CodeExecution>();
+  readonly #finished: FinishedExecs<CodeExecution>;
+  #closed = false;
+
+  constructor(deps: ContextDeps) {
+    this.#deps = deps;
+    this.#finished = new FinishedExecs<CodeExecution>(deps.limits, (execution) => {
+      if (this.#executions.get(execution.id) === execution) this.#executions.delete(execution.id);
+    });
+  }
+
+  async create(request: CreateCodeContextRequest, isDefault = false): Promise<CodeContext> {
+    if (this.#closed) throw new ServiceError("CONTAINER_UNAVAILABLE", "the server is shutting down");
+    const limit = this.#deps.limits.maxCodeContexts;
+    if (this.#contexts.size + this.#creating >= limit) {
+      throw new ServiceError("TOO_MANY_CODE_CONTEXTS", `too many code contexts (limit ${limit}): delete one first`, { limit });
+    }
+    this.#creating++;
+    try {
+      const context = await CodeContext.create(
+        newId("ctx"),
+        {
+          language: request.language ?? DEFAULT_CODE_LANGUAGE,
+          cwd: request.cwd === undefined ? undefined : resolve(this.#deps.workspace, request.cwd),
+          env: request.env,
+          sessionId: request.sessionId,
+          isDefault,
+        },
+        this.#deps,
+      );
+      if (this.#closed) {
+        await context.close();
+        throw new ServiceError("CONTAINER_UNAVAILABLE", "the server is shutting down");
+      }
+      this.#contexts.set(context.id, context);
+      return context;
+    } finally {
+      this.#creating--;
+    }
+  }
+
+  get(id: string): CodeContext {
+    const context = this.#contexts.get(id);
+    if (!context) throw new ServiceError("CODE_CONTEXT_NOT_FOUND", `code context ${id} not found`, { contextId: id });
+    return context;
+  }
+
+  list(): CodeContext[] {
+    return [...this.#contexts.values()];
+  }
+
+  async restart(id: string): Promise<CodeContext> {
+    const context = this.get(id);
+    await context.restart();
+    return context;
+  }
+
+  /** Deletes a context; resolves with how many of its runs were stopped. */
+  async delete(id: string): Promise<number> {
+    const context = this.get(id);
+    this.#contexts.delete(id);
+    return context.close();
+  }
+
+  /** Accepts a run (its `start` is logged); it runs when its context is free. */
+  async run(request: RunCodeRequest, mode: RunMode): Promise<CodeExecution> {
+    const context = request.contextId !== undefined ? this.get(request.contextId) : await this.#defaultContext(request.language ?? DEFAULT_CODE_LANGUAGE);
+    if (request.language !== undefined && request.language !== context.language) {
+      throw new ServiceError("INVALID_REQUEST", `code context ${context.id} runs ${context.language}, not ${request.language}`, {
+        contextId: context.id,
+        language: context.language,
+      });
+    }
+    const capture = mode.buffered ? { ...DEFAULT_EXECUTION_LIMITS, maxOutputBytes: request.maxOutputBytes ?? this.#deps.limits.defaultExecOutputBytes } : undefined;
+    const execution = new CodeExecution(
+      newId("run"),
+      context,
+      { code: request.code, timeoutMs: request.timeout, capture, interruptOnDisconnect: request.interruptOnDisconnect ?? false },
+      this.#deps.limits,
+    );
+    context.submit(execution, request.wait ?? true);
+    this.#executions.set(execution.id, execution);
+    void execution.finished.then(() => {
+      if (this.#executions.get(execution.id) === execution) this.#finished.add(execution);
+    });
+    return execution;
+  }
+
+  /** A live run, or a finished one still kept for resuming. */
+  execution(id: string): CodeExecution {
+    const execution = this.#executions.get(id);
+    if (!execution) throw new ServiceError("CODE_EXECUTION_NOT_FOUND", `code run ${id} not found (or finished too long ago)`, { executionId: id });
+    return execution;
+  }
+
+  /** Interrupts a run; false when it was already over. */
+  interrupt(id: string): boolean {
+    const execution = this.execution(id);
+    const context = this.#contexts.get(execution.contextId);
+    return context ? context.interrupt(execution) : false;
+  }
+
+  /** Kills every interpreter; no new contexts afterwards. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const contexts = [...this.#contexts.values()];
+    this.#contexts.clear();
+    await Promise.all(contexts.map((context) => context.close()));
+    this.#finished.close();
+  }
+
+  /** The sandbox's default context of a language: made on first use, and again if it was deleted. */
+  async #defaultContext(language: CodeLanguage): Promise<CodeContext> {
+    const known = this.#defaults.get(language);
+    if (known) {
+      const context = await known.catch(() => undefined);
+      if (context && this.#contexts.get(context.id) === context) return context;
+      if (this.#defaults.get(language) !== known) return this.#defaultContext(language);
+    }
+    const creating = this.create({ language }, true);
+    this.#defaults.set(language, creating);
+    try {
+      return await creating;
+    } catch (error) {
+      if (this.#defaults.get(language) === creating) this.#defaults.delete(language);
+      throw error;
+    }
+  }
+}
+
+function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(9).toString("base64url")}`;
+}

@@ -1,0 +1,64 @@
+/**
+ * What runs a context of each language: the interpreter program, its arguments (our driver's source
+ * inline, so nothing needs to be found inside an isolated sandbox), and the host files isolation must
+ * let it see. The programs are the operator's choice: startServer's `interpreters`, else SANDBOX_PYTHON
+ * and SANDBOX_NODE, else the system's Python (where Debian's packages live, not whatever `python3`
+ * is first on someone's PATH) and the Node running this server.
+ */
+import { readFileSync } from "node:fs";
+import type { CodeLanguage } from "../../protocol/code.ts";
+
+export interface InterpreterPrograms {
+  /** Python for python contexts. Default /usr/bin/python3. */
+  python: string;
+  /** Node for javascript and typescript contexts (22.18 or newer: type stripping). Default: this server's. */
+  node: string;
+}
+
+export const DEFAULT_PYTHON = "/usr/bin/python3";
+
+export function interpreterPrograms(given: Partial<InterpreterPrograms> = {}, env: Record<string, string | undefined> = process.env): InterpreterPrograms {
+  return {
+    python: given.python ?? (env.SANDBOX_PYTHON || DEFAULT_PYTHON),
+    node: given.node ?? (env.SANDBOX_NODE || process.execPath),
+  };
+}
+
+export interface InterpreterLaunch {
+  program: string;
+  args: string[];
+  /** Host files the program needs beyond the system directories (see SpawnRequest.programPaths). */
+  programPaths: string[];
+  /** What to tell the caller when the program is not there. */
+  missing: string;
+}
+
+const driverSources = new Map<string, string>();
+
+/** A driver's source, read once. The drivers sit beside this file (copied as they are into a precompiled tree). */
+function driverSource(file: string): string {
+  let source = driverSources.get(file);
+  if (source === undefined) {
+    source = readFileSync(new URL(`./drivers/${file}`, import.meta.url), "utf8");
+    driverSources.set(file, source);
+  }
+  return source;
+}
+
+export function interpreterLaunch(language: CodeLanguage, programs: InterpreterPrograms): InterpreterLaunch {
+  if (language === "python") {
+    return {
+      program: programs.python,
+      args: ["-c", driverSource("python-driver.py")],
+      programPaths: [programs.python],
+      missing: `Python is not installed at ${programs.python}: install it (apt-get install -y python3), or point SANDBOX_PYTHON at a Python 3`,
+    };
+  }
+  return {
+    program: programs.node,
+    // --expose-internals: the driver reuses the REPL's parser and top-level await rewrite.
+    args: ["--expose-internals", "--disable-warning=ExperimentalWarning", "-e", driverSource("javascript-driver.cjs"), language],
+    programPaths: [programs.node],
+    missing: `Node is not installed at ${programs.node}: point SANDBOX_NODE at Node 22.18 or newer`,
+  };
+}

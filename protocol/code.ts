@@ -1,0 +1,208 @@
+/**
+ * The code interpreter on the wire: contexts (a long-lived Python or JavaScript/TypeScript
+ * interpreter each, keeping its state between runs), the run request, the events a running cell
+ * streams (`start`, `stdout`, `stderr`, `result`, `error`, `complete`), and what a finished run is
+ * (Execution). The results of a cell are MIME bundles like Jupyter's.
+ *
+ *   POST   /api/code/contexts                   {language?, cwd?, env?, sessionId?} → {context}
+ *   GET    /api/code/contexts                                                   → {contexts}
+ *   GET    /api/code/contexts/{id}                                              → {context}
+ *   DELETE /api/code/contexts/{id}                                              → {contextId, cancelled}
+ *   POST   /api/code/contexts/{id}/restart      fresh interpreter, same id      → {context}
+ *   POST   /api/code/run                        RunCodeRequest                  → Execution
+ *   POST   /api/code/run/stream                 RunCodeRequest                  → SSE of CodeEvent
+ *   GET    /api/code/executions/{id}/stream     resume after Last-Event-ID      → SSE of CodeEvent
+ *   POST   /api/code/executions/{id}/interrupt                                  → {executionId, interrupted}
+ *
+ * Unknown context ids are 404 CODE_CONTEXT_NOT_FOUND everywhere: a context dies with its container
+ * and is never recreated under the same id. Errors in the user's code are not errors of the call:
+ * they are the Execution's `error`.
+ */
+import { z } from "zod";
+import { LIMITS } from "./limits.ts";
+import type { SuccessEnvelope } from "./process.ts";
+import { envNameSchema, sessionIdSchema } from "./sessions.ts";
+
+export const CODE_LANGUAGES = ["python", "javascript", "typescript"] as const;
+export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
+/** What a context runs when the caller does not say. */
+export const DEFAULT_CODE_LANGUAGE: CodeLanguage = "python";
+
+export const CODE_LIMITS = {
+  /** Longest cell (characters). */
+  maxCodeLength: 1024 * 1024,
+  /** Contexts per sandbox: each one is an interpreter process with its own memory. */
+  maxContexts: 32,
+  /** Runs waiting their turn in one context. */
+  maxQueuedRuns: 64,
+  /** After an interrupt, how long a cell gets to stop before its interpreter is killed and restarted. */
+  interruptGraceMs: 3000,
+  /** How long an interpreter may take to start and report ready. */
+  startTimeoutMs: 30_000,
+  /** Bytes of results (images included) a buffered Execution keeps; later results are dropped and flagged. */
+  maxResultsBytes: 16 * 1024 * 1024,
+} as const;
+
+export const CODE_ROUTES = {
+  contexts: "/api/code/contexts",
+  /** GET and DELETE. */
+  context: (id: string) => `/api/code/contexts/${encodeURIComponent(id)}`,
+  restart: (id: string) => `/api/code/contexts/${encodeURIComponent(id)}/restart`,
+  run: "/api/code/run",
+  runStream: "/api/code/run/stream",
+  executionStream: (id: string) => `/api/code/executions/${encodeURIComponent(id)}/stream`,
+  interrupt: (id: string) => `/api/code/executions/${encodeURIComponent(id)}/interrupt`,
+} as const;
+
+/** Context and execution ids: minted by the server, echoed by callers. */
+export const codeIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._:@-]+$/, "ids use letters, digits and . _ : @ -");
+
+// ── requests ────────────────────────────────────────────────────────────────
+
+export const codeLanguageSchema = z.enum(CODE_LANGUAGES);
+
+export const createCodeContextRequestSchema = z.object({
+  /** Default python. */
+  language: codeLanguageSchema.optional(),
+  /** Starting directory (relative: against the workspace). Default: the session's, else the workspace. */
+  cwd: z.string().min(1).max(4096).optional(),
+  /** Variables on top of the sandbox's (and the session's) env. */
+  env: z.record(envNameSchema, z.string()).optional(),
+  /** Start in this session's cwd and env. */
+  sessionId: sessionIdSchema.optional(),
+});
+export type CreateCodeContextRequest = z.output<typeof createCodeContextRequestSchema>;
+
+export const runCodeRequestSchema = z.object({
+  code: z.string().max(CODE_LIMITS.maxCodeLength),
+  /** The context to run in; without one, the sandbox's default context for `language`. */
+  contextId: codeIdSchema.optional(),
+  /** Without a context: which default context (default python). With one: must match it. */
+  language: codeLanguageSchema.optional(),
+  /** Time limit of the cell in milliseconds, from when it starts running: then it is interrupted. */
+  timeout: z.number().int().positive().max(LIMITS.maxTimeoutMs).optional(),
+  /** When the context is busy: wait for its turn (default), or fail at once with CODE_CONTEXT_BUSY. */
+  wait: z.boolean().optional(),
+  /** Per-stream cap on the stdout/stderr a buffered Execution keeps (bytes). */
+  maxOutputBytes: z.number().int().positive().max(LIMITS.maxExecOutputBytes).optional(),
+  /** For /code/run/stream: interrupt the cell when the reader goes away (default false: it runs on). */
+  interruptOnDisconnect: z.boolean().optional(),
+});
+export type RunCodeRequest = z.output<typeof runCodeRequestSchema>;
+
+// ── what comes back ─────────────────────────────────────────────────────────
+
+export const codeContextSchema = z.object({
+  id: z.string(),
+  language: codeLanguageSchema,
+  /** The directory the interpreter started in (a cell may change it; that persists in the context). */
+  cwd: z.string(),
+  /** ISO time the context was created. */
+  createdAt: z.string(),
+  sessionId: z.string().optional(),
+  /** The sandbox's default context for its language: what runs get without a context. */
+  isDefault: z.boolean(),
+  /** Cells run since the interpreter (re)started. */
+  executionCount: z.number().int(),
+});
+export type CodeContext = z.infer<typeof codeContextSchema>;
+
+/**
+ * One output of a cell, as a MIME bundle: each format it has, and whether it is the value of the
+ * cell's last expression. Binary formats (png, jpeg) are base64; json is the value itself.
+ */
+export const resultSchema = z.object({
+  /** text/plain */
+  text: z.string().optional(),
+  html: z.string().optional(),
+  markdown: z.string().optional(),
+  svg: z.string().optional(),
+  /** image/png, base64 */
+  png: z.string().optional(),
+  /** image/jpeg, base64 */
+  jpeg: z.string().optional(),
+  json: z.unknown().optional(),
+  latex: z.string().optional(),
+  javascript: z.string().optional(),
+  /** The value of the cell's last expression (one per run at most); display() results are not. */
+  isMainResult: z.boolean(),
+});
+export type Result = z.infer<typeof resultSchema>;
+/** The formats a Result may carry, in the order they are listed. */
+export const RESULT_FORMATS = ["text", "html", "markdown", "svg", "png", "jpeg", "json", "latex", "javascript"] as const;
+export type ResultFormat = (typeof RESULT_FORMATS)[number];
+
+/** An error the user's code raised, as the language reports it. */
+export const executionErrorSchema = z.object({
+  /** e.g. ZeroDivisionError, NameError, SyntaxError, TypeError, KeyboardInterrupt. */
+  name: z.string(),
+  value: z.string(),
+  /** The lines the language prints for it (a Python traceback, a JS stack). */
+  traceback: z.array(z.string()),
+});
+export type ExecutionError = z.infer<typeof executionErrorSchema>;
+
+/** How a run ended, beyond its results: decided by the container when the cell is over. */
+export const executionOutcomeSchema = z.object({
+  /** The cell's number in its context (from 1 after each restart); 0 when it never ran. */
+  executionCount: z.number().int(),
+  /** Milliseconds the cell ran (not counting the wait for its turn). */
+  duration: z.number(),
+  /** Stopped by an interrupt: a caller's, or the time limit's. */
+  interrupted: z.boolean().optional(),
+  timedOut: z.boolean().optional(),
+  /** The interpreter was killed (the cell would not stop, or it died) and restarted: its state is gone. */
+  contextRestarted: z.boolean().optional(),
+});
+export type ExecutionOutcome = z.infer<typeof executionOutcomeSchema>;
+
+export const executionSchema = executionOutcomeSchema.extend({
+  executionId: z.string(),
+  contextId: z.string(),
+  language: codeLanguageSchema,
+  results: z.array(resultSchema),
+  /** Output chunks in the order they came. */
+  logs: z.object({ stdout: z.array(z.string()), stderr: z.array(z.string()) }),
+  error: executionErrorSchema.optional(),
+  /** Output or results went past what the Execution keeps (see maxOutputBytes); the rest was dropped. */
+  truncated: z.boolean().optional(),
+});
+export type Execution = z.infer<typeof executionSchema>;
+
+interface CodeEventBase {
+  timestamp: string;
+  /** Position in the run's event log (from 1): the SSE id, for resuming. */
+  seq?: number;
+}
+
+/**
+ * What `/code/run/stream` sends, each the moment it happens. `start` comes first (the run is
+ * accepted; it may wait for its turn), `complete` last; `truncated` tells a resuming reader that
+ * events it asked for are no longer kept.
+ */
+export type CodeEvent =
+  | (CodeEventBase & { type: "start"; executionId: string; contextId: string; language: CodeLanguage })
+  | (CodeEventBase & { type: "stdout" | "stderr"; data: string; offset: number })
+  | (CodeEventBase & { type: "result"; result: Result })
+  | (CodeEventBase & { type: "error"; error: ExecutionError })
+  | (CodeEventBase & { type: "complete" } & ExecutionOutcome)
+  | (CodeEventBase & { type: "truncated"; droppedEvents: number; droppedBytes: number });
+
+export type CodeContextResponse = SuccessEnvelope & { context: CodeContext };
+export type ListCodeContextsResponse = SuccessEnvelope & { contexts: CodeContext[] };
+export type DeleteCodeContextResponse = SuccessEnvelope & {
+  contextId: string;
+  /** Runs that were running or waiting in the context, stopped by the delete. */
+  cancelled: number;
+};
+export type InterruptCodeResponse = SuccessEnvelope & {
+  executionId: string;
+  /** False when the run had already finished. */
+  interrupted: boolean;
+};
+/** `POST /api/code/run`: the Execution itself. */
+export type RunCodeResponse = Execution;

@@ -1,0 +1,16 @@
+/**
+ * The code interpreter as it crosses between a caller and the Sandbox Durable Object (Workers RPC)
+ * or the Worker's /v1 API (HTTP): the options of each call and the records it returns. Contexts,
+ * Executions and events are the protocol's own (protocol/code.ts).
+ */
+import type { CreateCodeContextRequest, DeleteCodeContextResponse, InterruptCodeResponse, RunCodeRequest } from "../../protocol/code.ts";
+import type { WithoutEnvelope } from "../../protocol/process.ts";
+
+/** Wire options of createCodeContext: language (default python), cwd, env, sessionId. */
+export type CodeContextOptions = CreateCodeContextRequest;
+
+/** Wire options of runCode/runCodeStream (everything of the run request but the code). */
+export type RunCodeRequestOptions = Omit<RunCodeRequest, "code">;
+
+export type DeleteCodeContextResult = WithoutEnvelope<DeleteCodeContextResponse>;
+export type InterruptCodeResult = WithoutEnvelope<InterruptCodeResponse>;
