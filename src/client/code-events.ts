@@ -1,6 +1,6 @@
 /**
- * A run's code events, over Workers RPC and HTTP alike, resumed from the last event id when the
- * connection breaks (src/rpc/resumable-stream.ts). A cell cannot be run again to resume it: after a break the
+ * A run's code events, over Workers RPC and HTTP alike, resumed from where they broke off (the last
+ * event id, and the byte offsets within a cut output event) when the connection breaks (src/rpc/resumable-stream.ts). A cell cannot be run again to resume it: after a break the
  * events continue from the container's record of the run (kept a while after it ends), up to `complete`.
  */
 import type { CodeEvent } from "../../protocol/code.ts";
@@ -18,16 +18,16 @@ export async function* codeEvents(rpc: SandboxRpc, code: string, wire: RunCodeRe
     describe: "code run stream",
     ...options,
     isFinal: (event) => event.type === "complete",
-    reopen: async ({ since }) => {
+    reopen: async (point) => {
       if (executionId === undefined) throw new SandboxConnectionError("code run stream broke before the run was accepted");
       try {
-        return await rpc.resumeCodeStream(executionId, since === undefined ? {} : { since });
+        return await rpc.resumeCodeStream(executionId, point);
       } catch (error) {
         // A finished run is kept a minute (LIMITS.finishedExecRetentionMs); past that it is gone.
         if (!(error instanceof SandboxError) || error.code !== "CODE_EXECUTION_NOT_FOUND") throw error;
         throw errorFromCode("CODE_EXECUTION_NOT_FOUND", "The run finished while its event stream was disconnected, and its record has expired", {
           cause: error,
-          context: { executionId, lastEventId: since },
+          context: { executionId, ...point },
         });
       }
     },
