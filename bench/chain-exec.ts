@@ -77,7 +77,7 @@ const bench: BenchModule = {
       const directRuns = [];
       for (let i = 0; i < STREAM_ROUNDS; i++) {
         chainRuns.push(await stream(`${sandbox}/exec/stream`, auth));
-        directRuns.push(await stream(`${direct}/api/execute/stream`, {}));
+        directRuns.push(await stream(`${direct}/api/execute/stream`, directAuth));
       }
       const best = (runs: { millis: number }[]) => Math.min(...runs.map((r) => r.millis));
       const median = (runs: { millis: number }[]) => percentile(runs.map((r) => r.millis).sort((a, b) => a - b), 50);
