@@ -13,7 +13,7 @@ const waitForStatus = (id: string, status: string) =>
   eventually(async () => (await get(id)).body?.process?.status === status);
 
 describe("background processes", () => {
-  it("starts with the seed's nested body and reports the seed shape", async () => {
+  it("starts with the nested options body and reports the process record", async () => {
     const { status, body } = await start({ command: "echo hi; sleep 0.2", options: { processId: "nested", sessionId: "s-a" } });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true });
