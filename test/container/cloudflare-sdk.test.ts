@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectFile, parseSSEStream, SandboxClient } from "@cloudflare/sandbox";
+import { CodeInterpreter, collectFile, parseSSEStream, SandboxClient } from "@cloudflare/sandbox";
 import { startTestServer, type TestServer } from "./helpers.ts";
 
 /** Cloudflare's reserved session id meaning "no session". */
@@ -247,5 +247,98 @@ describe("files", () => {
     expect(await client.files.deleteFile(at("sub/c.txt"), NO_SESSION)).toMatchObject({ success: true, path: at("sub/c.txt") });
     expect((await client.files.exists(at("sub/c.txt"), NO_SESSION)).exists).toBe(false);
     expect(await failure(client.files.mkdir(at("x/y/z"), NO_SESSION))).toMatchObject({ code: "FILE_NOT_FOUND" });
+  });
+});
+
+describe("code interpreter (their CodeInterpreter over the route client)", () => {
+  // Their Sandbox builds its code interpreter on the route client's `interpreter` exactly so.
+  const interpreter = () => new CodeInterpreter(client.interpreter);
+
+  it("creates a Python context with env and cwd, runs cells with stdout, stderr, results and errors through the callbacks, keeps state", async () => {
+    const code = interpreter();
+    const context = await code.createCodeContext({ language: "python", cwd: t.workspace, envVars: { GREETING: "hi" } });
+    expect(context).toMatchObject({ language: "python", cwd: t.workspace });
+    expect(context.id).toEqual(expect.any(String));
+    expect(context.createdAt.getTime()).not.toBeNaN();
+
+    const seen = { stdout: [] as string[], stderr: [] as string[], results: [] as unknown[], errors: [] as unknown[] };
+    const execution = await code.runCode('import os, sys\nprint(os.environ["GREETING"], os.getcwd())\nprint("careful", file=sys.stderr)\nx = 40\nx + 2', {
+      context,
+      onStdout: (output) => void seen.stdout.push(output.text),
+      onStderr: (output) => void seen.stderr.push(output.text),
+      onResult: (result) => void seen.results.push(result),
+      onError: (error) => void seen.errors.push(error),
+    });
+    expect(execution.logs.stdout.join("")).toBe(`hi ${t.workspace}\n`);
+    expect(execution.logs.stderr.join("")).toBe("careful\n");
+    expect(seen.stdout.join("")).toBe(execution.logs.stdout.join(""));
+    expect(seen.stderr.join("")).toBe("careful\n");
+    expect(execution.results.map((result) => result.text)).toEqual(["42"]);
+    expect(execution.results[0]!.formats()).toContain("text");
+    expect(seen.results).toHaveLength(1);
+    expect(execution.error).toBeUndefined();
+    expect(seen.errors).toEqual([]);
+
+    const later = await code.runCode("x", { context });
+    expect(later.results.map((result) => result.text)).toEqual(["40"]);
+
+    const failed = await code.runCode("print('before')\n1 / 0", { context, onError: (error) => void seen.errors.push(error) });
+    expect(failed.logs.stdout).toEqual(["before\n"]);
+    expect(failed.error).toMatchObject({ name: "ZeroDivisionError", message: expect.stringContaining("division") });
+    expect(failed.error!.traceback.length).toBeGreaterThan(0);
+    expect(seen.errors).toEqual([failed.error]);
+  });
+
+  it("runs JavaScript with rich results their Result reads (html, text)", async () => {
+    const code = interpreter();
+    const context = await code.createCodeContext({ language: "javascript", cwd: t.workspace });
+    expect(context.language).toBe("javascript");
+    const execution = await code.runCode("console.log('a');\ndisplay.html('<b>bold</b>');\n1 + 1", { context });
+    expect(execution.logs.stdout.join("")).toBe("a\n");
+    expect(execution.results.map((result) => result.formats())).toEqual([["html"], ["text"]]);
+    expect(execution.results.map((result) => result.html ?? result.text)).toEqual(["<b>bold</b>", "2"]);
+  });
+
+  it("streams a cell's events as their stream readers parse them, ending with execution_complete", async () => {
+    const code = interpreter();
+    const context = await code.createCodeContext({ language: "python", cwd: t.workspace });
+    const all = await events(await code.runCodeStream("print('é' * 3)\n'done'", { context }));
+    expect(all.filter((e) => e.type === "stdout").map((e) => e.text).join("")).toBe("ééé\n");
+    expect(all.find((e) => e.type === "result")).toMatchObject({ text: "'done'" });
+    expect(all.at(-1)).toMatchObject({ type: "execution_complete", execution_count: 1 });
+    for (const event of all) expect(event.timestamp).toEqual(expect.any(Number));
+  });
+
+  it("stops a cell at its timeout_ms with the interrupt as the cell's error", async () => {
+    const code = interpreter();
+    const context = await code.createCodeContext({ language: "python", cwd: t.workspace });
+    const errors: { name: string }[] = [];
+    await client.interpreter.runCodeStream(context.id, "import time\ntime.sleep(30)", undefined, { onError: (error) => void errors.push(error) }, 200);
+    expect(errors).toMatchObject([{ name: "KeyboardInterrupt" }]);
+  });
+
+  it("lists and deletes contexts; a deleted context is CONTEXT_NOT_FOUND", async () => {
+    const code = interpreter();
+    const first = await code.createCodeContext({ language: "python", cwd: t.workspace });
+    const second = await code.createCodeContext({ language: "typescript", cwd: t.workspace });
+    const listed = await code.listCodeContexts();
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: first.id, language: "python", cwd: t.workspace }),
+        expect.objectContaining({ id: second.id, language: "typescript", cwd: t.workspace }),
+      ]),
+    );
+
+    await code.deleteCodeContext(first.id);
+    expect((await code.listCodeContexts()).map((context) => context.id)).not.toContain(first.id);
+    expect(await failure(code.runCode("1", { context: first }))).toMatchObject({ name: "ContextNotFoundError", code: "CONTEXT_NOT_FOUND", httpStatus: 404 });
+    expect(await failure(code.deleteCodeContext(first.id))).toMatchObject({ code: "CONTEXT_NOT_FOUND", httpStatus: 404 });
+    await code.deleteCodeContext(second.id);
+  });
+
+  it("refuses a context in a language it has not with their VALIDATION_FAILED", async () => {
+    const response = await fetch(`${t.url}/api/contexts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "cobol", cwd: t.workspace }) });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "VALIDATION_FAILED" });
   });
 });

@@ -19,6 +19,7 @@ const THEIR_CODES: Partial<Record<ErrorCode, string>> = {
   INVALID_REQUEST: "VALIDATION_FAILED",
   PATH_OUTSIDE_WORKSPACE: "PERMISSION_DENIED",
   PAYLOAD_TOO_LARGE: "FILE_TOO_LARGE",
+  CODE_CONTEXT_NOT_FOUND: "CONTEXT_NOT_FOUND",
 };
 
 /** Our error response, with Cloudflare's name for its code where theirs differs. */

@@ -5,6 +5,7 @@
  * route maps onto the operation our own route calls; only the shapes are converted here.
  */
 import type { RouteGroup } from "../../types.ts";
+import { cloudflareCodeInterpreterRoutes } from "./code-interpreter.ts";
 import { cloudflareFileRoutes } from "./files.ts";
 import { cloudflarePortRoutes } from "./port-watch.ts";
 import { cloudflareReadStreamRoutes } from "./read-stream.ts";
@@ -13,5 +14,5 @@ import { cloudflareVersionRoutes } from "./version.ts";
 
 export const cloudflareRoutes: RouteGroup = {
   name: "cloudflare",
-  routes: [...cloudflareSessionRoutes, ...cloudflareFileRoutes, ...cloudflareReadStreamRoutes, ...cloudflarePortRoutes, ...cloudflareVersionRoutes],
+  routes: [...cloudflareSessionRoutes, ...cloudflareFileRoutes, ...cloudflareReadStreamRoutes, ...cloudflarePortRoutes, ...cloudflareVersionRoutes, ...cloudflareCodeInterpreterRoutes],
 };
