@@ -108,6 +108,9 @@ export interface RuntimeHealth {
   status: "ok";
   containers: number;
   maxContainers: number;
+  /** Booted container servers waiting for a sandbox (the warm pool), and how many it keeps. */
+  warmServers: number;
+  warmPoolSize: number;
   /** The runtime's mode: the floor of every sandbox's isolation. */
   isolation: string;
   /** Host paths sandboxes may mount. */

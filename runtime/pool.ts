@@ -52,6 +52,11 @@ export class ContainerPool {
     this.#refill();
   }
 
+  /** How many warm servers the pool keeps. */
+  get warmPoolSize(): number {
+    return this.#options.warmServers;
+  }
+
   /** Warm servers alive and waiting for a sandbox. */
   get warmCount(): number {
     return this.#warm.filter((server) => server.running).length;
