@@ -49,7 +49,8 @@ if (entry !== undefined) {
 const { startServer } = await import("./server.ts");
 let secret: string | undefined;
 if (process.env[ASSIGNMENT_FROM_STDIN_VAR] === "1") {
-  const { readAssignment, applyAssignment } = await import("./boot/assignment.ts");
+  const { prepareForAssignment, readAssignment, applyAssignment } = await import("./boot/assignment.ts");
+  prepareForAssignment();
   const assignment = readAssignment();
   applyAssignment(assignment);
   secret = assignment.secret;

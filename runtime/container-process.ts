@@ -39,7 +39,7 @@ export interface ContainerOptions {
 /** Starts a server that boots in `dir` and waits for its assignment; undefined if the launcher cannot. */
 export async function spawnUnassigned(launcher: Launcher, dir: string): Promise<ServerChild | undefined> {
   if (!launcher.unassigned) return undefined;
-  return new ServerChild(await launcher.unassigned(dir), dir);
+  return new ServerChild(await launcher.unassigned(dir), dir, {}, { bootedPipe: true });
 }
 
 export class ContainerProcess {

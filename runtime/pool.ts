@@ -43,8 +43,8 @@ export class ContainerPool {
   readonly #lastRun = new Map<string, ContainerProcess>();
   /** Warm servers, oldest first: booted (or booting), assigned to no sandbox yet. */
   readonly #warm: ServerChild[] = [];
-  /** Warm servers being spawned. */
-  #warming = 0;
+  /** Whether a refill is under way. */
+  #refilling = false;
   #closed = false;
 
   constructor(options: PoolOptions) {
@@ -78,37 +78,51 @@ export class ContainerPool {
     return taken;
   }
 
-  /** Spawns warm servers until the pool holds its size again (in the background; failures are dropped). */
+  /**
+   * Spawns warm servers until the pool holds its size again, in the background and gently: one at a
+   * time, each once the last has booted, and none while a sandbox is starting (a boot takes a core
+   * for a while, and the sandboxes starting now would wait for it). Failures are logged and dropped.
+   */
   #refill(): void {
-    const missing = this.#options.warmServers - this.warmCount - this.#warming;
-    for (let i = 0; i < missing && !this.#closed; i++) {
-      this.#warming++;
-      const dir = join(this.#options.dataDir, `.warm-${randomUUID()}`);
-      void (async () => {
-        try {
-          mkdirSync(dir, { recursive: true, mode: 0o700 });
-          const server = await spawnUnassigned(this.#options.launcher, dir);
-          if (!server) return;
-          if (this.#closed) {
-            void server.kill();
-            return;
-          }
-          this.#warm.push(server);
-          // One that dies unassigned leaves the pool; it is replaced once it is noticed missing.
-          void server.exited.then(() => {
-            const index = this.#warm.indexOf(server);
-            if (index >= 0) {
-              this.#warm.splice(index, 1);
-              rmSync(dir, { recursive: true, force: true });
-            }
-          });
-        } catch (error) {
-          console.error(`runtime: could not start a warm container server (${(error as Error).message})`);
-        } finally {
-          this.#warming--;
+    if (this.#refilling || this.#closed || this.warmCount >= this.#options.warmServers) return;
+    this.#refilling = true;
+    void (async () => {
+      try {
+        while (!this.#closed && this.warmCount < this.#options.warmServers) {
+          while (this.#starting.size > 0 && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
+          if (this.#closed) break;
+          const server = await this.#spawnWarm();
+          if (!server) break;
+          await server.booted;
         }
-      })();
+      } catch (error) {
+        console.error(`runtime: could not start a warm container server (${(error as Error).message})`);
+      } finally {
+        this.#refilling = false;
+      }
+    })();
+  }
+
+  async #spawnWarm(): Promise<ServerChild | undefined> {
+    const dir = join(this.#options.dataDir, `.warm-${randomUUID()}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const server = await spawnUnassigned(this.#options.launcher, dir);
+    if (!server) return undefined;
+    if (this.#closed) {
+      await server.kill();
+      rmSync(dir, { recursive: true, force: true });
+      return undefined;
     }
+    this.#warm.push(server);
+    // One that dies unassigned leaves the pool (and its folder); the next start has it replaced.
+    void server.exited.then(() => {
+      const index = this.#warm.indexOf(server);
+      if (index >= 0) {
+        this.#warm.splice(index, 1);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    return server;
   }
 
   get size(): number {
@@ -147,6 +161,7 @@ export class ContainerPool {
       return container;
     } finally {
       this.#starting.delete(key);
+      this.#refill();
     }
   }
 

@@ -26,6 +26,8 @@ export class ServerChild {
   readonly child: ChildProcess;
   readonly runId: string;
   readonly exited: Promise<ExitInfo>;
+  /** Resolves once the server says it has booted (a server waiting for its sandbox does), or exited. */
+  readonly booted: Promise<void>;
   #dir: string;
   #exit: ExitInfo | undefined;
 
@@ -33,7 +35,7 @@ export class ServerChild {
    * Spawns `launch` in a new run (its tag in the server's environment, with `env`), its files in `dir`.
    * Its stdin stays open until `writeInput`.
    */
-  constructor(launch: Launch, dir: string, env: Record<string, string> = {}) {
+  constructor(launch: Launch, dir: string, env: Record<string, string> = {}, options: { bootedPipe?: boolean } = {}) {
     this.runId = randomUUID();
     this.#dir = dir;
     const log = openSync(this.logPath, "w");
@@ -41,13 +43,21 @@ export class ServerChild {
       this.child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
         env: { ...launch.env, ...env, [RUN_TAG_VAR]: this.runId },
-        stdio: ["pipe", log, log],
+        // fd 3: where a server waiting for its sandbox says it has booted (and then closes it).
+        stdio: options.bootedPipe ? ["pipe", log, log, "pipe"] : ["pipe", log, log],
         detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
       });
     } finally {
       closeSync(log);
     }
     this.child.stdin?.on("error", () => {}); // a server that died at once: its exit says why
+    const bootedPipe = options.bootedPipe ? (this.child.stdio[3] as NodeJS.ReadableStream | null) : null;
+    this.booted = new Promise((resolve) => {
+      if (!bootedPipe) return resolve();
+      bootedPipe.on("data", () => resolve());
+      bootedPipe.on("end", () => resolve());
+      bootedPipe.on("error", () => resolve());
+    });
     this.exited = new Promise((resolve) => {
       this.child.once("exit", (code, signal) => {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };

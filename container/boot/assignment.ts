@@ -6,9 +6,28 @@
  * a server started for the sandbox reads. process.env changes do not reach /proc/<pid>/environ, which
  * keeps showing the small boot environment: the sandbox's settings never appear there.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, readFileSync, writeSync } from "node:fs";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { RUN_TAG_VAR, serverAssignmentSchema, type ServerAssignment } from "../../protocol/runtime.ts";
 import { serverEnvironment } from "./server-env.ts";
+
+/** The file descriptor on which a waiting server tells the runtime it has booted (a pipe the runtime opened). */
+export const BOOTED_FD = 3;
+
+/**
+ * Does ahead what every server does first, so a server taken from the pool starts listening sooner:
+ * bubblewrap's probe (cached per binary; a sandbox naming another binary is probed on assignment).
+ * Then tells the runtime it is ready for a sandbox.
+ */
+export function prepareForAssignment(): void {
+  detectIsolation();
+  try {
+    writeSync(BOOTED_FD, "booted\n");
+    closeSync(BOOTED_FD);
+  } catch {
+    // started without that pipe: nobody is waiting to hear it
+  }
+}
 
 /** Blocks until the runtime writes the assignment and closes stdin; exits the process on a bad one. */
 export function readAssignment(): ServerAssignment {

@@ -52,6 +52,7 @@ describe("the warm pool", () => {
     expect(again.runId).not.toBe(first);
     expect(handedOut.has(again.runId)).toBe(false);
     // The server it was given took its folder: no warm folder of it is left.
+    await fullPool();
     expect(readdirSync(join(dataDir.path, "warm")).filter((name) => name.startsWith(".warm-"))).toHaveLength(2);
     expect(readFileSync(join(dataDir.path, "warm", "wp-a", "container.pid"), "utf8")).toContain(again.runId);
   });
