@@ -58,6 +58,18 @@ if (process.env[ASSIGNMENT_FROM_STDIN_VAR] === "1") {
   secret = readSecret();
 }
 
+// Before listening: a stop asked for the moment the port is open (the runtime may ask that soon) is
+// a clean one. A stop that comes before the server exists ends the process once it does.
+let stopping = false;
+let started: { close(): Promise<void> } | undefined;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    if (started) void started.close().finally(() => process.exit(0));
+  });
+}
+
 const server = await startServer({
   ...(secret === undefined ? {} : { secret }),
   ...(process.env[RUN_TAG_VAR] ? { runTag: process.env[RUN_TAG_VAR] } : {}),
@@ -66,20 +78,13 @@ const server = await startServer({
   workspace: process.env.WORKSPACE || ".sandbox/workspace",
   ...(process.env.SANDBOX_HOME ? { home: process.env.SANDBOX_HOME } : {}),
 });
+started = server;
+if (stopping) void server.close().finally(() => process.exit(0));
 console.log(`container server listening on ${server.url} (workspace ${server.workspace})`);
 
 // One bad request must not take every sandbox process down with it: log and keep serving.
 process.on("uncaughtException", (error) => console.error("uncaught exception:", error));
 process.on("unhandledRejection", (error) => console.error("unhandled rejection:", error));
-
-let stopping = false;
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    void server.close().finally(() => process.exit(0));
-  });
-}
 
 /** The secret, read from stdin up to its end (the runtime writes one line and closes the pipe). */
 function readSecret(): string {
