@@ -19,10 +19,13 @@ export interface Stack {
   runtimeUrl: string;
   /** The runtime's secret (chosen here, so the benchmark can address container servers directly). */
   runtimeSecret: string;
+  /** The stack's process (the runtime runs in it; container servers are its descendants). */
+  pid: number;
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env`: settings of the stack beyond the benchmark's own (e.g. SANDBOX_WARM_POOL). */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-chain-bench-"));
   const port = await freePort();
   const runtimePort = await freePort();
@@ -40,6 +43,7 @@ export async function startStack(): Promise<Stack> {
       SANDBOX_ISOLATION: "none",
       SANDBOX_DATA_DIR: join(dir, "sandboxes"),
       WRANGLER_PERSIST_TO: join(dir, "state"),
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -61,6 +65,7 @@ export async function startStack(): Promise<Stack> {
     token,
     runtimeUrl: `http://127.0.0.1:${runtimePort}`,
     runtimeSecret,
+    pid: child.pid!,
     async close() {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");

@@ -15,6 +15,7 @@ const MODULES = [
   "container-loss.ts",
   "chain-exec.ts",
   "bridge-first-command.ts",
+  "first-command.ts",
   "code-interpreter.ts",
 ];
 

@@ -9,25 +9,17 @@
  *   secrets a container was started with are not in /proc/<server pid>/environ for commands to read;
  * - started from the TypeScript sources, on a type-stripped JS copy (boot/precompile.ts: a leaner
  *   process spawns faster). SANDBOX_PRECOMPILE=0 turns that off.
- * The new process also gets a small young generation (SERVER_NODE_FLAGS), for the same reason.
+ * The new process also gets a small young generation (boot/node-flags.ts), for the same reason.
+ * The local runtime avoids both: it starts the compiled tree itself, with a scrubbed environment.
+ *
+ * With SANDBOX_ASSIGNMENT_FROM_STDIN=1 the server is started before it knows its sandbox: it loads
+ * its code, then reads its secret and its sandbox's environment from stdin (boot/assignment.ts).
  */
 import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
-import { RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { serverNodeFlags } from "./boot/node-flags.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
-
-/**
- * Forking costs in proportion to the server's resident memory. Output read from pipes sits in C heap
- * blocks until a young-generation GC frees them, and the C heap keeps what it grew to; with a 1 MiB
- * semi-space those GCs come often enough that a long stream leaves the server ~20 MiB smaller, and
- * every later exec ~1 ms faster. Not applied when the caller sets the semi-space size itself.
- */
-const SERVER_NODE_FLAGS = ["--max-semi-space-size=1"];
-
-function nodeFlags(env: Record<string, string>): string[] {
-  const given = [...process.execArgv, env.NODE_OPTIONS ?? ""].join(" ");
-  return given.includes("--max-semi-space-size") ? process.execArgv : [...process.execArgv, ...SERVER_NODE_FLAGS];
-}
 
 const env = serverEnvironment(process.env);
 let entry: string | undefined;
@@ -47,7 +39,7 @@ if (import.meta.url.endsWith(".ts") && env.SANDBOX_PRECOMPILE !== "0") {
 if (entry === undefined && hasForeignVariables(process.env)) entry = fileURLToPath(import.meta.url);
 if (entry !== undefined) {
   try {
-    process.execve!(process.execPath, [process.execPath, ...nodeFlags(env), entry, ...process.argv.slice(2)], env);
+    process.execve!(process.execPath, [process.execPath, ...serverNodeFlags(process.execArgv, env.NODE_OPTIONS), entry, ...process.argv.slice(2)], env);
   } catch (error) {
     // No process.execve (Node < 22.15), or the exec failed: serve from here, unscrubbed.
     console.error(`cannot re-execute the server (${(error as Error).message}): it keeps the environment it was started with`);
@@ -55,7 +47,28 @@ if (entry !== undefined) {
 }
 
 const { startServer } = await import("./server.ts");
-const secret = process.env[SECRET_FROM_STDIN_VAR] === "1" ? readSecret() : undefined;
+let secret: string | undefined;
+if (process.env[ASSIGNMENT_FROM_STDIN_VAR] === "1") {
+  const { prepareForAssignment, readAssignment, applyAssignment } = await import("./boot/assignment.ts");
+  prepareForAssignment();
+  const assignment = readAssignment();
+  applyAssignment(assignment);
+  secret = assignment.secret;
+} else if (process.env[SECRET_FROM_STDIN_VAR] === "1") {
+  secret = readSecret();
+}
+
+// Before listening: a stop asked for the moment the port is open (the runtime may ask that soon) is
+// a clean one. A stop that comes before the server exists ends the process once it does.
+let stopping = false;
+let started: { close(): Promise<void> } | undefined;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    if (started) void started.close().finally(() => process.exit(0));
+  });
+}
 
 const server = await startServer({
   ...(secret === undefined ? {} : { secret }),
@@ -65,20 +78,13 @@ const server = await startServer({
   workspace: process.env.WORKSPACE || ".sandbox/workspace",
   ...(process.env.SANDBOX_HOME ? { home: process.env.SANDBOX_HOME } : {}),
 });
+started = server;
+if (stopping) void server.close().finally(() => process.exit(0));
 console.log(`container server listening on ${server.url} (workspace ${server.workspace})`);
 
 // One bad request must not take every sandbox process down with it: log and keep serving.
 process.on("uncaughtException", (error) => console.error("uncaught exception:", error));
 process.on("unhandledRejection", (error) => console.error("unhandled rejection:", error));
-
-let stopping = false;
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    void server.close().finally(() => process.exit(0));
-  });
-}
 
 /** The secret, read from stdin up to its end (the runtime writes one line and closes the pipe). */
 function readSecret(): string {

@@ -33,6 +33,26 @@ export const CONTAINER_SERVER_PORT = 3000;
 export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
 
 /**
+ * Set to "1" on a container server the runtime starts before it knows its sandbox (a warm server, and
+ * every start of the default launcher): the server boots, then reads a `ServerAssignment` from stdin
+ * and only then takes its settings and listens. What a sandbox is given never enters the server's
+ * environment as it was exec'd, so no command can read it in /proc/<server pid>/environ.
+ */
+export const ASSIGNMENT_FROM_STDIN_VAR = "SANDBOX_ASSIGNMENT_FROM_STDIN";
+
+/** What a server waiting for its sandbox reads from stdin (one JSON object, then end of input). */
+export const serverAssignmentSchema = z.object({
+  /** What the server answers to. */
+  secret: z.string().min(1),
+  /**
+   * The server's environment for this sandbox, exactly as a server started for it would have had it
+   * (PORT, WORKSPACE, the isolation variables, …). It replaces the boot environment, but for the run tag.
+   */
+  env: z.record(z.string(), z.string()),
+});
+export type ServerAssignment = z.output<typeof serverAssignmentSchema>;
+
+/**
  * The environment variable carrying a run's tag. The runtime starts each container server with its
  * run's id in it; the server gives each command `<that id>/<n>`, which all the command starts
  * inherits. So the runtime finds everything of a run (also one a previous runtime left running), and
@@ -88,6 +108,9 @@ export interface RuntimeHealth {
   status: "ok";
   containers: number;
   maxContainers: number;
+  /** Booted container servers waiting for a sandbox (the warm pool), and how many it keeps. */
+  warmServers: number;
+  warmPoolSize: number;
   /** The runtime's mode: the floor of every sandbox's isolation. */
   isolation: string;
   /** Host paths sandboxes may mount. */

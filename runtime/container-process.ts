@@ -2,25 +2,25 @@
  * One local container: a container server process with its own port, workspace and home folder.
  * Starting resolves once the server listens; stopping takes every process the container started.
  * Each run has its own secret, written to the server's stdin: the server answers only to it.
+ *
+ * With a launcher that can start servers before their sandbox is known (launch.ts), every start hands
+ * a booted server its sandbox on stdin: a warm one from the pool if it has one, else one spawned now.
+ * Either way the server gets the same assignment, so a warm sandbox's walls are a cold one's.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
-import { parseSignal, signalNumber } from "../protocol/process.ts";
-import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
-import { CONTAINER_SERVER_PORT, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { parseSignal } from "../protocol/process.ts";
+import type { RuntimeContainerInfo, RuntimeStartRequest, ServerAssignment } from "../protocol/runtime.ts";
+import { CONTAINER_SERVER_PORT, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { newSecret } from "../server-kit/http/bearer.ts";
-import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
-import type { Launcher } from "./launch.ts";
-import { freePort, waitForListening } from "./ports.ts";
-import { descendantsOf, signalAll } from "./process-tree.ts";
 import { processesTagged } from "../server-kit/tagged-processes.ts";
+import { resolveIsolation, type RuntimeIsolation } from "./isolation.ts";
+import { serverEnv, type Launcher, type LaunchSpec } from "./launch.ts";
+import { freePort, waitForListening } from "./ports.ts";
+import { signalAll } from "./process-tree.ts";
+import { ServerChild, type ExitInfo } from "./server-child.ts";
 
-export interface ExitInfo {
-  exitCode: number;
-  signal?: string;
-}
+export type { ExitInfo } from "./server-child.ts";
 
 export interface ContainerOptions {
   key: string;
@@ -32,83 +32,46 @@ export interface ContainerOptions {
   startTimeoutMs: number;
   /** After a stop signal, how long the server gets to shut down before everything is SIGKILLed. */
   stopGraceMs: number;
+  /** A booted server waiting for its sandbox (the warm pool's), if one is at hand. */
+  takeWarm?: () => ServerChild | undefined;
+}
+
+/** Starts a server that boots in `dir` and waits for its assignment; undefined if the launcher cannot. */
+export async function spawnUnassigned(launcher: Launcher, dir: string): Promise<ServerChild | undefined> {
+  if (!launcher.unassigned) return undefined;
+  return new ServerChild(await launcher.unassigned(dir), dir, {}, { bootedPipe: true });
 }
 
 export class ContainerProcess {
   readonly key: string;
   readonly port: number;
   readonly startedAt = new Date().toISOString();
-  readonly exited: Promise<ExitInfo>;
-  readonly #child: ChildProcess;
-  /** Per-run tag: names this start in the runtime API and marks every process it starts. */
-  readonly runId = randomUUID();
+  readonly #server: ServerChild;
   /** What the container server answers to (handed over on its stdin, never in env or argv). */
   readonly secret = newSecret();
-  readonly #logPath: string;
-  readonly #pidPath: string;
   readonly #stopGraceMs: number;
-  #exit: ExitInfo | undefined;
   #stopping = false;
 
-  private constructor(options: ContainerOptions, port: number) {
+  private constructor(options: ContainerOptions, port: number, server: ServerChild) {
     this.key = options.key;
     this.port = port;
     this.#stopGraceMs = options.stopGraceMs;
-    const sandboxDir = join(options.dataDir, options.key);
-    const workspace = join(sandboxDir, "workspace");
-    // The sandbox's folder is its owner's alone: whatever commands leave in it (a setuid file among
-    // it) no other user of the machine can reach, even where the data directory is open to them.
-    mkdirSync(sandboxDir, { recursive: true, mode: 0o700 });
-    chmodSync(sandboxDir, 0o700);
-    mkdirSync(workspace, { recursive: true });
-    this.#logPath = join(sandboxDir, "container.log");
-    this.#pidPath = join(sandboxDir, "container.pid");
-    const enableInternet = options.request.enableInternet ?? true;
-    const isolation = resolveIsolation(options.isolation, options.request.isolation, enableInternet);
-    const launch = options.launcher.launch({
-      key: options.key,
-      port,
-      sandboxDir,
-      workspace,
-      env: options.request.env ?? {},
-      enableInternet,
-      isolation: isolation.mode,
-      isolationEnv: isolation.env,
-    });
-    const log = openSync(this.#logPath, "w");
-    try {
-      this.#child = spawn(launch.command, launch.args, {
-        cwd: launch.cwd,
-        env: { ...launch.env, [RUN_TAG_VAR]: this.runId, [SECRET_FROM_STDIN_VAR]: "1" },
-        stdio: ["pipe", log, log],
-        detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
-      });
-    } finally {
-      closeSync(log);
-    }
-    this.#child.stdin?.on("error", () => {}); // a server that died at once: its exit says why
-    this.#child.stdin?.end(`${this.secret}\n`);
-    this.exited = new Promise((resolve) => {
-      this.#child.once("exit", (code, signal) => {
-        this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
-        rmSync(this.#pidPath, { force: true });
-        // Whatever the server left behind goes with it, as it would with a container.
-        signalAll(processesTagged(this.runId), "SIGKILL");
-        resolve(this.#exit);
-      });
-      this.#child.once("error", (error) => {
-        this.#exit = { exitCode: 127 };
-        writeFileSync(this.#logPath, `spawn failed: ${error.message}\n`, { flag: "a" });
-        resolve(this.#exit);
-      });
-    });
-    if (this.#child.pid !== undefined) writeFileSync(this.#pidPath, `${this.#child.pid}\n${this.runId}\n`);
+    this.#server = server;
   }
 
-  /** Spawns the container server and resolves once it listens (one retry if its port was taken). */
+  /** Per-run tag: names this start in the runtime API and marks every process it starts. */
+  get runId(): string {
+    return this.#server.runId;
+  }
+
+  get exited(): Promise<ExitInfo> {
+    return this.#server.exited;
+  }
+
+  /** Starts the server (or assigns a warm one) and resolves once it listens (one retry if its port was taken). */
   static async start(options: ContainerOptions): Promise<ContainerProcess> {
     for (let attempt = 1; ; attempt++) {
-      const container = new ContainerProcess(options, await freePort());
+      const container = await ContainerProcess.#launch(options, await freePort());
       try {
         await waitForListening(container.port, { timeoutMs: options.startTimeoutMs, abandon: container.exited });
         return container;
@@ -123,8 +86,49 @@ export class ContainerProcess {
     }
   }
 
+  static async #launch(options: ContainerOptions, port: number): Promise<ContainerProcess> {
+    const sandboxDir = join(options.dataDir, options.key);
+    const workspace = join(sandboxDir, "workspace");
+    // The sandbox's folder is its owner's alone: whatever commands leave in it (a setuid file among
+    // it) no other user of the machine can reach, even where the data directory is open to them.
+    mkdirSync(sandboxDir, { recursive: true, mode: 0o700 });
+    chmodSync(sandboxDir, 0o700);
+    mkdirSync(workspace, { recursive: true });
+    const enableInternet = options.request.enableInternet ?? true;
+    const isolation = resolveIsolation(options.isolation, options.request.isolation, enableInternet);
+    const spec: LaunchSpec = {
+      key: options.key,
+      port,
+      sandboxDir,
+      workspace,
+      env: options.request.env ?? {},
+      enableInternet,
+      isolation: isolation.mode,
+      isolationEnv: isolation.env,
+    };
+
+    const warm = options.takeWarm?.();
+    const unassigned = warm ?? (await spawnUnassigned(options.launcher, sandboxDir));
+    if (unassigned) {
+      if (warm) {
+        const warmDir = join(warm.logPath, "..");
+        warm.moveTo(sandboxDir);
+        rmSync(warmDir, { recursive: true, force: true });
+      }
+      const container = new ContainerProcess(options, port, unassigned);
+      const assignment: ServerAssignment = { secret: container.secret, env: serverEnv(spec) };
+      unassigned.writeInput(JSON.stringify(assignment));
+      return container;
+    }
+    // A launcher that wraps the server with the sandbox's settings: started for this sandbox alone.
+    const server = new ServerChild(options.launcher.launch(spec), sandboxDir, { [SECRET_FROM_STDIN_VAR]: "1" });
+    const container = new ContainerProcess(options, port, server);
+    server.writeInput(`${container.secret}\n`);
+    return container;
+  }
+
   get running(): boolean {
-    return this.#exit === undefined;
+    return this.#server.running;
   }
 
   /** Asked to stop (signalled or killed) and not yet gone: a new start must wait for it. */
@@ -137,19 +141,15 @@ export class ContainerProcess {
       key: this.key,
       running: this.running,
       runId: this.runId,
-      pid: this.#child.pid,
+      pid: this.#server.child.pid,
       ports: { [String(CONTAINER_SERVER_PORT)]: this.port },
       startedAt: this.startedAt,
-      ...(this.#exit ?? {}),
+      ...(this.#server.exit ?? {}),
     };
   }
 
   logTail(maxChars = 2000): string {
-    try {
-      return readFileSync(this.#logPath, "utf8").slice(-maxChars);
-    } catch {
-      return "";
-    }
+    return this.#server.logTail(maxChars);
   }
 
   /**
@@ -157,7 +157,8 @@ export class ContainerProcess {
    * but SIGKILL the server gets a grace period to stop its processes; then everything is killed.
    */
   signal(signo: number): void {
-    if (!this.running || this.#child.pid === undefined) return;
+    const pid = this.#server.child.pid;
+    if (!this.running || pid === undefined) return;
     const name = parseSignal(signo) ?? signo;
     if ([1, 2, 9, 15].includes(signo)) this.#stopping = true;
     if (signo === 9) {
@@ -165,7 +166,7 @@ export class ContainerProcess {
       return;
     }
     try {
-      process.kill(this.#child.pid, name);
+      process.kill(pid, name);
     } catch {
       return;
     }
@@ -176,13 +177,8 @@ export class ContainerProcess {
 
   /** SIGKILLs the server and every process of this container; resolves once the server is gone. */
   async kill(): Promise<ExitInfo> {
-    const pid = this.#child.pid;
     this.#stopping = true;
-    if (this.running && pid !== undefined) {
-      const tree = [pid, ...descendantsOf(pid), ...processesTagged(this.runId)];
-      signalAll(tree, "SIGKILL");
-    }
-    return this.exited;
+    return this.#server.kill();
   }
 }
 

@@ -9,9 +9,16 @@
  * the server itself runs outside the walls, so variables that steer the server process (its own
  * SANDBOX_* settings, NODE_*, LD_*, PATH, where it finds bubblewrap) are not taken from them.
  * Commands still see every sandbox env var: the Durable Object sets them through the env API.
+ *
+ * A launcher that can start a server before its sandbox is known (`unassigned`) lets the runtime keep
+ * warm servers: such a server boots with a small environment of its own and is handed the very
+ * environment `serverEnv` gives a sandbox on its stdin (protocol ServerAssignment). The default
+ * launcher starts every server that way, warm or not, so a warm server's walls are a cold one's.
  */
 import { fileURLToPath } from "node:url";
 import type { IsolationMode } from "../protocol/isolation.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { serverNodeFlags } from "../container/boot/node-flags.ts";
 
 export interface LaunchSpec {
   /** Sandbox key (validated sandbox id or Durable Object id). */
@@ -40,6 +47,8 @@ export interface Launch {
 export interface Launcher {
   readonly name: string;
   launch(spec: LaunchSpec): Launch;
+  /** A server that boots in `dir` and waits for its ServerAssignment on stdin (see above). */
+  unassigned?(dir: string): Promise<Launch>;
 }
 
 export const CONTAINER_SERVER_ENTRY = fileURLToPath(new URL("../container/main.ts", import.meta.url));
@@ -49,13 +58,19 @@ export function isServerControlVar(name: string): boolean {
   return /^(SANDBOX_|NODE_|LD_)/.test(name) || ["PATH", "PORT", "HOST", "WORKSPACE"].includes(name);
 }
 
-/** The server's environment: a small base, the sandbox's env vars, then what the runtime decides. */
-export function serverEnv(spec: LaunchSpec): Record<string, string> {
+/** What every server starts from: the runtime's program lookup, locale and time zone. */
+function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of ["PATH", "LANG", "LC_ALL", "TZ"]) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
+  return env;
+}
+
+/** The server's environment: a small base, the sandbox's env vars, then what the runtime decides. */
+export function serverEnv(spec: LaunchSpec): Record<string, string> {
+  const env = baseEnv();
   for (const [name, value] of Object.entries(spec.env)) if (!isServerControlVar(name)) env[name] = value;
   return {
     ...env,
@@ -68,10 +83,38 @@ export function serverEnv(spec: LaunchSpec): Record<string, string> {
   };
 }
 
-/** The default: the container server as a plain child process of the runtime. */
+let compiledEntry: string | undefined;
+
+/**
+ * The server's compiled JavaScript entry (container/boot/precompile.ts), made once per runtime: started
+ * on it with its flags and a scrubbed environment, the server boots once instead of re-executing
+ * itself. Where compiling fails, the TypeScript entry (which then re-executes on its own).
+ */
+async function serverEntry(): Promise<string> {
+  if (compiledEntry !== undefined) return compiledEntry;
+  const emitWarning = process.emitWarning;
+  try {
+    const { precompile } = await import("../container/boot/precompile.ts");
+    process.emitWarning = () => {}; // "stripTypeScriptTypes is experimental": noise in the runtime's output
+    compiledEntry = precompile();
+  } catch (error) {
+    console.error(`runtime: container servers start from TypeScript sources (${(error as Error).message})`);
+    compiledEntry = CONTAINER_SERVER_ENTRY;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+  return compiledEntry;
+}
+
+/** The default: the container server as a plain child process of the runtime, told its sandbox on stdin. */
 export const directLauncher: Launcher = {
   name: "direct",
   launch(spec) {
     return { command: process.execPath, args: [CONTAINER_SERVER_ENTRY], env: serverEnv(spec), cwd: spec.workspace };
+  },
+  async unassigned(dir) {
+    const entry = await serverEntry();
+    const flags = entry === CONTAINER_SERVER_ENTRY ? [] : serverNodeFlags([]);
+    return { command: process.execPath, args: [...flags, entry], env: { ...baseEnv(), [ASSIGNMENT_FROM_STDIN_VAR]: "1" }, cwd: dir };
   },
 };

@@ -2,12 +2,23 @@
  * The runtime's containers, one per sandbox key: started on demand (concurrent starts of one key
  * join), stopped by signal or destroy, and remembered after exit so a monitor can learn how a run ended.
  * At most `maxContainers` run (or start) at once: a start of one more key is TOO_MANY_SANDBOXES.
+ *
+ * With `warmServers` > 0 (and a launcher that can start servers before their sandbox is known), the
+ * pool also keeps that many booted servers that belong to no sandbox yet, each in its own folder
+ * `.warm-<run id>` with its own run tag. A start takes one, if one is alive, and hands it its sandbox;
+ * it then belongs to that sandbox until it exits and is never handed out again. Each one taken is
+ * replaced in the background. They do not count as sandboxes.
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ServiceError } from "../server-kit/service-error.ts";
 import { ContainerProcess } from "./container-process.ts";
 import type { RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { spawnUnassigned } from "./container-process.ts";
+import type { ServerChild } from "./server-child.ts";
 
 export interface PoolOptions {
   dataDir: string;
@@ -17,6 +28,8 @@ export interface PoolOptions {
   stopGraceMs?: number;
   /** Live containers at most. */
   maxContainers?: number;
+  /** Booted servers kept ready for the next starts (SANDBOX_WARM_POOL); default 0, none. */
+  warmServers?: number;
 }
 
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
@@ -28,9 +41,88 @@ export class ContainerPool {
   readonly #starting = new Map<string, Promise<ContainerProcess>>();
   /** The last run of each key, kept after it exited. */
   readonly #lastRun = new Map<string, ContainerProcess>();
+  /** Warm servers, oldest first: booted (or booting), assigned to no sandbox yet. */
+  readonly #warm: ServerChild[] = [];
+  /** Whether a refill is under way. */
+  #refilling = false;
+  #closed = false;
 
   constructor(options: PoolOptions) {
-    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, maxContainers: DEFAULT_MAX_CONTAINERS, ...options };
+    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, maxContainers: DEFAULT_MAX_CONTAINERS, warmServers: 0, ...options };
+    this.#refill();
+  }
+
+  /** How many warm servers the pool keeps. */
+  get warmPoolSize(): number {
+    return this.#options.warmServers;
+  }
+
+  /** Warm servers alive and waiting for a sandbox. */
+  get warmCount(): number {
+    return this.#warm.filter((server) => server.running).length;
+  }
+
+  /** The run ids of the warm servers waiting now (each is a sandbox's run id once taken). */
+  get warmRunIds(): string[] {
+    return this.#warm.filter((server) => server.running).map((server) => server.runId);
+  }
+
+  /** Takes the oldest live warm server out of the pool for good, and has it replaced. */
+  #takeWarm(): ServerChild | undefined {
+    let taken: ServerChild | undefined;
+    while (taken === undefined && this.#warm.length > 0) {
+      const server = this.#warm.shift()!;
+      if (server.running) taken = server;
+    }
+    this.#refill();
+    return taken;
+  }
+
+  /**
+   * Spawns warm servers until the pool holds its size again, in the background and gently: one at a
+   * time, each once the last has booted, and none while a sandbox is starting (a boot takes a core
+   * for a while, and the sandboxes starting now would wait for it). Failures are logged and dropped.
+   */
+  #refill(): void {
+    if (this.#refilling || this.#closed || this.warmCount >= this.#options.warmServers) return;
+    this.#refilling = true;
+    void (async () => {
+      try {
+        while (!this.#closed && this.warmCount < this.#options.warmServers) {
+          while (this.#starting.size > 0 && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
+          if (this.#closed) break;
+          const server = await this.#spawnWarm();
+          if (!server) break;
+          await server.booted;
+        }
+      } catch (error) {
+        console.error(`runtime: could not start a warm container server (${(error as Error).message})`);
+      } finally {
+        this.#refilling = false;
+      }
+    })();
+  }
+
+  async #spawnWarm(): Promise<ServerChild | undefined> {
+    const dir = join(this.#options.dataDir, `.warm-${randomUUID()}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const server = await spawnUnassigned(this.#options.launcher, dir);
+    if (!server) return undefined;
+    if (this.#closed) {
+      await server.kill();
+      rmSync(dir, { recursive: true, force: true });
+      return undefined;
+    }
+    this.#warm.push(server);
+    // One that dies unassigned leaves the pool (and its folder); the next start has it replaced.
+    void server.exited.then(() => {
+      const index = this.#warm.indexOf(server);
+      if (index >= 0) {
+        this.#warm.splice(index, 1);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    return server;
   }
 
   get size(): number {
@@ -56,7 +148,7 @@ export class ContainerPool {
     }
     // A container on its way out (sleep, destroy) finishes going before the next one starts.
     const starting = (current?.stopping ? current.exited : Promise.resolve()).then(() =>
-      ContainerProcess.start({ ...this.#options, key, request }),
+      ContainerProcess.start({ ...this.#options, key, request, takeWarm: () => this.#takeWarm() }),
     );
     this.#starting.set(key, starting);
     try {
@@ -69,6 +161,7 @@ export class ContainerPool {
       return container;
     } finally {
       this.#starting.delete(key);
+      this.#refill();
     }
   }
 
@@ -101,6 +194,10 @@ export class ContainerPool {
   }
 
   async stopAll(): Promise<void> {
+    this.#closed = true;
+    const warm = this.#warm.splice(0);
+    await Promise.all(warm.map((server) => server.kill()));
+    for (const server of warm) rmSync(join(server.logPath, ".."), { recursive: true, force: true });
     await Promise.allSettled([...this.#starting.values()]);
     await Promise.all([...this.#running.values()].map((container) => container.kill()));
   }

@@ -45,6 +45,8 @@ function health({ res, runtime }: RuntimeRequest): void {
     status: "ok",
     containers: runtime.pool.size,
     maxContainers: runtime.pool.maxContainers,
+    warmServers: runtime.pool.warmCount,
+    warmPoolSize: runtime.pool.warmPoolSize,
     isolation: runtime.isolation,
     allowedPaths: [...runtime.policy.allowedPaths],
     dataDir: runtime.dataDir,

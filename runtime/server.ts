@@ -3,7 +3,7 @@
  * stand-in `ctx.container` calls to start, watch, signal and destroy one container server per
  * sandbox (routes in routes.ts, contract in protocol/runtime.ts). It answers only to its secret.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { Router } from "../server-kit/http/router.ts";
@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   allowedPaths?: readonly string[];
   /** Live sandboxes at most (SANDBOX_MAX_SANDBOXES); default 32. */
   maxContainers?: number;
+  /** Booted container servers kept ready for new sandboxes (SANDBOX_WARM_POOL); default 0. */
+  warmServers?: number;
   /** bubblewrap binary the container servers use (default SANDBOX_BWRAP_PATH, else `bwrap` on PATH). */
   bwrapPath?: string;
   /** How container servers are launched (default: plain child processes). */
@@ -64,6 +66,8 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     .filter((file) => existsSync(file));
   const reaped = reapLeftovers(leftovers);
   if (reaped > 0) console.warn(`runtime: stopped ${reaped} container server(s) left over from an earlier run`);
+  // Warm servers of an earlier run never had a sandbox: nothing in their folders is anyone's.
+  for (const name of readdirSync(dataDir)) if (name.startsWith(".warm-")) rmSync(join(dataDir, name), { recursive: true, force: true });
 
   const pool = new ContainerPool({
     dataDir,
@@ -72,6 +76,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
     ...(options.maxContainers === undefined ? {} : { maxContainers: options.maxContainers }),
+    ...(options.warmServers === undefined ? {} : { warmServers: options.warmServers }),
   });
 
   const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])] };

@@ -3,13 +3,18 @@
  *   SANDBOX_ISOLATION      bwrap (default where bubblewrap runs) or none: the floor of every sandbox
  *   SANDBOX_ALLOWED_PATHS  host paths sandboxes may mount (colon-separated or a JSON array; default none)
  *   SANDBOX_MAX_SANDBOXES  live sandboxes at most (default 32); one more start is 429 TOO_MANY_SANDBOXES
+ *   SANDBOX_WARM_POOL      booted container servers kept ready for new sandboxes (default 2; 0: none),
+ *                          each ~50 MB of memory while it waits
  * The isolation defaults of every sandbox (SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS,
  * SANDBOX_BWRAP_ARGS, …) and SANDBOX_BWRAP_PATH are read where they are applied (isolation.ts).
  */
 import path from "node:path";
 import type { RuntimeOptions } from "./server.ts";
 
-export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "maxContainers">;
+/** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
+const DEFAULT_WARM_SERVERS = 2;
+
+export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "maxContainers" | "warmServers">;
 
 export function runtimeSettingsFromEnv(env: Record<string, string | undefined>): RuntimeSettings {
   const settings: RuntimeSettings = {};
@@ -20,6 +25,9 @@ export function runtimeSettingsFromEnv(env: Record<string, string | undefined>):
     if (!Number.isInteger(max) || max < 1) throw new Error(`SANDBOX_MAX_SANDBOXES must be a whole number ≥ 1, not "${env.SANDBOX_MAX_SANDBOXES}"`);
     settings.maxContainers = max;
   }
+  const warm = env.SANDBOX_WARM_POOL === undefined || env.SANDBOX_WARM_POOL === "" ? DEFAULT_WARM_SERVERS : Number(env.SANDBOX_WARM_POOL);
+  if (!Number.isInteger(warm) || warm < 0) throw new Error(`SANDBOX_WARM_POOL must be a whole number ≥ 0, not "${env.SANDBOX_WARM_POOL}"`);
+  settings.warmServers = warm;
   return settings;
 }
 

@@ -6,7 +6,7 @@
  * variables it (or Node) reads: changing process.env later would not change that file.
  */
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
-import { RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
 
 /** Every variable the server reads, by name. Anything else is dropped. */
 export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
@@ -17,6 +17,7 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "SANDBOX_HOME",
   "SANDBOX_PRECOMPILE",
   SECRET_FROM_STDIN_VAR,
+  ASSIGNMENT_FROM_STDIN_VAR,
   // services/options.ts, isolation/config.ts, isolation/detect.ts
   ...Object.values(ISOLATION_ENV),
   "SANDBOX_STATE_DIR",

@@ -55,6 +55,12 @@ async function execEvents(sandboxId: string, body: unknown, headers: Record<stri
 }
 
 const decode = (base64: string) => new TextDecoder().decode(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+/** All of a command's stdout: output may come in more than one event. */
+const stdoutOf = (events: { event: string; data: string }[]) =>
+  events
+    .filter((e) => e.event === "stdout")
+    .map((e) => decode(e.data))
+    .join("");
 
 async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -192,9 +198,9 @@ describe.concurrent("the Bridge API as it is framed", () => {
     await execEvents(sandboxId, { argv: ["cd", "inner"] }, inSession);
     await execEvents(sandboxId, { argv: ["export", "KEPT=yes"] }, inSession);
     const pwd = await execEvents(sandboxId, { argv: ["sh", "-c", 'pwd; echo "$KEPT"'] }, inSession);
-    expect(decode(pwd.find((e) => e.event === "stdout")!.data)).toMatch(/\/inner\nyes\n$/);
+    expect(stdoutOf(pwd)).toMatch(/\/inner\nyes\n$/);
     const fresh = await execEvents(sandboxId, { argv: ["sh", "-c", 'pwd; echo "[$KEPT]"'] });
-    expect(decode(fresh.find((e) => e.event === "stdout")!.data)).toMatch(/\/workspace\n\[\]\n$/);
+    expect(stdoutOf(fresh)).toMatch(/\/workspace\n\[\]\n$/);
     const deleted = await bridge(`/v1/sandbox/${sandboxId}/session/work`, { method: "DELETE" });
     expect(await deleted.json()).toMatchObject({ success: true, sessionId: "work" });
   });

@@ -43,8 +43,10 @@ describe("setEnvVars", () => {
     // The server is the command's parent: its /proc environ is what a curious command would read.
     const environ = await sandbox.exec("tr '\\0' '\\n' < /proc/$PPID/environ");
     expect(environ.exitCode).toBe(0);
-    expect(environ.stdout).toContain("WORKSPACE=");
+    // It is the server's (its run tag is there), and it holds none of the sandbox's settings.
+    expect(environ.stdout).toContain("SANDBOX_RUN_TAG=");
     expect(environ.stdout).not.toContain("s3cr3t-value");
+    expect(environ.stdout).not.toContain("WORKSPACE=");
   });
 
   it("sandbox env vars reach commands but cannot steer the container server itself", async () => {

@@ -1,0 +1,63 @@
+/**
+ * A server started before it knows its sandbox (the runtime's warm servers) boots, loads its code,
+ * and then waits here for its assignment on stdin: the secret it answers to and the environment a
+ * server started for that sandbox would have had. Applying it replaces the boot environment (but for
+ * the run tag, which is the runtime's and set at exec), so from here on the server reads exactly what
+ * a server started for the sandbox reads. process.env changes do not reach /proc/<pid>/environ, which
+ * keeps showing the small boot environment: the sandbox's settings never appear there.
+ */
+import { closeSync, readFileSync, writeSync } from "node:fs";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { RUN_TAG_VAR, serverAssignmentSchema, type ServerAssignment } from "../../protocol/runtime.ts";
+import { serverEnvironment } from "./server-env.ts";
+
+/** The file descriptor on which a waiting server tells the runtime it has booted (a pipe the runtime opened). */
+export const BOOTED_FD = 3;
+
+/**
+ * Does ahead what every server does first, so a server taken from the pool starts listening sooner:
+ * bubblewrap's probe (cached per binary; a sandbox naming another binary is probed on assignment).
+ * Then tells the runtime it is ready for a sandbox.
+ */
+export function prepareForAssignment(): void {
+  detectIsolation();
+  try {
+    writeSync(BOOTED_FD, "booted\n");
+    closeSync(BOOTED_FD);
+  } catch {
+    // started without that pipe: nobody is waiting to hear it
+  }
+}
+
+/** Blocks until the runtime writes the assignment and closes stdin; exits the process on a bad one. */
+export function readAssignment(): ServerAssignment {
+  const text = readFileSync(0, "utf8");
+  let parsed;
+  try {
+    parsed = serverAssignmentSchema.safeParse(JSON.parse(text));
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed?.success) {
+    console.error(text.trim() === "" ? "stdin closed before an assignment came: not serving" : "stdin held no valid assignment: not serving");
+    process.exit(1);
+  }
+  return parsed.data;
+}
+
+/** Makes the assignment's environment the server's own (only the variables a server reads). */
+export function applyAssignment(assignment: ServerAssignment): void {
+  const runTag = process.env[RUN_TAG_VAR];
+  for (const name of Object.keys(process.env)) delete process.env[name];
+  const wanted = serverEnvironment(assignment.env);
+  delete wanted[RUN_TAG_VAR];
+  Object.assign(process.env, wanted);
+  if (runTag !== undefined) process.env[RUN_TAG_VAR] = runTag;
+  if (process.env.WORKSPACE) {
+    try {
+      process.chdir(process.env.WORKSPACE); // where a server started for the sandbox starts
+    } catch {
+      // startServer creates the workspace; commands are given it as their folder either way
+    }
+  }
+}

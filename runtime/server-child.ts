@@ -1,0 +1,122 @@
+/**
+ * A container server process as the runtime holds it: spawned in its own process group with its
+ * output in a log file and its pid (and run tag) in a pid file, so a later runtime can reap what it
+ * left. When it exits, everything its run started goes with it. Both files can move once, from a warm
+ * server's own folder to the sandbox's folder it is assigned to.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { signalNumber } from "../protocol/process.ts";
+import { processesTagged } from "../server-kit/tagged-processes.ts";
+import type { Launch } from "./launch.ts";
+import { descendantsOf, signalAll } from "./process-tree.ts";
+import { randomUUID } from "node:crypto";
+import { RUN_TAG_VAR } from "../protocol/runtime.ts";
+
+export interface ExitInfo {
+  exitCode: number;
+  signal?: string;
+}
+
+export const LOG_FILE = "container.log";
+export const PID_FILE = "container.pid";
+
+export class ServerChild {
+  readonly child: ChildProcess;
+  readonly runId: string;
+  readonly exited: Promise<ExitInfo>;
+  /** Resolves once the server says it has booted (a server waiting for its sandbox does), or exited. */
+  readonly booted: Promise<void>;
+  #dir: string;
+  #exit: ExitInfo | undefined;
+
+  /**
+   * Spawns `launch` in a new run (its tag in the server's environment, with `env`), its files in `dir`.
+   * Its stdin stays open until `writeInput`.
+   */
+  constructor(launch: Launch, dir: string, env: Record<string, string> = {}, options: { bootedPipe?: boolean } = {}) {
+    this.runId = randomUUID();
+    this.#dir = dir;
+    const log = openSync(this.logPath, "w");
+    try {
+      this.child = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
+        env: { ...launch.env, ...env, [RUN_TAG_VAR]: this.runId },
+        // fd 3: where a server waiting for its sandbox says it has booted (and then closes it).
+        stdio: options.bootedPipe ? ["pipe", log, log, "pipe"] : ["pipe", log, log],
+        detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
+      });
+    } finally {
+      closeSync(log);
+    }
+    this.child.stdin?.on("error", () => {}); // a server that died at once: its exit says why
+    const bootedPipe = options.bootedPipe ? (this.child.stdio[3] as NodeJS.ReadableStream | null) : null;
+    this.booted = new Promise((resolve) => {
+      if (!bootedPipe) return resolve();
+      bootedPipe.on("data", () => resolve());
+      bootedPipe.on("end", () => resolve());
+      bootedPipe.on("error", () => resolve());
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.once("exit", (code, signal) => {
+        this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
+        rmSync(this.pidPath, { force: true });
+        // Whatever the server left behind goes with it, as it would with a container.
+        signalAll(processesTagged(this.runId), "SIGKILL");
+        resolve(this.#exit);
+      });
+      this.child.once("error", (error) => {
+        this.#exit = { exitCode: 127 };
+        writeFileSync(this.logPath, `spawn failed: ${error.message}\n`, { flag: "a" });
+        resolve(this.#exit);
+      });
+    });
+    if (this.child.pid !== undefined) writeFileSync(this.pidPath, `${this.child.pid}\n${this.runId}\n`);
+  }
+
+  get logPath(): string {
+    return join(this.#dir, LOG_FILE);
+  }
+
+  get pidPath(): string {
+    return join(this.#dir, PID_FILE);
+  }
+
+  get exit(): ExitInfo | undefined {
+    return this.#exit;
+  }
+
+  get running(): boolean {
+    return this.#exit === undefined;
+  }
+
+  /** SIGKILLs the server and every process of its run; resolves once the server is gone. */
+  kill(): Promise<ExitInfo> {
+    const pid = this.child.pid;
+    if (this.running && pid !== undefined) signalAll([pid, ...descendantsOf(pid), ...processesTagged(this.runId)], "SIGKILL");
+    return this.exited;
+  }
+
+  /** Writes the server's one input and closes its stdin. */
+  writeInput(text: string): void {
+    this.child.stdin?.end(text);
+  }
+
+  /** Moves the log and pid files into `dir` (the server keeps writing to its open log). */
+  moveTo(dir: string): void {
+    renameSync(this.logPath, join(dir, LOG_FILE));
+    const from = this.pidPath;
+    this.#dir = dir;
+    if (this.#exit === undefined && this.child.pid !== undefined) writeFileSync(this.pidPath, `${this.child.pid}\n${this.runId}\n`);
+    rmSync(from, { force: true });
+  }
+
+  logTail(maxChars = 2000): string {
+    try {
+      return readFileSync(this.logPath, "utf8").slice(-maxChars);
+    } catch {
+      return "";
+    }
+  }
+}
