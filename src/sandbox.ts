@@ -45,10 +45,11 @@ import type {
   StreamResumeRequest,
 } from "./rpc/processes.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./rpc/code.ts";
-import { toRpcError } from "./rpc/rpc-errors.ts";
+import { fromRpcError, toRpcError } from "./rpc/rpc-errors.ts";
 import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
 import { errorFromResponse } from "./rpc/error-response.ts";
-import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./rpc/terminals.ts";
+import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
+import { errorBody } from "../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
@@ -438,13 +439,28 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => terminals.deleteTerminal(api, id));
   }
 
-  /** The container's answer to the upgrade: a 101 with the viewer's socket, or its coded error. */
+  /**
+   * The container's answer to the upgrade: a 101 with the viewer's socket, or its coded error. Over
+   * Workers RPC a WebSocket cannot travel, so callers outside reach this through fetch (below).
+   */
   async connectTerminal(id: string, request: Request): Promise<Response> {
     return this.#call(async () => {
       const response = await terminals.connectTerminal(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), id, request);
       if (response.status !== 101) throw await errorFromResponse(response);
       return response;
     });
+  }
+
+  /** A viewer's upgrade (see terminalSocketRequest) is served here; anything else goes to the container as the base class does. */
+  override async fetch(request: Request): Promise<Response> {
+    const terminalId = terminalSocketId(request);
+    if (terminalId === undefined) return super.fetch(request);
+    try {
+      return await this.connectTerminal(terminalId, request);
+    } catch (error) {
+      const coded = fromRpcError(error);
+      return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
+    }
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────────

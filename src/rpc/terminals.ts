@@ -30,3 +30,23 @@ export type { TerminalInfo, TerminalOutput };
 export function terminalInputBody(data: string | Uint8Array): { data: string; encoding: "utf8" | "base64" } {
   return typeof data === "string" ? { data, encoding: "utf8" } : { data: bytesToBase64(data), encoding: "base64" };
 }
+
+/**
+ * Workers RPC cannot carry a WebSocket, so a viewer's upgrade reaches the Durable Object through its
+ * fetch handler instead, at this path; the transports build the request and the Durable Object
+ * recognises it.
+ */
+const SOCKET_PATH = /^\/__sandbox\/terminals\/([^/]+)\/ws$/;
+
+export function terminalSocketRequest(id: string, request: Request): Request {
+  const since = new URL(request.url).searchParams.get("since");
+  const url = `http://sandbox/__sandbox/terminals/${encodeURIComponent(id)}/ws${since === null ? "" : `?since=${encodeURIComponent(since)}`}`;
+  return new Request(url, { headers: { upgrade: "websocket" } });
+}
+
+/** The terminal id of a viewer's upgrade sent to the Durable Object's fetch handler (undefined: another request). */
+export function terminalSocketId(request: Request): string | undefined {
+  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return undefined;
+  const match = SOCKET_PATH.exec(new URL(request.url).pathname);
+  return match ? decodeURIComponent(match[1]!) : undefined;
+}
