@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxRpc } from "../../src/rpc/sandbox-rpc.ts";
 import { rpcTransport } from "../../src/rpc/stub-transport.ts";
-import { apiCall, eventually, uniqueId } from "./helpers.ts";
+import { apiCall, eventually, sandboxPool, uniqueId } from "./helpers.ts";
 
 const made: SandboxRpc[] = [];
 afterAll(async () => {
@@ -49,13 +49,14 @@ describe("terminals over Workers RPC", () => {
     const terminal = await sandbox.createTerminal({ command: "stty size; read line; echo got-$line; stty size; exit 4", cols: 90, rows: 31 });
     expect(terminal).toMatchObject({ cols: 90, rows: 31, status: "running" });
     expect((await sandbox.listTerminals()).map((t) => t.id)).toContain(terminal.id);
+    // The first `stty size` must have run before the resize.
+    expect(await eventually(async () => atob((await sandbox.terminalOutput(terminal.id)).data).includes("31 90"), 10_000)).toBe(true);
     await sandbox.resizeTerminal(terminal.id, 120, 40);
     await sandbox.writeTerminal(terminal.id, "hello\r");
     const done = await sandbox.waitForTerminal(terminal.id);
     expect(done).toMatchObject({ status: "exited", exitCode: 4 });
     const output = await sandbox.terminalOutput(terminal.id);
     const text = atob(output.data);
-    expect(text).toContain("31 90");
     expect(text).toContain("got-hello");
     expect(text).toContain("40 120");
     const later = await sandbox.terminalOutput(terminal.id, { since: output.cursor });
@@ -75,6 +76,32 @@ describe("terminals over Workers RPC", () => {
     await viewer.closed;
     expect(viewer.text()).toContain("got-over-rpc");
     expect(viewer.controls.at(-1)).toMatchObject({ type: "exit", exitCode: 0 });
+  });
+});
+
+describe("the client's Terminal handle", () => {
+  const pool = sandboxPool();
+  afterAll(pool.destroyAll);
+
+  it("writes, interrupts the foreground job, reads output from a cursor, connects a viewer and waits for the exit", async () => {
+    const sandbox = pool.create("term-client");
+    const terminal = await sandbox.createTerminal({ cols: 80, rows: 24 });
+    expect(terminal).toMatchObject({ cols: 80, rows: 24 });
+    expect((await sandbox.getTerminal(terminal.id)).pid).toBe(terminal.pid);
+    await terminal.write("sleep 30; echo after-$((1+1))\r");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await terminal.interrupt();
+    await terminal.write("echo alive-$((2+3))\r");
+    const decoder = new TextDecoder();
+    expect(await eventually(async () => decoder.decode((await terminal.output()).data).includes("alive-5"), 10_000)).toBe(true);
+    const { cursor } = await terminal.output();
+    const viewer = accept(await terminal.connect(new Request(`http://sandbox.test/ws?since=${cursor}`, { headers: { upgrade: "websocket" } })));
+    viewer.socket.send(new TextEncoder().encode("echo viewer-$((3+4)); exit 2\r"));
+    await viewer.closed;
+    expect(viewer.text()).toContain("viewer-7");
+    expect(viewer.text()).not.toContain("alive-5");
+    expect(await terminal.waitForExit()).toMatchObject({ status: "exited", exitCode: 2 });
+    expect(decoder.decode((await terminal.output()).data)).not.toContain("after-2");
   });
 });
 
