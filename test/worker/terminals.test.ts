@@ -35,7 +35,10 @@ function accept(response: Response): Viewer {
     if (typeof event.data === "string") controls.push(JSON.parse(event.data));
     else if (event.data instanceof ArrayBuffer) chunks.push(new Uint8Array(event.data));
     // workerd hands binary messages over as Blobs here: read them in order.
-    else pending = pending.then(async () => void chunks.push(new Uint8Array(await (event.data as Blob).arrayBuffer())));
+    else {
+      const blob = event.data as Blob;
+      pending = pending.then(async () => void chunks.push(new Uint8Array(await blob.arrayBuffer())));
+    }
   });
   let pending = Promise.resolve();
   const closed = new Promise<void>((resolve) => socket.addEventListener("close", () => resolve())).then(() => pending);
