@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, eventually, groupMembers, startTestServer, type TestServer } from "./helpers.ts";
+import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
 let t: TestServer;
 beforeAll(async () => {
@@ -159,3 +162,25 @@ function childCount(pid: number): number {
     return 0;
   }
 }
+
+describe.skipIf(bwrapUnavailableReason() !== undefined)("terminals under bwrap", () => {
+  let sandbox: SandboxServer;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ isolation: "bwrap" });
+  });
+  afterAll(() => sandbox.close());
+
+  it("runs the terminal's program through the isolation wrapper, at the asked size", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "terminal-outside-"));
+    const created = await sandbox.post("/api/terminals", { command: `stty size; test -e ${outside} && echo visible || echo hidden; pwd`, cols: 77, rows: 22 });
+    expect(created.status).toBe(200);
+    const id = created.body.terminal.id as string;
+    const done = await sandbox.get(`/api/terminals/${id}/wait`);
+    expect(done.body.terminal).toMatchObject({ status: "exited", exitCode: 0 });
+    const text = Buffer.from((await sandbox.get(`/api/terminals/${id}/output`)).body.data, "base64").toString("utf8");
+    expect(text).toContain("22 77");
+    expect(text).toContain("hidden");
+    expect(text).toContain(sandbox.workspace);
+    rmSync(outside, { recursive: true, force: true });
+  });
+});
