@@ -87,7 +87,8 @@ export type TerminalServerFrame =
   | { type: "exit"; exitCode?: number; signal?: string; cursor: number }
   | { type: "truncated"; droppedBytes: number }
   | { type: "cursor"; cursor: number }
-  | { type: "resize"; cols: number; rows: number };
+  /** Input or a frame the server could not take (after the exit, or malformed); the socket stays open. */
+  | { type: "error"; message: string };
 
 export const terminalClientFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("resize"), cols: colsSchema, rows: rowsSchema }),

@@ -32,7 +32,8 @@ export function attachViewer(socket: WebSocket, terminal: Terminal, since: numbe
       terminal.resize(frame.cols, frame.rows);
     } catch (error) {
       // Input after the exit or a malformed frame: said on the socket, which stays open to read output.
-      socket.send(JSON.stringify({ type: "error", message: (error as Error).message }));
+      const frame: TerminalServerFrame = { type: "error", message: (error as Error).message };
+      socket.send(JSON.stringify(frame));
     }
   });
   void pump(socket, terminal, since, stop.signal);
