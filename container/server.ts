@@ -16,6 +16,8 @@ import { ProcessTable } from "./engine/process-table.ts";
 import { CodeContexts } from "./interpreter/code-contexts.ts";
 import { interpreterPrograms, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
+import { serveTerminalSockets } from "./http/terminal-socket.ts";
+import { TerminalTable } from "./terminals/terminal-table.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
 import { createServerServices } from "./services/server-services.ts";
@@ -70,11 +72,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const instanceId = randomUUID();
   const processes = new ProcessTable(workspace, limits, environment, options.runTag ?? instanceId);
   const services = createServerServices({ workspace, home: environment.base.HOME, processes }, options);
+  const terminals = new TerminalTable({ workspace, environment, hooks: processes.hooks, limits, runTag: processes.runTag });
   const code = new CodeContexts({ programs: interpreterPrograms(options.interpreters), workspace, environment, hooks: processes.hooks, limits });
 
   const shutdown = new AbortController();
   const context: ServerContext = {
     processes,
+    terminals,
     environment,
     services,
     code,
@@ -98,6 +102,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     throw error;
   }
   const { server } = listening;
+  serveTerminalSockets(server, context, options.secret);
 
   let closing: Promise<void> | undefined;
   return {
@@ -111,7 +116,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         shutdown.abort();
         const closed = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
-        await Promise.all([processes.close(), code.close()]);
+        await Promise.all([processes.close(), code.close(), terminals.close()]);
         services.close();
         server.closeAllConnections();
         await closed;

@@ -20,8 +20,13 @@ export const ERROR_CODES = {
   CODE_CONTEXT_NOT_FOUND: 404,
   /** A run id that is unknown or finished too long ago to resume. */
   CODE_EXECUTION_NOT_FOUND: 404,
+  /** A terminal id the sandbox does not know (never created, or gone with a restarted container). */
+  TERMINAL_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PROCESS_EXISTS: 409,
+  TERMINAL_EXISTS: 409,
+  /** Input or a resize for a terminal whose program has exited. */
+  TERMINAL_EXITED: 409,
   SESSION_EXISTS: 409,
   FILE_EXISTS: 409,
   PROCESS_NOT_RUNNING: 409,

@@ -15,3 +15,4 @@ export * from "./code-execution.ts";
 export * from "./utf8.ts";
 export * from "./validation.ts";
 export * from "./ports.ts";
+export * from "./terminals.ts";

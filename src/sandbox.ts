@@ -45,8 +45,11 @@ import type {
   StreamResumeRequest,
 } from "./rpc/processes.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./rpc/code.ts";
-import { toRpcError } from "./rpc/rpc-errors.ts";
+import { fromRpcError, toRpcError } from "./rpc/rpc-errors.ts";
 import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
+import { errorFromResponse } from "./rpc/error-response.ts";
+import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
+import { errorBody } from "../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
@@ -59,6 +62,7 @@ import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./sand
 import * as processes from "./sandbox/processes.ts";
 import { parseRequest } from "./sandbox/request.ts";
 import * as sessions from "./sandbox/sessions.ts";
+import * as terminals from "./sandbox/terminals.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
@@ -391,6 +395,72 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async interruptCode(executionId: string): Promise<InterruptCodeResult> {
     return this.#call(({ api }) => code.interruptCode(api, executionId));
+  }
+
+  // ── terminals ────────────────────────────────────────────────────────────
+
+  async createTerminal(options?: TerminalOptions): Promise<TerminalInfo> {
+    return this.#call(({ api }) => terminals.createTerminal(api, options));
+  }
+
+  async listTerminals(): Promise<TerminalInfo[]> {
+    return this.#call(({ api }) => terminals.listTerminals(api));
+  }
+
+  async getTerminal(id: string): Promise<TerminalInfo> {
+    return this.#call(({ api }) => terminals.getTerminal(api, id));
+  }
+
+  async writeTerminal(id: string, data: string | Uint8Array): Promise<TerminalWriteResult> {
+    return this.#call(({ api }) => terminals.writeTerminal(api, id, data));
+  }
+
+  async resizeTerminal(id: string, cols: number, rows: number): Promise<TerminalInfo> {
+    return this.#call(({ api }) => terminals.resizeTerminal(api, id, cols, rows));
+  }
+
+  async interruptTerminal(id: string): Promise<void> {
+    return this.#call(({ api }) => terminals.interruptTerminal(api, id));
+  }
+
+  async killTerminal(id: string, signal?: string | number): Promise<TerminalKillResult> {
+    return this.#call(({ api }) => terminals.killTerminal(api, id, signal));
+  }
+
+  async waitForTerminal(id: string): Promise<TerminalInfo> {
+    return this.#call(({ api }) => terminals.waitForTerminal(api, id));
+  }
+
+  async terminalOutput(id: string, options?: TerminalOutputOptions): Promise<TerminalOutput> {
+    return this.#call(({ api }) => terminals.terminalOutput(api, id, options));
+  }
+
+  async deleteTerminal(id: string): Promise<{ terminalId: string }> {
+    return this.#call(({ api }) => terminals.deleteTerminal(api, id));
+  }
+
+  /**
+   * The container's answer to the upgrade: a 101 with the viewer's socket, or its coded error. Over
+   * Workers RPC a WebSocket cannot travel, so callers outside reach this through fetch (below).
+   */
+  async connectTerminal(id: string, request: Request): Promise<Response> {
+    return this.#call(async () => {
+      const response = await terminals.connectTerminal(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), id, request);
+      if (response.status !== 101) throw await errorFromResponse(response);
+      return response;
+    });
+  }
+
+  /** A viewer's upgrade (see terminalSocketRequest) is served here; anything else goes to the container as the base class does. */
+  override async fetch(request: Request): Promise<Response> {
+    const terminalId = terminalSocketId(request);
+    if (terminalId === undefined) return super.fetch(request);
+    try {
+      return await this.connectTerminal(terminalId, request);
+    } catch (error) {
+      const coded = fromRpcError(error);
+      return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
+    }
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────────

@@ -30,7 +30,7 @@ export function resolveCwd(cwd: string | undefined, workspace: string): string {
 }
 
 /** The plan before hooks: `bash -c command`, or the program resolved in PATH with its args. */
-export function initialPlan(spec: CommandSpec, workspace: string, environment: CommandEnvironment): SpawnPlan {
+export function initialPlan(spec: Pick<CommandSpec, "command" | "args" | "cwd" | "env">, workspace: string, environment: CommandEnvironment): SpawnPlan {
   const env = environment.forCommand(spec.env);
   const cwd = resolveCwd(spec.cwd, workspace);
   if (spec.args === undefined) return { file: SHELL, args: ["-c", spec.command], env, cwd };

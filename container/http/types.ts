@@ -5,11 +5,14 @@ import type { ServerLimits } from "../config.ts";
 import type { CommandEnvironment } from "../engine/environment.ts";
 import type { ProcessTable } from "../engine/process-table.ts";
 import type { CodeContexts } from "../interpreter/code-contexts.ts";
+import type { TerminalTable } from "../terminals/terminal-table.ts";
 import type { ServerServices } from "../services/server-services.ts";
 
 /** Server-wide state shared by every route (one per started server). */
 export interface ServerContext {
   readonly processes: ProcessTable;
+  /** Programs on pseudo-terminals. */
+  readonly terminals: TerminalTable;
   /** The environment commands start from (base and sandbox-level variables). */
   readonly environment: CommandEnvironment;
   /** Isolation, file paths, sessions and file limits (container/services/). */

@@ -9,6 +9,7 @@ import { bodyLimits } from "./body-limit.ts";
 import { errorResponse, handleError } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { codeRoutes } from "./routes/code.ts";
+import { terminalRoutes } from "./routes/terminals.ts";
 import { execRoutes } from "./routes/exec.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
@@ -28,7 +29,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

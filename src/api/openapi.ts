@@ -19,6 +19,7 @@ import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema }
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
+import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import * as s from "./schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -59,6 +60,7 @@ function queryParameters(type: z.ZodObject): Json[] {
 const pid: Json = { name: "pid", in: "path", required: true, schema: { type: "string" }, description: "Process id" };
 const sid: Json = { name: "sid", in: "path", required: true, schema: { type: "string" }, description: "Session id" };
 const cid: Json = { name: "cid", in: "path", required: true, schema: { type: "string" }, description: "Code context id" };
+const tid: Json = { name: "tid", in: "path", required: true, schema: { type: "string" }, description: "Terminal id" };
 const eid: Json = { name: "eid", in: "path", required: true, schema: { type: "string" }, description: "Run id (the executionId of its start event)" };
 const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
 
@@ -260,6 +262,60 @@ export function openApiDocument(serverUrl?: string): Json {
         post: op("Interrupt a run (KeyboardInterrupt in Python; JavaScript execution is terminated). The context keeps its state.", {
           200: json(s.codeInterruptedSchema, "Interrupted"),
         }),
+      },
+      [`${sandbox}/terminals`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Create a terminal: a program on a pseudo-terminal (default: the login shell) of the asked size. It is a resource, not a " +
+            "connection: it runs until it exits or is killed, whoever watches it.",
+          { 201: json(s.terminalResponseSchema, "Started") },
+          { requestBody: body(createTerminalRequestSchema) },
+        ),
+        get: op("List terminals (exited ones too, until deleted)", { 200: json(s.terminalListSchema, "Terminals") }),
+      },
+      [`${sandbox}/terminals/{tid}`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        get: op("A terminal (404 TERMINAL_NOT_FOUND for an unknown id)", { 200: json(s.terminalResponseSchema, "Terminal") }),
+        delete: op("Kill (when running) and forget a terminal", { 200: json(s.terminalIdResultSchema, "Deleted") }),
+      },
+      [`${sandbox}/terminals/{tid}/output`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        get: op("The retained output after a cursor, and the cursor to pass next time", { 200: json(s.terminalOutputSchema, "Output") }, {
+          parameters: queryParameters(s.terminalSinceQuery),
+        }),
+      },
+      [`${sandbox}/terminals/{tid}/write`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        post: op("Input as typed (utf8 text or base64 bytes)", { 200: json(s.terminalWriteResultSchema, "Written") }, { requestBody: body(writeTerminalRequestSchema) }),
+      },
+      [`${sandbox}/terminals/{tid}/resize`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        post: op("Resize: the program sees SIGWINCH and the new size", { 200: json(s.terminalResponseSchema, "Resized") }, { requestBody: body(resizeTerminalRequestSchema) }),
+      },
+      [`${sandbox}/terminals/{tid}/interrupt`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        post: op("Ctrl-C: SIGINT to the foreground job", { 200: json(s.terminalIdResultSchema, "Interrupted") }),
+      },
+      [`${sandbox}/terminals/{tid}/kill`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        post: op("Signal the terminal's whole process group", { 200: json(s.terminalKillResultSchema, "Signalled") }, {
+          parameters: queryParameters(s.terminalKillQuery),
+        }),
+      },
+      [`${sandbox}/terminals/{tid}/wait`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        get: op("Wait until the program has exited; the final record", { 200: json(s.terminalResponseSchema, "Exited") }),
+      },
+      [`${sandbox}/terminals/{tid}/ws`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        get: op(
+          "A viewer's WebSocket (send Upgrade: websocket). From `since` on, binary frames carry output; after each batch a text frame " +
+            '{"type":"cursor","cursor":n} gives the cursor to reconnect with; {"type":"truncated","droppedBytes":n} says output asked for is ' +
+            'gone; {"type":"exit","exitCode":n} ends it. Binary frames sent are input; {"type":"resize","cols":c,"rows":r} resizes. Closing ' +
+            "a viewer leaves the terminal running.",
+          { 101: { description: "Switching to the WebSocket" } },
+          { parameters: queryParameters(s.terminalSinceQuery) },
+        ),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

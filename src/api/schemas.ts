@@ -196,3 +196,33 @@ export const errorResponseSchema = z.object({
   timestamp: z.string(),
   context: z.record(z.string(), z.unknown()).optional(),
 });
+
+const terminalSchema = z.object({
+  id: z.string(),
+  pid: z.number().int(),
+  command: z.string(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+  status: z.enum(["running", "exited"]),
+  startTime: z.string(),
+  endTime: z.string().optional(),
+  exitCode: z.number().int().optional(),
+  signal: z.string().optional(),
+  sessionId: z.string().optional(),
+  cursor: z.number().int().describe("Seq of the newest output entry: pass it as `since` to read only what comes after"),
+});
+export const terminalResponseSchema = z.object({ terminal: terminalSchema });
+export const terminalListSchema = z.object({ terminals: z.array(terminalSchema) });
+export const terminalOutputSchema = z.object({
+  terminalId: z.string(),
+  data: z.string().describe("Base64 bytes of the output after `since`"),
+  cursor: z.number().int(),
+  droppedBytes: z.number().int().describe("Output after `since` that is no longer kept"),
+  status: z.enum(["running", "exited"]),
+  exitCode: z.number().int().optional(),
+});
+export const terminalSinceQuery = z.object({ since: z.string().optional().describe("A cursor (default 0: from the start)") });
+export const terminalIdResultSchema = z.object({ terminalId: z.string() });
+export const terminalWriteResultSchema = z.object({ terminalId: z.string(), bytes: z.number().int() });
+export const terminalKillResultSchema = z.object({ terminalId: z.string(), signal: z.string() });
+export const terminalKillQuery = z.object({ signal: z.string().optional().describe("Default SIGTERM (SIGKILL after the grace period)") });

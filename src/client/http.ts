@@ -42,6 +42,7 @@ import type {
   StdinResult,
   StreamResumeRequest,
 } from "../rpc/processes.ts";
+import { terminalInputBody, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
@@ -258,6 +259,52 @@ class HttpTransport implements SandboxRpc {
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────
+
+  async createTerminal(options: TerminalOptions = {}): Promise<TerminalInfo> {
+    return (await this.#json<{ terminal: TerminalInfo }>("POST", "/terminals", { body: options })).terminal;
+  }
+
+  async listTerminals(): Promise<TerminalInfo[]> {
+    return (await this.#json<{ terminals: TerminalInfo[] }>("GET", "/terminals")).terminals;
+  }
+
+  async getTerminal(id: string): Promise<TerminalInfo> {
+    return (await this.#json<{ terminal: TerminalInfo }>("GET", `/terminals/${segment(id)}`)).terminal;
+  }
+
+  writeTerminal(id: string, data: string | Uint8Array): Promise<TerminalWriteResult> {
+    return this.#json("POST", `/terminals/${segment(id)}/write`, { body: terminalInputBody(data) });
+  }
+
+  async resizeTerminal(id: string, cols: number, rows: number): Promise<TerminalInfo> {
+    return (await this.#json<{ terminal: TerminalInfo }>("POST", `/terminals/${segment(id)}/resize`, { body: { cols, rows } })).terminal;
+  }
+
+  async interruptTerminal(id: string): Promise<void> {
+    await this.#json("POST", `/terminals/${segment(id)}/interrupt`);
+  }
+
+  killTerminal(id: string, signal?: string | number): Promise<TerminalKillResult> {
+    return this.#json("POST", `/terminals/${segment(id)}/kill`, { query: { signal } });
+  }
+
+  async waitForTerminal(id: string): Promise<TerminalInfo> {
+    return (await this.#json<{ terminal: TerminalInfo }>("GET", `/terminals/${segment(id)}/wait`)).terminal;
+  }
+
+  terminalOutput(id: string, options: TerminalOutputOptions = {}): Promise<TerminalOutput> {
+    return this.#json("GET", `/terminals/${segment(id)}/output`, { query: { since: options.since } });
+  }
+
+  deleteTerminal(id: string): Promise<{ terminalId: string }> {
+    return this.#json("DELETE", `/terminals/${segment(id)}`);
+  }
+
+  /** Where fetch can upgrade (Workers): the 101 response with the socket. `?since=` of `request` is passed on. */
+  async connectTerminal(id: string, request: Request): Promise<Response> {
+    const since = new URL(request.url).searchParams.get("since") ?? undefined;
+    return this.#request("GET", `/terminals/${segment(id)}/ws`, { query: { since }, headers: { upgrade: "websocket" } });
+  }
 
   async createCodeContext(options: CodeContextOptions = {}): Promise<CodeContext> {
     return (await this.#json<{ context: CodeContext }>("POST", "/code/contexts", { body: options })).context;

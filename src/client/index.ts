@@ -4,6 +4,8 @@ export { getHttpSandbox, type HttpSandboxOptions } from "./http.ts";
 export { SandboxClient } from "./sandbox-client.ts";
 export { SessionClient } from "./session.ts";
 export { ProcessHandle } from "./process.ts";
+export { Terminal, type TerminalOutputBytes } from "./terminal.ts";
+export type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "../rpc/terminals.ts";
 export * from "../rpc/errors.ts";
 export { errorFromBody } from "../rpc/error-response.ts";
 export * from "../rpc/rpc-errors.ts";

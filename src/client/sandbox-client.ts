@@ -11,6 +11,8 @@ import { CodeInterpreterClient } from "./code.ts";
 import type { RunCodeOptions, RunCodeStreamOptions } from "./code-api.ts";
 import { SandboxOperations } from "./operations.ts";
 import { SessionClient } from "./session.ts";
+import { Terminal } from "./terminal.ts";
+import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
@@ -46,6 +48,22 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
 
   deleteSession(id: string): Promise<DeleteSessionResult> {
     return this.rpc.deleteSession(id);
+  }
+
+  // ── terminals ────────────────────────────────────────────────────────────
+
+  /** A program on a pseudo-terminal (default: the login shell); it runs until killed or it exits. */
+  async createTerminal(options: TerminalOptions = {}): Promise<Terminal> {
+    return new Terminal(await this.rpc.createTerminal(options), this.rpc);
+  }
+
+  listTerminals(): Promise<TerminalInfo[]> {
+    return this.rpc.listTerminals();
+  }
+
+  /** Throws TERMINAL_NOT_FOUND for an unknown id. */
+  async getTerminal(id: string): Promise<Terminal> {
+    return new Terminal(await this.rpc.getTerminal(id), this.rpc);
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────

@@ -39,6 +39,7 @@ import type {
   StreamResumeRequest,
 } from "./processes.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
+import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
@@ -101,6 +102,28 @@ export interface SandboxRpc {
   /** Interrupts a run (KeyboardInterrupt in Python; JavaScript execution is terminated); the context keeps its state. */
   interruptCode(executionId: string): Promise<InterruptCodeResult>;
 
+  /** A program on a pseudo-terminal (default: the login shell), kept until killed; viewers come and go. */
+  createTerminal(options?: TerminalOptions): Promise<TerminalInfo>;
+  listTerminals(): Promise<TerminalInfo[]>;
+  /** Throws TERMINAL_NOT_FOUND for an unknown id (terminals die with their container). */
+  getTerminal(id: string): Promise<TerminalInfo>;
+  /** Input as the keyboard would type it: text as UTF-8, or bytes. */
+  writeTerminal(id: string, data: string | Uint8Array): Promise<TerminalWriteResult>;
+  /** The program sees SIGWINCH and the new size. */
+  resizeTerminal(id: string, cols: number, rows: number): Promise<TerminalInfo>;
+  /** Ctrl-C: SIGINT to the foreground job. */
+  interruptTerminal(id: string): Promise<void>;
+  /** Signals the terminal's whole process group (default SIGTERM, then SIGKILL after the grace period). */
+  killTerminal(id: string, signal?: string | number): Promise<TerminalKillResult>;
+  /** Resolves with the record once the program has exited. */
+  waitForTerminal(id: string): Promise<TerminalInfo>;
+  /** The retained output after a cursor, and the cursor to pass next time. */
+  terminalOutput(id: string, options?: TerminalOutputOptions): Promise<TerminalOutput>;
+  /** Kills (when running) and forgets the terminal. */
+  deleteTerminal(id: string): Promise<{ terminalId: string }>;
+  /** Upgrades `request` (a WebSocket request, `?since=<cursor>` optional) to a viewer of the terminal: the 101 response. */
+  connectTerminal(id: string, request: Request): Promise<Response>;
+
   /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
@@ -153,6 +176,17 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   runCodeStream: true,
   resumeCodeStream: true,
   interruptCode: true,
+  createTerminal: true,
+  listTerminals: true,
+  getTerminal: true,
+  writeTerminal: true,
+  resizeTerminal: true,
+  interruptTerminal: true,
+  killTerminal: true,
+  waitForTerminal: true,
+  terminalOutput: true,
+  deleteTerminal: true,
+  connectTerminal: true,
   configure: true,
   info: true,
   getInfo: true,

@@ -3,7 +3,9 @@
  * (which RPC reduces to name + message) is rebuilt into its SandboxError class. The Worker's /v1
  * routes and getSandbox() both reach the Sandbox Durable Object through it.
  */
+import { errorFromResponse } from "./error-response.ts";
 import { fromRpcError } from "./rpc-errors.ts";
+import { terminalSocketRequest } from "./terminals.ts";
 import { SANDBOX_RPC_METHODS, type SandboxRpc } from "./sandbox-rpc.ts";
 
 type AnyMethod = (...args: unknown[]) => Promise<unknown>;
@@ -22,5 +24,17 @@ export function rpcTransport(stub: object, before?: () => Promise<void>): Sandbo
       }
     };
   }
+  // Workers RPC cannot carry a WebSocket: the upgrade goes through the stub's fetch handler.
+  transport.connectTerminal = async (...args: unknown[]) => {
+    const [id, request] = args as [string, Request];
+    try {
+      if (before) await before();
+      const response = await (stub as { fetch(request: Request): Promise<Response> }).fetch(terminalSocketRequest(id, request));
+      if (response.status !== 101) throw await errorFromResponse(response);
+      return response;
+    } catch (error) {
+      throw fromRpcError(error);
+    }
+  };
   return transport as unknown as SandboxRpc;
 }

@@ -8,5 +8,6 @@ import { fileRoutes } from "./files.ts";
 import { pingRoutes } from "./ping.ts";
 import { processRoutes } from "./process.ts";
 import { sessionRoutes } from "./sessions.ts";
+import { terminalRoutes } from "./terminals.ts";
 
-export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, cloudflareRoutes];
+export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes, cloudflareRoutes];

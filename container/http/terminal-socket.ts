@@ -1,0 +1,42 @@
+/**
+ * The upgrade side of the server: `GET /api/terminals/:id/ws?since=<cursor>` becomes a WebSocket
+ * viewer of that terminal (container/terminals/viewer.ts). Node's http server has no WebSocket
+ * server of its own, so `ws` does the handshake and framing. The same secret as every other
+ * request is required; anything else that asks to upgrade is refused with a plain HTTP error.
+ */
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
+import { ERROR_CODES, errorBody, type ErrorCode } from "../../protocol/errors.ts";
+import { terminalSinceSchema } from "../../protocol/terminals.ts";
+import { carriesSecret } from "../../server-kit/http/bearer.ts";
+import { isServiceError } from "../../server-kit/service-error.ts";
+import { attachViewer } from "../terminals/viewer.ts";
+import type { ServerContext } from "./types.ts";
+
+const WS_PATH = /^\/api\/terminals\/([^/]+)\/ws$/;
+
+export function serveTerminalSockets(server: Server, context: ServerContext, secret: string | undefined): void {
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    try {
+      if (secret !== undefined && !carriesSecret(req, secret)) return refuse(socket, "UNAUTHORIZED", "this server answers only to its secret");
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const match = WS_PATH.exec(url.pathname);
+      if (!match) return refuse(socket, "NOT_FOUND", `no WebSocket at ${url.pathname}`);
+      const since = terminalSinceSchema.safeParse(Object.fromEntries(url.searchParams));
+      if (!since.success) return refuse(socket, "INVALID_REQUEST", "since must be a cursor (a whole number, 0 or more)");
+      const terminal = context.terminals.get(decodeURIComponent(match[1]!));
+      sockets.handleUpgrade(req, socket, head, (ws) => attachViewer(ws, terminal, since.data.since, context.shutdown));
+    } catch (error) {
+      if (isServiceError(error)) return refuse(socket, error.code, error.message);
+      refuse(socket, "INTERNAL_ERROR", (error as Error).message);
+    }
+  });
+}
+
+function refuse(socket: Duplex, code: ErrorCode, message: string): void {
+  const body = JSON.stringify(errorBody(code, message));
+  const status = ERROR_CODES[code];
+  socket.end(`HTTP/1.1 ${status} ${code}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}

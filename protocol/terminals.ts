@@ -1,0 +1,102 @@
+/**
+ * Terminals on the wire: a program on a pseudo-terminal, kept as a resource that outlives any one
+ * viewer. Its output (one byte stream: a PTY merges stdout and stderr) goes to a bounded log whose
+ * cursor is the seq of the last entry a viewer has; a viewer that reconnects with that cursor gets
+ * exactly what it missed. Requests, records, and the control frames of the WebSocket live here.
+ */
+import { z } from "zod";
+import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
+import { withoutNul } from "./validation.ts";
+
+/** Bounds of a terminal's size: what a PTY accepts and what a screen plausibly has. */
+export const TERMINAL_LIMITS = {
+  minSize: 1,
+  maxCols: 1000,
+  maxRows: 500,
+  defaultCols: 80,
+  defaultRows: 24,
+  /** Output kept per terminal for viewers that reconnect. */
+  retentionBytes: 1024 * 1024,
+  /** Most input one write takes, in bytes. */
+  maxWriteBytes: 1024 * 1024,
+} as const;
+
+export type TerminalStatus = "running" | "exited";
+
+const colsSchema = z.number().int().min(TERMINAL_LIMITS.minSize).max(TERMINAL_LIMITS.maxCols);
+const rowsSchema = z.number().int().min(TERMINAL_LIMITS.minSize).max(TERMINAL_LIMITS.maxRows);
+
+export const terminalIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "letters, digits, _ and - (1 to 64)");
+
+export const createTerminalRequestSchema = z.strictObject({
+  /** A command line run by the shell; default: the login shell (`bash -l`). */
+  command: withoutNul(z.string().min(1), "command").optional(),
+  cwd: withoutNul(z.string().min(1), "cwd").optional(),
+  env: envVarsSchema.optional(),
+  cols: colsSchema.default(TERMINAL_LIMITS.defaultCols),
+  rows: rowsSchema.default(TERMINAL_LIMITS.defaultRows),
+  sessionId: commandSessionIdSchema.optional(),
+  terminalId: terminalIdSchema.optional(),
+});
+export type CreateTerminalRequest = z.input<typeof createTerminalRequestSchema>;
+
+export const resizeTerminalRequestSchema = z.strictObject({ cols: colsSchema, rows: rowsSchema });
+export type ResizeTerminalRequest = z.infer<typeof resizeTerminalRequestSchema>;
+
+/** Input is text (UTF-8) or base64 bytes. */
+export const writeTerminalRequestSchema = z.strictObject({
+  data: z.string().max(Math.ceil(TERMINAL_LIMITS.maxWriteBytes * 4 / 3) + 4),
+  encoding: z.enum(["utf8", "base64"]).default("utf8"),
+});
+export type WriteTerminalRequest = z.input<typeof writeTerminalRequestSchema>;
+
+export interface TerminalInfo {
+  id: string;
+  pid: number;
+  command: string;
+  cols: number;
+  rows: number;
+  status: TerminalStatus;
+  startTime: string;
+  endTime?: string;
+  exitCode?: number;
+  /** Name of the signal that ended the program, when one did. */
+  signal?: string;
+  sessionId?: string;
+  /** Seq of the newest log entry: a viewer that has it has everything so far. */
+  cursor: number;
+}
+
+/** `GET /api/terminals/:id/output?since=`: retained output after a cursor, as base64. */
+export interface TerminalOutput {
+  terminalId: string;
+  /** Base64 bytes of the output after `since`. */
+  data: string;
+  /** Pass it as `since` next time. */
+  cursor: number;
+  /** Output bytes after `since` that are no longer kept. */
+  droppedBytes: number;
+  status: TerminalStatus;
+  exitCode?: number;
+}
+
+export const terminalSinceSchema = z.object({ since: z.coerce.number().int().min(0).default(0) });
+
+/** Text frames of the WebSocket. Binary frames carry output (server → client) and input (client → server). */
+export type TerminalServerFrame =
+  | { type: "exit"; exitCode?: number; signal?: string; cursor: number }
+  | { type: "truncated"; droppedBytes: number }
+  | { type: "cursor"; cursor: number }
+  /** Input or a frame the server could not take (after the exit, or malformed); the socket stays open. */
+  | { type: "error"; message: string };
+
+export const terminalClientFrameSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("resize"), cols: colsSchema, rows: rowsSchema }),
+]);
+export type TerminalClientFrame = z.infer<typeof terminalClientFrameSchema>;
+
+export const TERMINAL_ROUTES = {
+  list: "/api/terminals",
+  one: (id: string) => `/api/terminals/${encodeURIComponent(id)}`,
+  ws: (id: string, since?: number) => `/api/terminals/${encodeURIComponent(id)}/ws${since === undefined ? "" : `?since=${since}`}`,
+} as const;
