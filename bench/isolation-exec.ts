@@ -1,7 +1,8 @@
 /**
  * What confinement costs per command: the same exec against a server with `isolation: "bwrap"` (the
  * default: user namespace with an unprivileged uid, pid/ipc/uts/net namespaces) and one without,
- * alternating; and what a session costs (the exit trap that carries cwd/env out).
+ * alternating; the same with network allowed (a network namespace of the sandbox's own, behind
+ * slirp4netns); and what a session costs (the exit trap that carries cwd/env out).
  */
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { median, ms, nowMs, percentile, postJson, startServerProcess } from "./support.ts";
@@ -41,27 +42,31 @@ const bench: BenchModule = {
     try {
       const support = detectIsolation();
       if (support.bwrap.available) {
-        const confined = await startServerProcess({ SANDBOX_ISOLATION: "bwrap" });
-        try {
-          const [bwrap, none] = await alternate(
-            () => execOnce(confined.url, { command: COMMAND }),
-            () => execOnce(plain.url, { command: COMMAND }),
-          );
-          const overhead = median(bwrap) - median(none);
-          tables.push({
-            title: `Isolation cost per exec (\`${COMMAND}\`, ${RUNS} runs each, bubblewrap ${support.bwrap.version})`,
-            baselineLabel: "isolation: none",
-            rows: [
-              { metric: "median", ours: ms(median(bwrap)), baseline: ms(median(none)), target: "≤ baseline + 15 ms", met: overhead <= 15 },
-              { metric: "p99", ours: ms(percentile(bwrap, 99)), baseline: ms(percentile(none, 99)) },
-              { metric: "median overhead", ours: ms(overhead), baseline: "0.00 ms" },
-            ],
-            notes: [
-              "bwrap: own user (an unprivileged uid), pid, ipc, uts and net namespaces, read-only system mounts, no capabilities.",
-            ],
-          });
-        } finally {
-          await confined.close();
+        for (const networked of [false, true]) {
+          const confined = await startServerProcess({ SANDBOX_ISOLATION: "bwrap", SANDBOX_ALLOW_NETWORK: networked ? "1" : "0" });
+          try {
+            const [bwrap, none] = await alternate(
+              () => execOnce(confined.url, { command: COMMAND }),
+              () => execOnce(plain.url, { command: COMMAND }),
+            );
+            const overhead = median(bwrap) - median(none);
+            tables.push({
+              title: `Isolation cost per exec${networked ? " with network allowed" : ""} (\`${COMMAND}\`, ${RUNS} runs each, bubblewrap ${support.bwrap.version})`,
+              baselineLabel: "isolation: none",
+              rows: [
+                { metric: "median", ours: ms(median(bwrap)), baseline: ms(median(none)), target: "≤ baseline + 15 ms", met: overhead <= 15 },
+                { metric: "p99", ours: ms(percentile(bwrap, 99)), baseline: ms(percentile(none, 99)) },
+                { metric: "median overhead", ours: ms(overhead), baseline: "0.00 ms" },
+              ],
+              notes: [
+                networked
+                  ? "bwrap entered into the sandbox's own network namespace (nsenter), which slirp4netns connects outward, host loopback excluded."
+                  : "bwrap: own user (an unprivileged uid), pid, ipc, uts and net namespaces, read-only system mounts, no capabilities.",
+              ],
+            });
+          } finally {
+            await confined.close();
+          }
         }
       } else {
         tables.push({

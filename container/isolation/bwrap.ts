@@ -4,7 +4,9 @@
  *   - the workspace read-write at its own path, the configured read-only / read-write paths;
  *   - a /tmp (and a HOME) private to this sandbox that persist across its commands, and nothing
  *     else writable (the root is remounted read-only);
- *   - its own pid namespace and /proc (no host processes), no network unless allowed;
+ *   - its own pid namespace and /proc (no host processes); no network unless allowed, and when
+ *     allowed the sandbox's own network namespace (entered before bwrap starts, see network.ts),
+ *     never the host's;
  *   - its own user namespace, where it runs as SANDBOX_UID, the one id mapped (to the server's user);
  *     so it holds no capabilities, cannot become root of the host, and bind mounts are nosuid;
  *   - no capabilities, so it cannot remount its way out.

@@ -2,7 +2,9 @@
  * Native isolation of commands (the local runtime's stand-in for a container's walls). Created once
  * at server start from IsolationOptions: asking for bwrap where it does not work throws
  * ISOLATION_UNAVAILABLE right there, never a silent downgrade. Under bwrap it contributes a spawn hook
- * that wraps every command's argv; with "none" it only reports what is in effect.
+ * that wraps every command's argv; with "none" it only reports what is in effect. Under bwrap with
+ * network allowed, commands get a network of the sandbox's own (never the host's, whose loopback
+ * serves other things): without the program that provides it, that too is ISOLATION_UNAVAILABLE.
  *
  * It also owns the server's private state directory: the sandbox's /tmp and HOME under bwrap, and the
  * per-run files sessions use to carry state out of a command (visible to commands at RUNS_PATH).
@@ -15,6 +17,7 @@ import { ServiceError } from "../../server-kit/service-error.ts";
 import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
 import { isInside } from "../files/paths.ts";
 import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./bwrap.ts";
+import { findNetworkPrograms, SandboxNetwork } from "./network.ts";
 import { createStateDir } from "./state-dir.ts";
 
 /** Where commands under bwrap find the per-run state directory. */
@@ -37,6 +40,7 @@ export class CommandIsolation {
   readonly #baseArgs: string[];
   readonly #stateDir: string;
   readonly #ownsStateDir: boolean;
+  readonly #network: SandboxNetwork | undefined;
 
   constructor(options: IsolationOptions, setup: IsolationSetup, support: IsolationSupport = detectIsolation()) {
     this.options = options;
@@ -45,6 +49,13 @@ export class CommandIsolation {
       throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${support.bwrap.reason}`, {
         isolation: "bwrap",
         reason: support.bwrap.reason,
+      });
+    }
+    const networkPrograms = options.isolation === "bwrap" && options.allowNetwork ? findNetworkPrograms() : undefined;
+    if (networkPrograms && "missing" in networkPrograms) {
+      throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" with network allowed needs a network of its own: ${networkPrograms.missing}`, {
+        isolation: "bwrap",
+        reason: networkPrograms.missing,
       });
     }
     for (const p of [...options.readOnlyPaths, ...options.readWritePaths]) {
@@ -56,6 +67,7 @@ export class CommandIsolation {
     mkdirSync(runs, { recursive: true, mode: 0o700 });
 
     if (options.isolation !== "bwrap") {
+      this.#network = undefined;
       this.#layout = undefined;
       this.#baseArgs = [];
       this.runsDir = { host: runs, visible: runs };
@@ -70,6 +82,7 @@ export class CommandIsolation {
       mkdirSync(layout.home.source, { recursive: true, mode: 0o700 });
     }
     this.#layout = layout;
+    this.#network = networkPrograms ? new SandboxNetwork(networkPrograms) : undefined;
     this.#baseArgs = bwrapBaseArgs(layout, ["--bind", runs, RUNS_PATH]);
     this.runsDir = { host: runs, visible: RUNS_PATH };
   }
@@ -91,11 +104,16 @@ export class CommandIsolation {
   spawnHook(): SpawnHook | undefined {
     const layout = this.#layout;
     if (!layout) return undefined;
+    const network = this.#network;
     return {
       name: "isolation",
       order: HOOK_ORDER.isolation,
-      prepare: (plan, request) => {
-        const wrapped = bwrapCommand(layout, this.#baseArgs, { file: plan.file, args: plan.args, cwd: plan.cwd }, this.#programMounts(request.programPaths));
+      prepare: async (plan, request) => {
+        let wrapped = bwrapCommand(layout, this.#baseArgs, { file: plan.file, args: plan.args, cwd: plan.cwd }, this.#programMounts(request.programPaths));
+        if (network) {
+          const [file, ...prefix] = await network.commandPrefix();
+          wrapped = { file: file!, args: [...prefix, wrapped.file, ...wrapped.args] };
+        }
         // bwrap itself starts on the host: from the cwd's host side when it exists there (e.g. /tmp/x
         // lives in the sandbox's own /tmp), else as asked, so a missing cwd is still reported as such.
         const hostCwd = this.hostPathOf(plan.cwd);
@@ -134,8 +152,9 @@ export class CommandIsolation {
     return paths.filter((p) => !this.isVisible(p) && existsSync(p)).flatMap((p) => ["--ro-bind", p, p]);
   }
 
-  /** Removes the state directory when this server created it. */
+  /** Stops the sandbox's network and removes the state directory when this server created it. */
   close(): void {
+    this.#network?.close();
     if (this.#ownsStateDir) rmSync(this.#stateDir, { recursive: true, force: true });
   }
 

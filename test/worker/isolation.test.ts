@@ -68,11 +68,14 @@ describe("bwrap sandboxes", () => {
     expect(outside).toBeGreaterThan(inside + 5);
   });
 
-  it("have no network unless allowed", async () => {
+  it("have no network unless allowed, and then one of their own without the host's loopback", async () => {
+    const defaultRoute = "awk 'NR > 1 && $2 == \"00000000\" { print $1 }' /proc/net/route";
     expect((await host.exec(connectToRuntime)).stdout).toBe("connected\n");
     expect((await a.exec(connectToRuntime)).exitCode).not.toBe(0);
+    expect((await a.exec(defaultRoute)).stdout).toBe("");
     const open = sandboxes.create("iso-net", { isolation: "bwrap", allowNetwork: true });
-    expect((await open.exec(connectToRuntime)).stdout).toBe("connected\n");
+    expect((await open.exec(connectToRuntime)).exitCode).not.toBe(0);
+    expect((await open.exec(defaultRoute)).stdout).toMatch(/^(?!lo\n)\S+\n$/);
     expect((await open.getInfo()).isolation).toMatchObject({ mode: "bwrap", allowNetwork: true });
   });
 
