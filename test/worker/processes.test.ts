@@ -123,10 +123,13 @@ describe("processes", () => {
     expect({ exitCode: reply.exitCode, stdout: reply.stdout, stderr: reply.stderr }).toEqual({ exitCode: 0, stdout: "hi", stderr: "" });
     await server.kill();
 
+    // Ports nothing listens on: a guessed neighbour of `port` may belong to another program on this
+    // machine (the sandbox shares its network), and then the wait would rightly succeed.
+    const [closedA, closedB] = [1, 2];
     const dying = await sandbox.startProcess("sleep 0.2; exit 1");
-    await expect(dying.waitForPort(port + 1, { timeout: 15_000 })).rejects.toBeInstanceOf(ProcessNotRunningError);
+    await expect(dying.waitForPort(closedA, { timeout: 15_000 })).rejects.toBeInstanceOf(ProcessNotRunningError);
     const silent = await sandbox.startProcess("sleep 30");
-    await expect(silent.waitForPort(port + 2, { timeout: 300 })).rejects.toBeInstanceOf(ExecutionTimeoutError);
+    await expect(silent.waitForPort(closedB, { timeout: 300 })).rejects.toBeInstanceOf(ExecutionTimeoutError);
     await silent.kill("SIGKILL");
   });
 
