@@ -8,6 +8,7 @@
  * left out, and an entry that straddles an offset is handed out from that byte on (same seq, its
  * `offset` moved). That is how a stream cut in the middle of an event resumes exactly.
  */
+import type { ResumePoint } from "../../protocol/resume.ts";
 import type { LogEntry, OutputEntry, OutputLog, StreamPositions, TruncatedNotice } from "./output-log.ts";
 
 export type LogItem = LogEntry | TruncatedNotice;
@@ -17,6 +18,11 @@ export interface ReaderOptions {
   pin?: boolean;
   /** Byte offsets per stream to start from (output before them is not handed out). */
   from?: Partial<StreamPositions> | undefined;
+}
+
+/** Where a resume point (protocol/resume.ts) starts a reader: after its event id, from its byte offsets. */
+export function readerStart(point: ResumePoint): { afterSeq: number; from: Partial<StreamPositions> } {
+  return { afterSeq: point.since ?? 0, from: { stdout: point.stdoutOffset, stderr: point.stderrOffset } };
 }
 
 export class LogReader {

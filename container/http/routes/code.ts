@@ -7,7 +7,7 @@
 import { createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
 import type { ResumePoint } from "../../../protocol/resume.ts";
 import { sendJson, sendOk } from "../../../server-kit/http/response.ts";
-import { LogReader } from "../../engine/log-reader.ts";
+import { LogReader, readerStart } from "../../engine/log-reader.ts";
 import type { CodeExecution } from "../../interpreter/execution.ts";
 import { codeFramer } from "../code-frames.ts";
 import { readJson, readResumePoint } from "../request.ts";
@@ -67,8 +67,8 @@ async function resumeStream(ctx: RequestContext): Promise<void> {
 
 /** From a resume point: after its event id, and within a cut output event from its byte offsets. */
 async function streamRunEvents(ctx: RequestContext, execution: CodeExecution, point: ResumePoint): Promise<void> {
-  const from = { stdout: point.stdoutOffset, stderr: point.stderrOffset };
-  const reader = new LogReader(execution.log, point.since ?? 0, { pin: true, from });
+  const { afterSeq, from } = readerStart(point);
+  const reader = new LogReader(execution.log, afterSeq, { pin: true, from });
   try {
     const end = await streamLogAsSse(ctx, reader, codeFramer());
     if (end === "disconnected" && execution.spec.interruptOnDisconnect && !execution.isOver) ctx.server.code.interrupt(execution.id);

@@ -17,6 +17,7 @@
 import { execRequestSchema } from "../../../protocol/process.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { execResultOf } from "../../engine/exec.ts";
+import { readerStart } from "../../engine/log-reader.ts";
 import type { ResumePoint } from "../../../protocol/resume.ts";
 import type { ManagedProcess } from "../../engine/managed-process.ts";
 import { execSpec } from "../../engine/options.ts";
@@ -69,7 +70,8 @@ async function resumeStream(ctx: RequestContext): Promise<void> {
  */
 async function streamExecEvents(ctx: RequestContext, record: ManagedProcess, point: ResumePoint): Promise<void> {
   const readers = record.execReaders!;
-  const reader = readers.open(point.since ?? 0, { stdout: point.stdoutOffset, stderr: point.stderrOffset });
+  const { afterSeq, from } = readerStart(point);
+  const reader = readers.open(afterSeq, from);
   let end: StreamEnd = "disconnected";
   try {
     end = await streamLogAsSse(ctx, reader, execFramer(record));

@@ -10,7 +10,7 @@ import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../.
 import type { KillAllResponse, OutputStream, StartProcessResponse, WithoutEnvelope } from "../../../protocol/process.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
-import { LogReader } from "../../engine/log-reader.ts";
+import { LogReader, readerStart } from "../../engine/log-reader.ts";
 import type { ProcessFilter } from "../../engine/process-table.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
 import { readJson, readResumePoint } from "../request.ts";
@@ -94,7 +94,8 @@ async function stream(ctx: RequestContext): Promise<void> {
   const record = ctx.server.processes.get(ctx.params.id!);
   const point = readResumePoint(ctx);
   record.flushOutput();
-  const reader = new LogReader(record.log, point.since ?? 0, { from: { stdout: point.stdoutOffset, stderr: point.stderrOffset } });
+  const { afterSeq, from } = readerStart(point);
+  const reader = new LogReader(record.log, afterSeq, { from });
   await streamLogAsSse(ctx, reader, logFramer(record));
 }
 
