@@ -11,7 +11,7 @@
  * SANDBOX_API_TOKEN (default: generated, or taken from .dev.vars), SANDBOX_RUNTIME_SECRET (default:
  * generated), SANDBOX_DATA_DIR (default .sandbox), the runtime's operator settings (runtime/settings.ts:
  * SANDBOX_ISOLATION — bwrap by default, `none` only when asked for —, SANDBOX_ALLOWED_PATHS,
- * SANDBOX_MAX_SANDBOXES), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
+ * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
  * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
 import { fork } from "node:child_process";
