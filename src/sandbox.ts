@@ -4,7 +4,7 @@
  * generation (for stale process handles) and its config, and forwards every call to the container
  * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
  */
-import { Container } from "@cloudflare/containers";
+import { Container, type WaitOptions } from "@cloudflare/containers";
 import type { CodeContext, Execution } from "../protocol/code.ts";
 import type { ExecResult, PingResponse } from "../protocol/process.ts";
 import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../protocol/info.ts";
@@ -50,7 +50,7 @@ import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
 import { errorFromResponse } from "./rpc/error-response.ts";
 import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
 import { errorBody } from "../protocol/errors.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "./rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
@@ -64,9 +64,9 @@ import { parseRequest } from "./sandbox/request.ts";
 import * as sessions from "./sandbox/sessions.ts";
 import * as terminals from "./sandbox/terminals.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
+import { probeUntilReady, READINESS } from "./sandbox/readiness.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
-const PORT_READY_TIMEOUT_MS = 30_000;
 
 interface Link {
   api: ContainerApi;
@@ -86,6 +86,9 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #sandboxEnv: Record<string, string> = {};
   /** The env vars the running container has been given (POST /api/env), and for which generation. */
   #appliedEnv: { generation: string; vars: Record<string, string> } | undefined;
+  /** How the last container start this object made went (getInfo()); probes counted by waitForPort. */
+  #startup: StartupTiming | undefined;
+  #probes = 0;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -109,6 +112,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   override onStop(): void {
     this.#generations.reset();
+  }
+
+  /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
+  override async waitForPort(options: WaitOptions): Promise<number> {
+    const container = this.ctx.container!;
+    const probes = await probeUntilReady(container.getTcpPort(options.portToCheck), options, () => container.running, `http://${this.pingEndpoint}`);
+    this.#probes += probes;
+    return probes;
   }
 
   override onError(error: unknown): unknown {
@@ -204,7 +215,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      return { ...this.#describe(generation), ...report };
+      return { ...this.#describe(generation), ...report, ...(this.#startup ? { startup: this.#startup } : {}) };
     });
   }
 
@@ -505,11 +516,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async #ensureRunning(): Promise<void> {
     const state = await this.getState();
     if (this.ctx.container!.running && state.status === "healthy") return;
+    const startedAt = Date.now();
+    this.#probes = 0;
     try {
       await this.startAndWaitForPorts({
         ports: [CONTAINER_SERVER_PORT],
-        cancellationOptions: { portReadyTimeoutMS: PORT_READY_TIMEOUT_MS },
+        cancellationOptions: { portReadyTimeoutMS: READINESS.portReadyTimeoutMs, waitInterval: READINESS.pollIntervalMs },
       });
+      this.#startup = { startedAt: new Date(startedAt).toISOString(), readyMs: Date.now() - startedAt, probes: this.#probes };
     } catch (error) {
       if (error instanceof SandboxError) throw error;
       // The local runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): keep its code.
