@@ -57,7 +57,7 @@ async function sameToken(given: string, expected: string): Promise<boolean> {
   return crypto.subtle.timingSafeEqual(a, b);
 }
 
-function describe(stored: StoredPort, urls: UrlContext, origin: string | undefined): ExposedPort {
+function exposedPortOf(stored: StoredPort, urls: UrlContext, origin: string | undefined): ExposedPort {
   const url = previewUrl({
     sandboxId: urls.sandboxId,
     port: stored.port,
@@ -93,7 +93,7 @@ export class PortRegistry {
       exposedAt: new Date().toISOString(),
     };
     await this.#storage.put(REGISTRY_KEY, { ...all, [String(port)]: stored });
-    return describe(stored, urls, origin);
+    return exposedPortOf(stored, urls, origin);
   }
 
   async unexpose(port: number): Promise<void> {
@@ -107,7 +107,7 @@ export class PortRegistry {
   async list(urls: UrlContext, origin: string | undefined): Promise<ExposedPort[]> {
     return Object.values(await this.#all())
       .sort((a, b) => a.port - b.port)
-      .map((stored) => describe(stored, urls, origin));
+      .map((stored) => exposedPortOf(stored, urls, origin));
   }
 
   /**
