@@ -63,6 +63,9 @@ import * as processes from "./sandbox/processes.ts";
 import { parseRequest } from "./sandbox/request.ts";
 import * as sessions from "./sandbox/sessions.ts";
 import * as terminals from "./sandbox/terminals.ts";
+import { forwardToPort, PortRegistry, type UrlContext } from "./sandbox/ports.ts";
+import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "./rpc/ports.ts";
+import { asSandboxError } from "./rpc/errors.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
 import { probeUntilReady, READINESS } from "./sandbox/readiness.ts";
 
@@ -77,6 +80,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   override defaultPort = CONTAINER_SERVER_PORT;
   override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
   readonly #generations: GenerationTracker;
+  /** Exposed preview ports and their tokens (in storage). */
+  readonly #ports: PortRegistry;
   #openStreams = 0;
   /**
    * The sandbox's env vars. Deliberately not `this.envVars` (the container's own process env): that
@@ -97,6 +102,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
     super(ctx, env);
     this.#generations = new GenerationTracker(ctx.storage);
+    this.#ports = new PortRegistry(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
@@ -462,8 +468,50 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
-  /** A viewer's upgrade (see terminalSocketRequest) is served here; anything else goes to the container as the base class does. */
+  // ── preview ports ────────────────────────────────────────────────────────
+
+  async exposePort(port: number, options: ExposePortOptions = {}): Promise<ExposedPort> {
+    return this.#guard(() => this.#ports.expose(port, options, this.#previewUrls()));
+  }
+
+  async unexposePort(port: number): Promise<UnexposePortResult> {
+    return this.#guard(async () => {
+      await this.#ports.unexpose(port);
+      return { port };
+    });
+  }
+
+  async getExposedPorts(options: ExposedPortsOptions = {}): Promise<ExposedPort[]> {
+    return this.#guard(() => this.#ports.list(this.#previewUrls(), options.origin));
+  }
+
+  #previewUrls(): UrlContext {
+    return { sandboxId: this.ctx.id.name ?? this.ctx.id.toString(), previewDomain: this.env.SANDBOX_PREVIEW_DOMAIN || undefined };
+  }
+
+  /**
+   * A proxied request for a preview port (see portProxyRequest). The registry decides first, from
+   * storage alone: a port that is not exposed, or a caller without its token, never wakes the container.
+   */
+  async #servePort(parts: PortRequestParts, request: Request): Promise<Response> {
+    try {
+      const { answer, isPublic } = await this.#ports.admit(parts, request);
+      if (answer) return answer;
+      await this.#link();
+      const response = await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic);
+      if (response.status === 101 || response.body === null) return response;
+      // A long answer (a stream, a download) keeps the container awake while it flows.
+      return new Response(this.#guardStream(response.body), response);
+    } catch (error) {
+      const coded = asSandboxError(error);
+      return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
+    }
+  }
+
+  /** A viewer's upgrade (see terminalSocketRequest) and preview-port requests are served here; anything else goes to the container as the base class does. */
   override async fetch(request: Request): Promise<Response> {
+    const portParts = portRequestParts(request);
+    if (portParts) return this.#servePort(portParts, request);
     const terminalId = terminalSocketId(request);
     if (terminalId === undefined) return super.fetch(request);
     try {
