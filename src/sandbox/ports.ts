@@ -4,8 +4,9 @@
  * is unexposed), the access decision for each proxied request, and the request that goes on to the
  * container server's proxy route.
  *
- * Access to a private port: the URL's `?token=` once (answered with a redirect to the same URL
- * without it, and the token as a cookie scoped to the port's path), then the cookie; or the API
+ * Access to a private port: the URL's `?token=` (a browser's navigation is answered with a redirect
+ * to the same URL without it and the token as a cookie scoped to the port's path; a program's request
+ * is served as it is), then the cookie; or the API
  * token, which the Worker checked. Everything here is decided from storage alone: a request for a
  * port that is not exposed never wakes the container.
  */
@@ -124,6 +125,9 @@ export class PortRegistry {
     const fromQuery = url.searchParams.get(PORT_TOKEN_PARAM);
     if (fromQuery !== null) {
       if (!(await sameToken(fromQuery, stored.token))) throw tokenInvalid(parts.port);
+      // A browser opening the URL trades the token for a cookie, so the address bar and the app's own
+      // links go on without it; a program (fetch, curl) keeps no cookies and is served at once.
+      if (!isNavigation(request)) return { isPublic: false };
       return { answer: tokenRedirect(parts, url, stored.token, request.headers.get(PORT_HEADERS.forwardedProto) === "https"), isPublic: false };
     }
     const fromCookie = cookieValue(request.headers.get("cookie"), PORT_TOKEN_COOKIE);
@@ -135,6 +139,11 @@ export class PortRegistry {
     if (!(await sameToken(fromCookie, stored.token))) throw tokenInvalid(parts.port);
     return { isPublic: false };
   }
+}
+
+/** A browser loading a page (its Fetch Metadata says so: mode `navigate`, destination `document`), not a program's request. */
+function isNavigation(request: Request): boolean {
+  return request.headers.get("sec-fetch-mode") === "navigate" || request.headers.get("sec-fetch-dest") === "document";
 }
 
 function tokenInvalid(port: number): Error {

@@ -207,7 +207,8 @@ describe("npm start", () => {
     expect(exposed.url.startsWith(`${url}/v1/sandboxes/e2e-ports/ports/${port}/?token=`)).toBe(true);
 
     expect((await fetch(exposed.url.replace(/\?token=.*$/, "info"))).status).toBe(401);
-    const first = await fetch(exposed.url, { redirect: "manual" });
+    expect((await fetch(exposed.url.replace("/?token=", "/info?token="))).status).toBe(200);
+    const first = await fetch(exposed.url, { redirect: "manual", headers: { "sec-fetch-dest": "document" } }); // as a browser opening the page (fetch sets its own mode)
     expect(first.status).toBe(302);
     const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
     const page = await fetch(new URL(first.headers.get("location")!, url).href + "info", { headers: { cookie } });

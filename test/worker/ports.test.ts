@@ -30,6 +30,9 @@ function visit(url: string, init: RequestInit = {}): Promise<Response> {
   return worker.fetch(new Request(new URL(url, ORIGIN), { redirect: "manual", ...init }));
 }
 
+/** What a browser sends when it opens a page (Fetch Metadata). */
+const navigate = { "sec-fetch-mode": "navigate" };
+
 async function errorCode(response: Response): Promise<string> {
   return ((await response.json()) as { code: string }).code;
 }
@@ -100,7 +103,12 @@ describe("a private port (path-based URLs)", () => {
     expect(wrong.status).toBe(403);
     expect(await errorCode(wrong)).toBe("PORT_TOKEN_INVALID");
 
-    const first = await visit(url.replace("/?token=", "/info?keep=1&token="));
+    // A program's request with the token is served as it is (it would keep no cookie).
+    const direct = await visit(url.replace("/?token=", "/info?keep=1&token="));
+    expect(direct.status).toBe(200);
+    expect(await direct.json()).toMatchObject({ path: "/info", query: "?keep=1" });
+
+    const first = await visit(url.replace("/?token=", "/info?keep=1&token="), { headers: navigate });
     expect(first.status).toBe(302);
     expect(first.headers.get("location")).toBe(`${prefix}/info?keep=1`);
     const cookie = first.headers.get("set-cookie")!;
@@ -185,7 +193,7 @@ describe("ports that cannot be reached", () => {
     const sandbox = pool.create("Ports-revoked");
     const port = await startPreviewServer(sandbox);
     const { url } = await sandbox.exposePort(port, { origin: ORIGIN });
-    const first = await visit(url);
+    const first = await visit(url, { headers: navigate });
     const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
     expect((await visit(url.replace(/\?token=.*$/, "info"), { headers: { cookie } })).status).toBe(200);
     await sandbox.unexposePort(port);
@@ -220,7 +228,7 @@ describe("a public port, and host-based URLs", () => {
     const port = await startPreviewServer(sandbox);
     const { url } = await sandbox.exposePort(port);
     expect(url).toMatch(new RegExp(`^https://${port}-${sandbox.id}\\.preview\\.test/\\?token=`));
-    const first = await visit(url.replace("/?token=", "/info?token="));
+    const first = await visit(url.replace("/?token=", "/info?token="), { headers: navigate });
     expect(first.status).toBe(302);
     expect(first.headers.get("location")).toBe("/info");
     const cookie = first.headers.get("set-cookie")!;
