@@ -186,6 +186,8 @@ describe("exec with stream: \"url\"", () => {
     expect(await refusal(ttl)).toEqual({ status: 400, code: "INVALID_REQUEST" });
     const other = await apiCall(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "true", stream: "sse" } });
     expect(await refusal(other)).toEqual({ status: 400, code: "INVALID_REQUEST" });
+    const unstartable = await apiCall(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "true", cwd: "/definitely/not/here", stream: "url" } });
+    expect(await refusal(unstartable)).toEqual({ status: 422, code: "SPAWN_FAILED" });
     const plain = await apiCall(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "echo still-buffered" } });
     expect(await plain.json()).toMatchObject({ stdout: "still-buffered\n", exitCode: 0 });
   });
