@@ -12,6 +12,10 @@ export const ERROR_CODES = {
   UNAUTHORIZED: 401,
   /** A request to a private preview port with neither its token, its cookie nor the API token. */
   PORT_TOKEN_REQUIRED: 401,
+  /** A signed stream URL whose signature does not match what it names (tampered, or for another sandbox, stream or route). */
+  STREAM_URL_INVALID: 401,
+  /** A signed stream URL past its expiry (its signature was good): mint a new one. */
+  STREAM_URL_EXPIRED: 401,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
   /** A preview port's token (in `?token=` or the cookie) that is not the port's current one. */
