@@ -4,7 +4,7 @@
  * project's own Node (image/base.ts, kept between runs), then runs container tests against the
  * image's own server, started from its root filesystem under bubblewrap (test/container/image-server.ts).
  *
- * Needs Linux, root (buildah and mmdebstrap build root filesystems), buildah, mmdebstrap and bwrap;
+ * Arguments go to vitest (CI adds its reporters). Needs Linux, root (buildah and mmdebstrap build root filesystems), buildah, mmdebstrap and bwrap;
  * the Debian mirrors and the npm registry must be reachable. Prints how long each stage took.
  */
 import { spawnSync } from "node:child_process";
@@ -80,7 +80,7 @@ try {
     const descriptorFile = join(work, "image.json");
     writeFileSync(descriptorFile, JSON.stringify(descriptor));
     const tests = timed("tests", () =>
-      spawnSync(join(root, "node_modules", ".bin", "vitest"), ["run", "--project", "container", ...IMAGE_TESTS], {
+      spawnSync(join(root, "node_modules", ".bin", "vitest"), ["run", "--project", "container", ...process.argv.slice(2), ...IMAGE_TESTS], {
         cwd: root,
         stdio: "inherit",
         env: { ...process.env, [TEST_IMAGE_VAR]: descriptorFile },
