@@ -19,8 +19,8 @@ import { openImage } from "./image/rootfs.ts";
 import { TEST_IMAGE_VAR, type ImageDescriptor } from "../test/container/image-server.ts";
 
 /**
- * The container tests that run against the image: those that start a server with default settings and
- * speak to it over HTTP only. The others set limits or options of their own, reach into the in-process
+ * The container tests that run against the image: image.test.ts (what only the image shows: tini as
+ * PID 1, its programs), and those that start a server with default settings and speak to it over HTTP only. The others set limits or options of their own, reach into the in-process
  * server, or look for a command's processes in this machine's process table (the image's run in a
  * process namespace of their own): they stay with `npm test`.
  */
@@ -29,6 +29,7 @@ const IMAGE_TESTS = [
   "test/container/code-javascript.test.ts",
   "test/container/code-python.test.ts",
   "test/container/exec.test.ts",
+  "test/container/image.test.ts",
 ];
 
 const root = fileURLToPath(new URL("..", import.meta.url));
