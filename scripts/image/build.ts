@@ -38,7 +38,8 @@ const BUILD_NPMRC = "/usr/local/etc/npmrc";
  * so a rebuild after a change to the server's sources starts at the first COPY of them.
  *
  * `caFile`: certificate authorities npm must trust on this machine (a TLS-inspecting egress). They
- * are mounted for the RUN steps only, with a global npmrc naming them: nothing of them enters the image.
+ * are mounted for the RUN steps only, with a global npmrc naming them: their content never enters the
+ * image (buildah leaves the two mount points behind as empty files, as it does /etc/hosts).
  */
 export function buildImage(source: ImageSource, baseImage: string, work: string, caFile?: string): string {
   const trust: string[] = [];
