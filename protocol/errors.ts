@@ -7,6 +7,8 @@ export const ERROR_CODES = {
   INVALID_REQUEST: 400,
   INVALID_SIGNAL: 400,
   INVALID_SANDBOX_ID: 400,
+  /** A repository URL a clone refuses: an unknown scheme, or text git would read as an option. */
+  INVALID_GIT_URL: 400,
   UNAUTHORIZED: 401,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
@@ -38,14 +40,20 @@ export const ERROR_CODES = {
   CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
   PAYLOAD_TOO_LARGE: 413,
+  /** A watch or a change digest over more directories or entries than WATCH_LIMITS allows. */
+  WATCH_LIMIT_EXCEEDED: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SPAWN_FAILED: 422,
+  /** git clone exited with an error (the context carries the end of its stderr). */
+  GIT_CLONE_FAILED: 422,
   TOO_MANY_PROCESSES: 429,
   TOO_MANY_SESSIONS: 429,
   /** The local runtime runs as many sandboxes as its operator allows. */
   TOO_MANY_SANDBOXES: 429,
   TOO_MANY_CODE_CONTEXTS: 429,
   EXECUTION_TIMEOUT: 408,
+  /** git clone ran out of its time limit (and was killed with everything it started). */
+  GIT_CLONE_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,
   /** The interpreter a code context needs is not installed (the message says what to install). */

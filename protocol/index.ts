@@ -16,3 +16,5 @@ export * from "./utf8.ts";
 export * from "./validation.ts";
 export * from "./ports.ts";
 export * from "./terminals.ts";
+export * from "./git.ts";
+export * from "./watch.ts";
