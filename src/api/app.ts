@@ -12,6 +12,8 @@ import { codeRoutes } from "./routes/code.ts";
 import { terminalRoutes } from "./routes/terminals.ts";
 import { execRoutes } from "./routes/exec.ts";
 import { fileRoutes } from "./routes/files.ts";
+import { gitRoutes } from "./routes/git.ts";
+import { watchRoutes } from "./routes/watch.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
 import { processRoutes } from "./routes/processes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -29,7 +31,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, watchRoutes, gitRoutes, codeRoutes, terminalRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;
