@@ -8,7 +8,7 @@
  * needs no watch kept open and holds across container restarts.
  *
  * Globs (`include`, `exclude`) know `*` (within a name), `**` (across directories) and `?`; a glob
- * matches a path when it matches one or more of its whole trailing or leading components, so
+ * matches a path when it matches one or more whole components of it, wherever they stand, so
  * `node_modules` excludes every node_modules directory and what is in it, and `*.ts` includes every
  * TypeScript file.
  */

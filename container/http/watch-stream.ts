@@ -26,40 +26,50 @@ export async function streamWatch(ctx: RequestContext, request: WatchRequest, fr
   let keepalive: NodeJS.Timeout | undefined;
   let finish: () => void = () => {};
   const finished = new Promise<void>((resolve) => (finish = resolve));
+  // Listened for before the (possibly long) walk, so a reader gone meanwhile is not missed.
+  res.once("close", finish);
+  ctx.server.shutdown.addEventListener("abort", finish, { once: true });
 
   const send = (event: WatchEvent) => {
     const text = frame(event);
     if (text !== undefined && !res.writableEnded) res.write(text);
   };
   const flush = () => {
-    if (res.writableNeedDrain || res.writableEnded) return;
+    // Changes seen during the walk wait for the headers and `watching`.
+    if (!res.headersSent || res.writableNeedDrain || res.writableEnded) return;
     const { changes, dropped } = queue.take();
     for (const change of changes) send({ type: "change", ...change });
     if (dropped > 0) send({ type: "overflow", dropped });
     keepalive?.refresh();
   };
 
-  const watcher = await TreeWatcher.start(handle, {
-    ...scope,
-    maxDirectories: WATCH_LIMITS.maxWatchedDirectories,
-    onChange: (change) => {
-      queue.push(change);
-      flush();
-    },
-    onEnd: (end) => {
-      last = "error" in end ? { type: "error", code: end.error.code, error: end.error.message } : { type: "stopped", reason: end.reason };
-      finish();
-    },
-  });
+  let watcher: TreeWatcher;
+  try {
+    watcher = await TreeWatcher.start(handle, {
+      ...scope,
+      maxDirectories: WATCH_LIMITS.maxWatchedDirectories,
+      onChange: (change) => {
+        queue.push(change);
+        flush();
+      },
+      onEnd: (end) => {
+        last = "error" in end ? { type: "error", code: end.error.code, error: end.error.message } : { type: "stopped", reason: end.reason };
+        finish();
+      },
+    });
+  } catch (error) {
+    res.off("close", finish);
+    ctx.server.shutdown.removeEventListener("abort", finish);
+    throw error;
+  }
   keepalive = setInterval(() => {
     if (!res.writableNeedDrain) res.write(KEEPALIVE_FRAME);
   }, ctx.server.limits.keepaliveMs);
   res.on("drain", flush);
-  res.once("close", finish);
-  ctx.server.shutdown.addEventListener("abort", finish, { once: true });
   try {
     res.writeHead(200, SSE_HEADERS);
     send({ type: "watching", path: display, recursive: scope.recursive });
+    flush();
     await finished;
     if (!res.destroyed) {
       flush();
