@@ -1,7 +1,7 @@
 /**
  * `POST /api/git/clone`: clones of a repository made here with `git init` (through file://, no
- * network), a branch, a shallow depth, the session's env, refused URLs, and a clone killed on its
- * time limit together with everything it started.
+ * network), a branch, a shallow depth, the session's env, refused URLs, a clone killed on its
+ * time limit together with everything it started, and (under bwrap) git running inside the sandbox.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./helpers.ts";
-import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
+import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
 let t: SandboxServer;
 let repoDir: string;
@@ -135,5 +135,24 @@ describe("git clone", () => {
     };
     expect(await eventually(gone)).toBe(true);
     expect(existsSync(join(t.workspace, "slow"))).toBe(false);
+  });
+});
+
+describe.skipIf(bwrapUnavailableReason() !== undefined)("git clone under bwrap", () => {
+  let isolated: SandboxServer;
+  beforeAll(async () => {
+    isolated = await startSandbox({ isolation: "bwrap" });
+  });
+  afterAll(() => isolated.close());
+
+  it("runs git inside the sandbox: a repository outside it is out of reach, one inside it clones", async () => {
+    // The host's temp directory is not the sandbox's /tmp: the clone cannot see the repository there.
+    const outside = await isolated.post("/api/git/clone", { repoUrl, targetDir: "from-host" });
+    expect(outside.body).toMatchObject({ code: "GIT_CLONE_FAILED" });
+    expect(outside.body.context.stderr).toMatch(/does not appear to be a git repository|does not exist/);
+
+    execFileSync("cp", ["-r", repoDir, join(isolated.workspace, "origin")]);
+    const inside = await isolated.post("/api/git/clone", { repoUrl: `file://${join(isolated.workspace, "origin")}`, targetDir: "copy" });
+    expect(inside.body).toMatchObject({ success: true, branch: "main", targetDir: join(isolated.workspace, "copy") });
   });
 });
