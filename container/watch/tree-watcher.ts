@@ -147,8 +147,12 @@ export class TreeWatcher {
     if (this.#options.filter.excludes(path)) return;
     const known = dir.entries.get(name);
     let isDirectory: boolean | undefined;
+    let replaced = false;
     try {
-      isDirectory = (await lstat(dir.handle.at(name))).isDirectory();
+      const current = await lstat(dir.handle.at(name));
+      isDirectory = current.isDirectory();
+      // A directory removed and made again under the same name is a new one: the old watch is on the old one.
+      if (known === true && isDirectory && eventType === "rename") replaced = await this.#watchesOtherThan(path, current.ino);
     } catch {
       isDirectory = undefined;
     }
@@ -158,8 +162,9 @@ export class TreeWatcher {
       if (relative === "" && (await this.#rootGone(dir))) this.#end({ reason: "the watched directory was removed" });
       return;
     }
-    if (known !== undefined && known !== isDirectory) this.#removed(dir, relative, name, known);
-    if (known === undefined || known !== isDirectory) {
+    const changedType = known !== undefined && (known !== isDirectory || replaced);
+    if (changedType) this.#removed(dir, relative, name, known);
+    if (known === undefined || changedType) {
       dir.entries.set(name, isDirectory);
       this.#report("create", path, isDirectory);
       if (isDirectory && this.#options.recursive) await this.#enter(dir, relative, name, true);
@@ -198,6 +203,17 @@ export class TreeWatcher {
       }
     }
     if (relative === "") this.#end({ reason: "the watched directory can no longer be watched" });
+  }
+
+  /** True when the directory watched at `path` is not (any more) the one with inode `ino`. */
+  async #watchesOtherThan(path: string, ino: number): Promise<boolean> {
+    const watched = this.#dirs.get(path);
+    if (!watched) return this.#options.recursive;
+    try {
+      return (await stat(watched.handle.self)).ino !== ino;
+    } catch {
+      return true;
+    }
   }
 
   async #rootGone(root: WatchedDirectory): Promise<boolean> {

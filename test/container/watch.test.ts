@@ -85,6 +85,17 @@ describe("watch", () => {
     watch.close();
   });
 
+  it("follows a directory that is removed and made again under the same name", async () => {
+    mkdirSync(ws("w7/dir"), { recursive: true });
+    const watch = await watchOf({ path: "w7" });
+    rmSync(ws("w7/dir"), { recursive: true });
+    mkdirSync(ws("w7/dir"));
+    await watch.changesUntil((e) => changeOf(e) === "create dir/");
+    writeFileSync(ws("w7/dir/inside.txt"), "x");
+    await watch.changesUntil((e) => changeOf(e) === "create dir/inside.txt");
+    watch.close();
+  });
+
   it("stays in the directory itself with recursive: false", async () => {
     mkdirSync(ws("w2/sub"), { recursive: true });
     const watch = await watchOf({ path: "w2", recursive: false });
