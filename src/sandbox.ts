@@ -374,8 +374,17 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   // ── git ──────────────────────────────────────────────────────────────────
 
+  /** A clone may take minutes: while it runs, the container stays awake as it does for an open stream. */
   async gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult> {
-    return this.#call(({ api }) => git.gitCheckout(api, repoUrl, options));
+    return this.#call(async ({ api }) => {
+      this.#openStreams++;
+      try {
+        return await git.gitCheckout(api, repoUrl, options);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────
