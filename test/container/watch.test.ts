@@ -3,10 +3,11 @@
  * when the reader goes away or the directory is removed) and `POST /api/files/changes` (a version
  * that moves with every change). Real directories, real inotify, real HTTP.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WatchEvent } from "../../protocol/watch.ts";
+import { WATCH_LIMITS, type WatchEvent } from "../../protocol/watch.ts";
 import { readEventStream } from "../../protocol/sse.ts";
 import { ChangeQueue } from "../../container/watch/change-queue.ts";
 import { eventually, openStream } from "./helpers.ts";
@@ -152,6 +153,21 @@ describe("watch", () => {
       const after = watchResources();
       return after.inotifyWatches === before.inotifyWatches && after.dirHandles === before.dirHandles;
     })).toBe(true);
+  });
+
+  it("refuses a tree of more directories than a watch follows, and holds nothing after", async () => {
+    mkdirSync(ws("big"));
+    execFileSync("bash", ["-c", `cd big && mkdir d{1..${WATCH_LIMITS.maxWatchedDirectories}}`], { cwd: t.workspace });
+    expect(await eventually(() => watchResources().dirHandles === 0)).toBe(true);
+    const reply = await t.post("/api/files/watch", { path: "big" });
+    expect(reply.status).toBe(413);
+    expect(reply.body).toMatchObject({ code: "WATCH_LIMIT_EXCEEDED", context: { maxDirectories: WATCH_LIMITS.maxWatchedDirectories } });
+    expect(await eventually(() => watchResources().dirHandles === 0)).toBe(true);
+    // Leaving some out brings it under the limit.
+    const watch = await watchOf({ path: "big", exclude: ["d1*"] });
+    expect(watch.first).toMatchObject({ type: "watching" });
+    watch.close();
+    rmSync(ws("big"), { recursive: true });
   });
 
   it("ends with `stopped` when the watched directory is removed", async () => {
