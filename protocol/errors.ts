@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   INVALID_SANDBOX_ID: 400,
   /** A preview port outside 1024–65535, or the container server's own port. */
   INVALID_PORT: 400,
+  /** A repository URL a clone refuses: an unknown scheme, or text git would read as an option. */
+  INVALID_GIT_URL: 400,
   UNAUTHORIZED: 401,
   /** A request to a private preview port with neither its token, its cookie nor the API token. */
   PORT_TOKEN_REQUIRED: 401,
@@ -51,14 +53,20 @@ export const ERROR_CODES = {
   CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
   PAYLOAD_TOO_LARGE: 413,
+  /** A watch or a change digest over more directories or entries than WATCH_LIMITS allows. */
+  WATCH_LIMIT_EXCEEDED: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SPAWN_FAILED: 422,
+  /** git clone exited with an error (the context carries the end of its stderr). */
+  GIT_CLONE_FAILED: 422,
   TOO_MANY_PROCESSES: 429,
   TOO_MANY_SESSIONS: 429,
   /** The local runtime runs as many sandboxes as its operator allows. */
   TOO_MANY_SANDBOXES: 429,
   TOO_MANY_CODE_CONTEXTS: 429,
   EXECUTION_TIMEOUT: 408,
+  /** git clone ran out of its time limit (and was killed with everything it started). */
+  GIT_CLONE_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,
   /** The interpreter a code context needs is not installed (the message says what to install). */

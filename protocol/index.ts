@@ -17,3 +17,5 @@ export * from "./validation.ts";
 export * from "./ports.ts";
 export * from "./terminals.ts";
 export * from "./stream-url.ts";
+export * from "./git.ts";
+export * from "./watch.ts";

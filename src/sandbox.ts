@@ -44,6 +44,8 @@ import type {
   StdinResult,
   StreamResumeRequest,
 } from "./rpc/processes.ts";
+import type { GitCheckoutOptions, GitCheckoutResult } from "./rpc/git.ts";
+import type { ChangesOptions, ChangesResult, WatchOptions } from "./rpc/watch.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./rpc/code.ts";
 import { fromRpcError, toRpcError } from "./rpc/rpc-errors.ts";
 import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
@@ -57,6 +59,8 @@ import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation,
 import * as code from "./sandbox/code.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
 import * as files from "./sandbox/files.ts";
+import * as git from "./sandbox/git.ts";
+import * as watching from "./sandbox/watch.ts";
 import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./sandbox/generation.ts";
 import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./sandbox/local-container.ts";
 import * as processes from "./sandbox/processes.ts";
@@ -364,6 +368,29 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async exists(path: string): Promise<ExistsResult> {
     return this.#call(({ api }) => files.exists(api, path));
+  }
+
+  async watch(path: string, options?: WatchOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async (link) => this.#guardEvents(await watching.watch(link.api, path, options), link));
+  }
+
+  async checkChanges(path: string, options?: ChangesOptions): Promise<ChangesResult> {
+    return this.#call(({ api }) => watching.checkChanges(api, path, options));
+  }
+
+  // ── git ──────────────────────────────────────────────────────────────────
+
+  /** A clone may take minutes: while it runs, the container stays awake as it does for an open stream. */
+  async gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult> {
+    return this.#call(async ({ api }) => {
+      this.#openStreams++;
+      try {
+        return await git.gitCheckout(api, repoUrl, options);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────

@@ -14,6 +14,8 @@ import { portRoutes } from "./routes/ports.ts";
 import { pathPortProxy } from "./port-proxy.ts";
 import { execRoutes } from "./routes/exec.ts";
 import { fileRoutes } from "./routes/files.ts";
+import { gitRoutes } from "./routes/git.ts";
+import { watchRoutes } from "./routes/watch.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
 import { processRoutes } from "./routes/processes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -34,7 +36,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, watchRoutes, gitRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

@@ -15,6 +15,8 @@ import {
   streamWriteQuerySchema,
   writeFileRequestSchema,
 } from "../../protocol/files.ts";
+import { gitCloneRequestSchema } from "../../protocol/git.ts";
+import { changesRequestSchema, watchRequestSchema } from "../../protocol/watch.ts";
 import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema } from "../../protocol/code.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
@@ -183,6 +185,29 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/files/move`]: fileOp("Move (into destinationPath when it is a directory)", moveFileRequestSchema, s.moveResultSchema),
       [`${sandbox}/files/list`]: fileOp("List a directory", listFilesRequestSchema, s.fileListingSchema),
       [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
+      [`${sandbox}/files/watch`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Watch a directory (recursive by default; include/exclude globs with *, ** and ?; .git and node_modules left out unless globs are given). " +
+            "A move is reported as a delete and a create; a reader too slow for the changes gets an overflow event with the number dropped.",
+          { 200: sse("Changes until the caller goes away (or the directory is removed).", "watching, change (kind create|modify|delete, path relative to the directory, isDirectory), overflow, stopped, error") },
+          { requestBody: body(watchRequestSchema) },
+        ),
+      },
+      [`${sandbox}/files/changes`]: fileOp(
+        "Whether anything under a path changed since a version (a digest of names, types, sizes and modification times: needs no open watch, holds across restarts)",
+        changesRequestSchema,
+        s.changesResultSchema,
+      ),
+      [`${sandbox}/git/clone`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Clone a git repository into the workspace (https, http, ssh, user@host:path or file URLs), run in the sandbox like a command; " +
+            "400 INVALID_GIT_URL for other URLs, 422 GIT_CLONE_FAILED (with git's stderr) when git fails, 408 GIT_CLONE_TIMEOUT when the time limit runs out",
+          { 200: json(s.gitCloneResultSchema, "Cloned") },
+          { requestBody: body(gitCloneRequestSchema) },
+        ),
+      },
       [`${sandbox}/exec`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         post: op(

@@ -176,6 +176,19 @@ export const fileListingSchema = z.object({
   truncated: z.boolean(),
 });
 export const existsResultSchema = z.object({ path: z.string(), exists: z.boolean(), type: fileType.optional() });
+export const changesResultSchema = z.object({
+  path: z.string(),
+  version: z.string().describe("Pass as `since` next time"),
+  changed: z.boolean().describe("`since` was given and differs from the current version"),
+  entries: z.number().int().describe("Entries the version covers"),
+});
+export const gitCloneResultSchema = z.object({
+  repoUrl: z.string(),
+  branch: z.string().describe("The branch checked out (the asked-for one, else the repository's default)"),
+  commit: z.string().describe("The commit checked out"),
+  targetDir: z.string().describe("Absolute path of the clone"),
+  duration: z.number().describe("Milliseconds the clone took"),
+});
 
 export const codeContextResponseSchema = z.object({ context: codeContextSchema });
 export const codeContextListSchema = z.object({ contexts: z.array(codeContextSchema) });

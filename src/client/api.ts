@@ -7,6 +7,8 @@ import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
 import type { SessionInfo } from "../../protocol/sessions.ts";
 import type { WriteFileOptions, WriteFileResult } from "../rpc/files.ts";
+import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
+import type { ChangesOptions, ChangesResult, WatchEvent, WatchOptions } from "../rpc/watch.ts";
 import type { ProcessLogs, StdinResult } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { CodeInterpreter } from "./code-api.ts";
@@ -234,6 +236,15 @@ export interface SandboxCommands extends FileMethods {
   writeFile(path: string, content: string | Uint8Array, options?: WriteFileOptions): Promise<WriteFileResult>;
   /** The file's bytes as a stream (any size). */
   readFileStream(path: string): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * Changes under a directory as they happen: `watching` first (from then on changes are seen), then
+   * `change` events with paths relative to it. Runs until `break` or the signal aborts.
+   */
+  watch(path: string, options?: WatchOptions & { signal?: AbortSignal }): AsyncIterable<WatchEvent>;
+  /** Whether anything under `path` changed since `since` (a version an earlier call returned), and the version now. */
+  checkChanges(path: string, options?: ChangesOptions): Promise<ChangesResult>;
+  /** Clones a repository into the workspace (in the session, on a session). */
+  gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult>;
 }
 
 /** A session of a sandbox: its own cwd and env, kept between commands (`cd` and `export` persist). */

@@ -43,6 +43,8 @@ import type {
   StreamResumeRequest,
 } from "../rpc/processes.ts";
 import { terminalInputBody, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
+import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
+import type { ChangesOptions, ChangesResult, WatchOptions } from "../rpc/watch.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
@@ -257,6 +259,20 @@ class HttpTransport implements SandboxRpc {
 
   exists(path: string): Promise<ExistsResult> {
     return this.#json("POST", "/files/exists", { body: { path } });
+  }
+
+  watch(path: string, options: WatchOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#stream("POST", "/files/watch", { body: { ...options, path } });
+  }
+
+  checkChanges(path: string, options: ChangesOptions = {}): Promise<ChangesResult> {
+    return this.#json("POST", "/files/changes", { body: { ...options, path } });
+  }
+
+  // ── git ──────────────────────────────────────────────────────────────────
+
+  gitCheckout(repoUrl: string, options: GitCheckoutOptions = {}): Promise<GitCheckoutResult> {
+    return this.#json("POST", "/git/clone", { body: { ...options, repoUrl } });
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────

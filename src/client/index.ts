@@ -39,3 +39,5 @@ export type { IsolationSupport } from "../../protocol/isolation.ts";
 export type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 export type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
 export type { RetryPolicy } from "../rpc/resumable-stream.ts";
+export type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
+export type { ChangesOptions, ChangesResult, WatchEvent, WatchOptions } from "../rpc/watch.ts";

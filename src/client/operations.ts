@@ -36,6 +36,9 @@ import type {
   WriteFileResult,
   WriteStreamOptions,
 } from "../rpc/files.ts";
+import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
+import type { ChangesOptions, ChangesResult, WatchEvent, WatchOptions } from "../rpc/watch.ts";
+import { readEventStream } from "../../protocol/sse.ts";
 import type { ExecRequestOptions, ProcessLogs, StartRequestOptions, StdinResult } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { EnvVarsUpdate } from "../rpc/sessions.ts";
@@ -287,6 +290,22 @@ export class SandboxOperations implements SandboxCommands {
 
   exists(path: string): Promise<ExistsResult> {
     return this.rpc.exists(path);
+  }
+
+  async *watch(path: string, options: WatchOptions & { signal?: AbortSignal } = {}): AsyncGenerator<WatchEvent> {
+    const { signal, ...watchOptions } = options;
+    signal?.throwIfAborted();
+    yield* readEventStream<WatchEvent>(await this.rpc.watch(path, watchOptions), signal);
+  }
+
+  checkChanges(path: string, options: ChangesOptions = {}): Promise<ChangesResult> {
+    return this.rpc.checkChanges(path, options);
+  }
+
+  // ── git ──────────────────────────────────────────────────────────────────
+
+  gitCheckout(repoUrl: string, options: GitCheckoutOptions = {}): Promise<GitCheckoutResult> {
+    return this.rpc.gitCheckout(repoUrl, this.#scoped(options));
   }
 }
 

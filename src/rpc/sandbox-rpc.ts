@@ -38,6 +38,8 @@ import type {
   StdinResult,
   StreamResumeRequest,
 } from "./processes.ts";
+import type { GitCheckoutOptions, GitCheckoutResult } from "./git.ts";
+import type { ChangesOptions, ChangesResult, WatchOptions } from "./watch.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
 import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
@@ -84,6 +86,13 @@ export interface SandboxRpc {
   moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<MoveFileResult>;
   listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing>;
   exists(path: string): Promise<ExistsResult>;
+  /** Changes under a directory as they happen: SSE of WatchEvent (`watching` first), until cancelled. */
+  watch(path: string, options?: WatchOptions): Promise<ReadableStream<Uint8Array>>;
+  /** Whether anything under `path` changed since a version an earlier call returned; the current version. */
+  checkChanges(path: string, options?: ChangesOptions): Promise<ChangesResult>;
+
+  /** `git clone` into the workspace, run in the sandbox like a command (its session, isolation, time limit). */
+  gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult>;
 
   /** A new code context: a Python or JavaScript/TypeScript interpreter that keeps its state between runs. */
   createCodeContext(options?: CodeContextOptions): Promise<CodeContext>;
@@ -177,6 +186,9 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   moveFile: true,
   listFiles: true,
   exists: true,
+  watch: true,
+  checkChanges: true,
+  gitCheckout: true,
   createCodeContext: true,
   listCodeContexts: true,
   getCodeContext: true,

@@ -4,7 +4,9 @@
  * reach our image: the client's `containerFetch` calls our server in this process. Every route client
  * operation that maps to a capability we have is exercised, with the shapes their client reads.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -343,5 +345,89 @@ describe("code interpreter (their CodeInterpreter over the route client)", () =>
     const response = await fetch(`${t.url}/api/contexts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "cobol", cwd: t.workspace }) });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ code: "VALIDATION_FAILED" });
+  });
+});
+
+describe("git checkout (their gitCheckout)", () => {
+  let repo: string;
+  beforeAll(() => {
+    repo = mkdtempSync(join(tmpdir(), "cf-repo-"));
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: repo });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo, "README.md"), "hello\n");
+    git("add", "README.md");
+    git("commit", "-q", "-m", "first");
+    git("checkout", "-q", "-b", "next");
+    writeFileSync(join(repo, "README.md"), "next\n");
+    git("commit", "-q", "-am", "second");
+  });
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  it("clones a branch at a depth into the target directory and answers with their GitCheckoutResult", async () => {
+    const targetDir = join(t.workspace, "cf-clone");
+    const result = await client.git.checkout(`file://${repo}`, NO_SESSION, { branch: "next", targetDir, depth: 1 });
+    expect(result).toMatchObject({ success: true, repoUrl: `file://${repo}`, branch: "next", targetDir, timestamp: expect.any(String) });
+    expect(readFileSync(join(targetDir, "README.md"), "utf8")).toBe("next\n");
+  });
+
+  it("names a refused URL INVALID_GIT_URL and a failed clone GIT_CLONE_FAILED, as their errors do", async () => {
+    const refused = await failure(client.git.checkout("--upload-pack=touch /tmp/x", NO_SESSION, { targetDir: join(t.workspace, "cf-refused") }));
+    expect(refused).toMatchObject({ code: "INVALID_GIT_URL", httpStatus: 400 });
+    const failed = await failure(client.git.checkout(`file://${repo}`, NO_SESSION, { branch: "missing", targetDir: join(t.workspace, "cf-failed") }));
+    expect(failed).toMatchObject({ code: "GIT_CLONE_FAILED" });
+  });
+});
+
+describe("file watching (their watch and checkChanges)", () => {
+  it("resolves once watching, then streams their event frames with absolute paths", async () => {
+    const dir = join(t.workspace, "cf-watch");
+    mkdirSync(dir);
+    const stream = await client.watch.watch({ path: dir, recursive: true, sessionId: NO_SESSION });
+    const iterator = parseSSEStream<Record<string, any>>(stream)[Symbol.asyncIterator]();
+    const first = (await iterator.next()).value;
+    expect(first).toMatchObject({ type: "watching", path: dir, watchId: expect.any(String) });
+    writeFileSync(join(dir, "made.txt"), "x");
+    let event = (await iterator.next()).value;
+    while (event.path !== join(dir, "made.txt")) event = (await iterator.next()).value;
+    expect(event).toMatchObject({ type: "event", eventType: "create", path: join(dir, "made.txt"), isDirectory: false, timestamp: expect.any(String) });
+    await iterator.return?.();
+  });
+
+  it("keeps only the event types asked for", async () => {
+    const dir = join(t.workspace, "cf-watch-deletes");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "old.txt"), "x");
+    const stream = await client.watch.watch({ path: dir, events: ["delete"], sessionId: NO_SESSION });
+    const iterator = parseSSEStream<Record<string, any>>(stream)[Symbol.asyncIterator]();
+    await iterator.next();
+    writeFileSync(join(dir, "new.txt"), "x");
+    rmSync(join(dir, "old.txt"));
+    expect((await iterator.next()).value).toMatchObject({ type: "event", eventType: "delete", path: join(dir, "old.txt") });
+    await iterator.return?.();
+  });
+
+  it("answers checkChanges with unchanged, changed and resync", async () => {
+    const dir = join(t.workspace, "cf-check");
+    mkdirSync(dir);
+    const first = await client.watch.checkChanges({ path: dir, sessionId: NO_SESSION });
+    expect(first).toMatchObject({ success: true, status: "unchanged", version: expect.any(String), timestamp: expect.any(String) });
+    expect(await client.watch.checkChanges({ path: dir, since: first.version, sessionId: NO_SESSION })).toMatchObject({ status: "unchanged", version: first.version });
+    writeFileSync(join(dir, "file.txt"), "x");
+    const changed = await client.watch.checkChanges({ path: dir, since: first.version, sessionId: NO_SESSION });
+    expect(changed.status).toBe("changed");
+    expect(changed.version).not.toBe(first.version);
+    expect(await client.watch.checkChanges({ path: dir, since: "watch-1-123:4", sessionId: NO_SESSION })).toMatchObject({ status: "resync", reason: "restarted" });
+  });
+
+  it("refuses a path outside the workspace with their PERMISSION_DENIED", async () => {
+    expect(await failure(client.watch.watch({ path: "/", sessionId: NO_SESSION }))).toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
+  });
+});
+
+describe("available commands (their getCommands)", () => {
+  it("lists the commands a shell in the sandbox can run", async () => {
+    const commands = await client.utils.getCommands();
+    expect(commands).toEqual(expect.arrayContaining(["bash", "ls", "git", "cd"]));
+    expect(new Set(commands).size).toBe(commands.length);
   });
 });

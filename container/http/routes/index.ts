@@ -5,9 +5,11 @@ import { codeRoutes } from "./code.ts";
 import { envRoutes } from "./env.ts";
 import { execRoutes } from "./exec.ts";
 import { fileRoutes } from "./files.ts";
+import { gitRoutes } from "./git.ts";
+import { watchRoutes } from "./watch.ts";
 import { pingRoutes } from "./ping.ts";
 import { processRoutes } from "./process.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { terminalRoutes } from "./terminals.ts";
 
-export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes, cloudflareRoutes];
+export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, watchRoutes, gitRoutes, codeRoutes, terminalRoutes, cloudflareRoutes];

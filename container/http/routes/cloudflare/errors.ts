@@ -20,6 +20,7 @@ const THEIR_CODES: Partial<Record<ErrorCode, string>> = {
   PATH_OUTSIDE_WORKSPACE: "PERMISSION_DENIED",
   PAYLOAD_TOO_LARGE: "FILE_TOO_LARGE",
   CODE_CONTEXT_NOT_FOUND: "CONTEXT_NOT_FOUND",
+  GIT_CLONE_TIMEOUT: "GIT_CLONE_FAILED",
 };
 
 /** Our error response, with Cloudflare's name for its code where theirs differs. */

@@ -6,13 +6,26 @@
  */
 import type { RouteGroup } from "../../types.ts";
 import { cloudflareCodeInterpreterRoutes } from "./code-interpreter.ts";
+import { cloudflareCommandRoutes } from "./commands.ts";
 import { cloudflareFileRoutes } from "./files.ts";
+import { cloudflareGitRoutes } from "./git.ts";
 import { cloudflarePortRoutes } from "./port-watch.ts";
 import { cloudflareReadStreamRoutes } from "./read-stream.ts";
 import { cloudflareSessionRoutes } from "./sessions.ts";
 import { cloudflareVersionRoutes } from "./version.ts";
+import { cloudflareWatchRoutes } from "./watch.ts";
 
 export const cloudflareRoutes: RouteGroup = {
   name: "cloudflare",
-  routes: [...cloudflareSessionRoutes, ...cloudflareFileRoutes, ...cloudflareReadStreamRoutes, ...cloudflarePortRoutes, ...cloudflareVersionRoutes, ...cloudflareCodeInterpreterRoutes],
+  routes: [
+    ...cloudflareSessionRoutes,
+    ...cloudflareFileRoutes,
+    ...cloudflareReadStreamRoutes,
+    ...cloudflarePortRoutes,
+    ...cloudflareVersionRoutes,
+    ...cloudflareCodeInterpreterRoutes,
+    ...cloudflareGitRoutes,
+    ...cloudflareWatchRoutes,
+    ...cloudflareCommandRoutes,
+  ],
 };
