@@ -83,7 +83,8 @@ describe("a command handle on a connection that keeps breaking", () => {
       url: "http://sandbox.test",
       token: env.SANDBOX_API_TOKEN!,
       retry: { attempts: 1, baseDelayMs: 5 },
-      fetch: cuttingFetch(workerFetch, (n) => (n < 5 ? 50_000 + n * 23_456 : undefined), opened),
+      // Five cuts, each within 52 kB (180 kB in all): well inside the ~380 kB of output, however it is framed.
+      fetch: cuttingFetch(workerFetch, (n) => (n < 5 ? 20_000 + n * 7_919 : undefined), opened),
     });
     const handle = await sandbox.run("for i in $(seq 1 20000); do echo out-$i; echo err-$i >&2; done", { wait: false });
     const chunks = await collectChunks(handle);
