@@ -8,6 +8,10 @@ export const ERROR_CODES = {
   INVALID_SIGNAL: 400,
   INVALID_SANDBOX_ID: 400,
   UNAUTHORIZED: 401,
+  /** A signed stream URL whose signature does not match what it names (tampered, or for another sandbox, stream or route). */
+  STREAM_URL_INVALID: 401,
+  /** A signed stream URL past its expiry (its signature was good): mint a new one. */
+  STREAM_URL_EXPIRED: 401,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
   /** The sandbox asked for walls lower than the operator allows (isolation below the floor, a path not allowed, raw bwrap arguments). */

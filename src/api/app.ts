@@ -17,6 +17,7 @@ import { fileRoutes } from "./routes/files.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
 import { processRoutes } from "./routes/processes.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { streamUrlRoutes } from "./routes/stream-urls.ts";
 import { sandboxParam } from "./sandbox-param.ts";
 import type { ApiEnv } from "./types.ts";
 
@@ -33,7 +34,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes, streamUrlRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

@@ -3,11 +3,16 @@
  * refused (503 AUTH_NOT_CONFIGURED): a sandbox API that runs arbitrary commands never runs open.
  * Every other refusal — no header, a header that is not `Bearer <token>`, a wrong token — is a 401
  * whose body says which, with the `WWW-Authenticate` challenge RFC 6750 asks for.
+ *
+ * A request without the header may instead carry a signed stream URL's signature (./stream-url.ts):
+ * it is let in for exactly the method and path the signature names, and refused otherwise with
+ * STREAM_URL_INVALID or STREAM_URL_EXPIRED.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { timingSafeEqual } from "hono/utils/buffer";
 import type { ApiEnv } from "./types.ts";
 import { errorResponse } from "./errors.ts";
+import { carriesStreamSignature, checkStreamSignature } from "./stream-url.ts";
 
 /** `Bearer`, spaces, then one token of visible characters (RFC 6750's b64token is a subset of these). */
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -29,6 +34,12 @@ export function requireToken(): MiddlewareHandler<ApiEnv> {
       );
     }
     const header = c.req.header("authorization");
+    const url = new URL(c.req.url);
+    if (!header && carriesStreamSignature(url)) {
+      const refusal = await checkStreamSignature(token, c.req.method, url);
+      if (refusal) return errorResponse(c, refusal.code, refusal.message);
+      return next();
+    }
     if (!header) return unauthorized(c, 'Bearer realm="sandbox"', "Missing `Authorization: Bearer <token>` header");
     const given = BEARER.exec(header)?.[1];
     if (given === undefined) {

@@ -18,6 +18,7 @@ import {
 import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema } from "../../protocol/code.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
+import { execStreamUrlFieldsSchema, execStreamUrlSchema, streamUrlRequestSchema, streamUrlSchema } from "../../protocol/stream-url.ts";
 import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import * as s from "./schemas.ts";
@@ -45,6 +46,14 @@ const errors: Json = {
 };
 
 const body = (type: z.ZodType): Json => ({ required: true, content: { "application/json": { schema: schema(type, "input") } } });
+
+/** A stream route also opened by a signed URL (no Authorization header: the URL's `expires` and `signature` grant it). */
+const signedStream: Json = { security: [{ bearer: [] }, { streamUrl: [] }] };
+
+/** A route that mints a signed URL for one stream. */
+function mintOp(summary: string): Json {
+  return op(summary, { 200: json(streamUrlSchema, "The signed URL and when it expires") }, { requestBody: { ...body(streamUrlRequestSchema), required: false } });
+}
 
 function queryParameters(type: z.ZodObject): Json[] {
   const json = schema(type, "input") as { properties?: Record<string, Json>; required?: string[] };
@@ -95,7 +104,15 @@ export function openApiDocument(serverUrl?: string): Json {
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+        streamUrl: {
+          type: "apiKey",
+          in: "query",
+          name: "signature",
+          description: "A signed stream URL (with its `expires`), minted by the stream-url/ws-url routes or exec with stream: \"url\"; good only for the stream it names, until it expires (401 STREAM_URL_INVALID / STREAM_URL_EXPIRED).",
+        },
+      },
       schemas: { Error: schema(s.errorResponseSchema) },
       parameters: {
         sandboxId: { name: "id", in: "path", required: true, schema: schema(sandboxIdSchema), description: "Sandbox id" },
@@ -166,9 +183,15 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
       [`${sandbox}/exec`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Run a command to completion", { 200: json(s.execResultSchema, "Result (success: exit code 0, not timed out)") }, {
-          requestBody: body(execRequestSchema),
-        }),
+        post: op(
+          'Run a command to completion; or, with stream: "url", start it in the background and answer at once with its processId, pid and a ' +
+            "signed URL of its event stream (GET /exec/{pid}/stream, for EventSource; resumable with Last-Event-ID)",
+          {
+            200: json(s.execResultSchema, "Result (success: exit code 0, not timed out)"),
+            202: json(execStreamUrlSchema, 'Started (stream: "url"): { processId, pid, url, expiresAt }'),
+          },
+          { requestBody: body(execRequestSchema.extend(execStreamUrlFieldsSchema.shape)) },
+        ),
       },
       [`${sandbox}/exec/stream`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -181,7 +204,7 @@ export function openApiDocument(serverUrl?: string): Json {
         get: op(
           "Resume a broken exec stream (or attach to a running exec) after an event id (Last-Event-ID or ?since=) and from byte offsets per stream (stdoutOffset, stderrOffset: an event cut in the middle goes on from the byte after the part that came); works a short while after the command ended too",
           { 200: sse("Exec events after the given one, ending with complete (the result) or error.", "start, stdout, stderr, complete, error, truncated") },
-          { parameters: streamParameters },
+          { parameters: streamParameters, ...signedStream },
         ),
       },
       [`${sandbox}/processes`]: {
@@ -208,8 +231,12 @@ export function openApiDocument(serverUrl?: string): Json {
         get: op(
           "Follow a process's output; resumable with Last-Event-ID or ?since=, and from byte offsets per stream (stdoutOffset, stderrOffset)",
           { 200: sse("Log events, ending after the final status.", "stdout, stderr, status, truncated, error") },
-          { parameters: streamParameters },
+          { parameters: streamParameters, ...signedStream },
         ),
+      },
+      [`${sandbox}/processes/{pid}/logs/stream-url`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
+        post: mintOp("A signed URL of the process's log stream, for `new EventSource(url)` (no Authorization header; resumes with Last-Event-ID)"),
       },
       [`${sandbox}/code/contexts`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -314,8 +341,12 @@ export function openApiDocument(serverUrl?: string): Json {
             'gone; {"type":"exit","exitCode":n} ends it. Binary frames sent are input; {"type":"resize","cols":c,"rows":r} resizes. Closing ' +
             "a viewer leaves the terminal running.",
           { 101: { description: "Switching to the WebSocket" } },
-          { parameters: queryParameters(s.terminalSinceQuery) },
+          { parameters: queryParameters(s.terminalSinceQuery), ...signedStream },
         ),
+      },
+      [`${sandbox}/terminals/{tid}/ws-url`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
+        post: mintOp("A signed ws:/wss: URL of the terminal's viewer socket, for `new WebSocket(url)` (no Authorization header; `&since=` may be added)"),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

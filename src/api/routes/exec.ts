@@ -1,17 +1,28 @@
 /**
- * POST /exec (buffered ExecResult), POST /exec/stream (SSE of ExecEvent), and GET /exec/:pid/stream,
- * where a broken exec stream resumes from its Last-Event-ID.
+ * POST /exec (buffered ExecResult; with `stream: "url"`, started in the background with a signed URL
+ * of its event stream), POST /exec/stream (SSE of ExecEvent), and GET /exec/:pid/stream, where a
+ * broken exec stream resumes from its Last-Event-ID.
  */
+import type { Context } from "hono";
 import { Hono } from "hono";
+import type { ExecEvent } from "../../../protocol/events.ts";
+import { isErrorCode } from "../../../protocol/errors.ts";
 import { execRequestSchema } from "../../../protocol/process.ts";
+import { readEventStream } from "../../../protocol/sse.ts";
+import { execStreamUrlFieldsSchema, type ExecStreamUrl } from "../../../protocol/stream-url.ts";
+import { SandboxError } from "../../rpc/errors.ts";
+import type { ExecRequestOptions } from "../../rpc/processes.ts";
 import type { ApiEnv } from "../types.ts";
 import { streamQuery } from "../schemas.ts";
 import { resumeRequest, sseResponse } from "../sse.ts";
+import { mintStreamUrl, streamTargets } from "../stream-url.ts";
 import { jsonBody, queryParams } from "../validate.ts";
 
 export const execRoutes = new Hono<ApiEnv>()
-  .post("/exec", jsonBody(execRequestSchema), async (c) => {
-    const { command, ...options } = c.req.valid("json");
+  .post("/exec", jsonBody(execRequestSchema.extend(execStreamUrlFieldsSchema.shape)), async (c) => {
+    const { command, stream, ttlSeconds, ...options } = c.req.valid("json");
+    if (stream === "url") return c.json(await startWithStreamUrl(c, command, options, ttlSeconds), 202);
+    if (ttlSeconds !== undefined) throw new SandboxError('ttlSeconds is the life of a stream URL: it goes with stream: "url"', "INVALID_REQUEST");
     return c.json(await c.var.sandbox.exec(command, options));
   })
   .post("/exec/stream", jsonBody(execRequestSchema), async (c) => {
@@ -22,3 +33,20 @@ export const execRoutes = new Hono<ApiEnv>()
     const options = resumeRequest(c.req.header("last-event-id"), c.req.valid("query"));
     return sseResponse(await c.var.sandbox.resumeExecStream(c.req.param("pid"), options));
   });
+
+/**
+ * Starts the command as a streamed exec and lets go of its stream once it has started: the exec
+ * then waits for a reader to come back, keeping its output, as it does for a client whose stream
+ * broke, and the signed URL is that reader's way back in (from the first event).
+ */
+async function startWithStreamUrl(c: Context<ApiEnv>, command: string, options: ExecRequestOptions, ttlSeconds: number | undefined): Promise<ExecStreamUrl> {
+  if (options.killOnDisconnect) throw new SandboxError('killOnDisconnect would kill the command as soon as it starts with stream: "url"', "INVALID_REQUEST");
+  for await (const event of readEventStream<ExecEvent>(await c.var.sandbox.execStream(command, options))) {
+    if (event.type === "start") {
+      const url = await mintStreamUrl(c, streamTargets.execEvents(c.var.sandboxId, event.processId), ttlSeconds);
+      return { processId: event.processId, ...(event.pid === undefined ? {} : { pid: event.pid }), ...url };
+    }
+    if (event.type === "error") throw new SandboxError(event.error, isErrorCode(event.code) ? event.code : "INTERNAL_ERROR");
+  }
+  throw new SandboxError("The exec stream ended before the command started", "INTERNAL_ERROR");
+}

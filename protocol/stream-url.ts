@@ -1,0 +1,51 @@
+/**
+ * Signed stream URLs on the wire: what a caller with the API token asks for, and what it gets back,
+ * to hand a stream to a browser. `EventSource` and a browser `WebSocket` cannot send an
+ * Authorization header, so the URL itself carries the grant: one stream (method and path) of one
+ * sandbox, until `expiresAt`. The Worker signs and checks them (src/api/stream-url.ts).
+ */
+import { z } from "zod";
+
+/** How long a signed stream URL lives. A stream opened before the expiry stays open after it. */
+export const STREAM_URL_LIMITS = {
+  defaultTtlSeconds: 300,
+  /** An hour: long enough for a page to reconnect a dropped stream, short enough that a leaked URL soon stops working. */
+  maxTtlSeconds: 3600,
+} as const;
+
+export const streamUrlTtlSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(STREAM_URL_LIMITS.maxTtlSeconds)
+  .describe(`Seconds the URL stays good (default ${STREAM_URL_LIMITS.defaultTtlSeconds}, at most ${STREAM_URL_LIMITS.maxTtlSeconds})`);
+
+/** Body of the routes that mint a stream URL (may be empty). */
+export const streamUrlRequestSchema = z.strictObject({
+  ttlSeconds: streamUrlTtlSchema.optional(),
+});
+export type StreamUrlRequest = z.output<typeof streamUrlRequestSchema>;
+
+export const streamUrlSchema = z.object({
+  /** Absolute URL (http/https for an event stream, ws/wss for a WebSocket); opened without Authorization. */
+  url: z.string(),
+  /** When the URL stops being accepted (ISO 8601). */
+  expiresAt: z.string(),
+});
+export type StreamUrl = z.output<typeof streamUrlSchema>;
+
+/**
+ * What POST /v1/sandboxes/:id/exec takes besides an exec request: with `stream: "url"` the command
+ * starts in the background and the answer comes at once, with a signed URL for its event stream.
+ */
+export const execStreamUrlFieldsSchema = z.object({
+  stream: z.literal("url").optional().describe('"url": start the command and answer at once with a signed URL of its event stream'),
+  ttlSeconds: streamUrlTtlSchema.optional(),
+});
+
+/** The answer of POST /exec with `stream: "url"`: the exec's ids and a signed URL of GET /exec/:processId/stream. */
+export const execStreamUrlSchema = streamUrlSchema.extend({
+  processId: z.string(),
+  pid: z.number().int().optional(),
+});
+export type ExecStreamUrl = z.output<typeof execStreamUrlSchema>;
