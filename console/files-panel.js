@@ -27,6 +27,7 @@ export function filesPanel(sandboxId) {
   const editorState = byId("editor-state");
   const text = /** @type {HTMLTextAreaElement} */ (byId("editor-text"));
 
+  /** @param {string} folder */
   async function show(folder) {
     const { files } = await callJson("POST", sandboxPath(sandboxId(), "/files/list"), { path: folder });
     pathInput.value = folder;

@@ -15,7 +15,7 @@ export function terminalPanel(sandboxId) {
   const container = byId("terminal");
   const state = byId("terminal-state");
   const encoder = new TextEncoder();
-  /** @type {{ terminal: any, socket: WebSocket | undefined, resizeObserver: ResizeObserver } | undefined} */
+  /** @type {{ terminal: Terminal, socket: WebSocket | undefined, resizeObserver: ResizeObserver } | undefined} */
   let current;
 
   async function open() {
@@ -57,10 +57,10 @@ export function terminalPanel(sandboxId) {
     socket.addEventListener("close", () => {
       if (current === mine && !state.textContent?.startsWith("exited")) state.textContent = "disconnected";
     });
-    terminal.onData((/** @type {string} */ data) => {
+    terminal.onData((data) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(encoder.encode(data));
     });
-    terminal.onResize((/** @type {{ cols: number, rows: number }} */ size) => {
+    terminal.onResize((size) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "resize", cols: size.cols, rows: size.rows }));
     });
   }
