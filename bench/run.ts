@@ -14,6 +14,7 @@ const MODULES = [
   "container-memory.ts",
   "container-loss.ts",
   "chain-exec.ts",
+  "terminal-echo.ts",
   "bridge-first-command.ts",
   "first-command.ts",
   "code-interpreter.ts",

@@ -6,7 +6,7 @@
  *
  * A request without the header may instead carry a signed stream URL's signature (./stream-url.ts):
  * it is let in for exactly the method and path the signature names, and refused otherwise with
- * STREAM_URL_INVALID or STREAM_URL_EXPIRED.
+ * STREAM_URL_INVALID or STREAM_URL_EXPIRED; what it reads may be read from any origin.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { timingSafeEqual } from "hono/utils/buffer";
@@ -38,7 +38,11 @@ export function requireToken(): MiddlewareHandler<ApiEnv> {
     if (!header && carriesStreamSignature(url)) {
       const refusal = await checkStreamSignature(token, c.req.method, url);
       if (refusal) return errorResponse(c, refusal.code, refusal.message);
-      return next();
+      await next();
+      // The URL is the whole grant (no cookie rides along), so any page holding it may read the
+      // stream: EventSource from another origin needs this header. A WebSocket needs no CORS.
+      if (c.res.status !== 101) c.res.headers.set("Access-Control-Allow-Origin", "*");
+      return;
     }
     if (!header) return unauthorized(c, 'Bearer realm="sandbox"', "Missing `Authorization: Bearer <token>` header");
     const given = BEARER.exec(header)?.[1];

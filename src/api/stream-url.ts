@@ -50,7 +50,10 @@ export const streamTargets = {
 /** A signed URL for `target` on the origin the request came to, good for `ttlSeconds`. */
 export async function mintStreamUrl(c: Context<ApiEnv>, target: StreamTarget, ttlSeconds: number = STREAM_URL_LIMITS.defaultTtlSeconds): Promise<StreamUrl> {
   const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
-  const signature = await sign(c.env.SANDBOX_API_TOKEN ?? "", message(target.method, target.path, String(expires)));
+  const token = c.env.SANDBOX_API_TOKEN;
+  // requireToken let the caller in, so there is a token; never sign with a blank key.
+  if (!token) throw new Error("stream URLs are minted only behind requireToken");
+  const signature = await sign(token, message(target.method, target.path, String(expires)));
   const url = new URL(target.path, new URL(c.req.url).origin);
   if (target.scheme === "ws") url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   url.searchParams.set(STREAM_URL_PARAMS.expires, String(expires));

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -144,6 +145,47 @@ describe("terminals", () => {
     const bad = await call(t.url, "POST", "/api/terminals", { cols: 0, rows: 24 });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("INVALID_REQUEST");
+  });
+});
+
+/** Whether a program is on this machine's PATH (the full-screen programs below are not part of the container image). */
+const installed = (program: string) => spawnSync("sh", ["-c", `command -v ${program}`]).status === 0;
+const ESC = "\x1b";
+
+describe("full-screen programs", () => {
+  const write = (id: string, data: string) => call(t.url, "POST", `/api/terminals/${id}/write`, { data });
+
+  it.skipIf(!installed("vim"))("vim draws on the alternate screen, follows a resize, and quits on :q!", async () => {
+    const terminal = await create({ command: "vim -u NONE -N -n", cols: 100, rows: 30 });
+    // Drawn: the alternate screen, and the empty buffer's `~` lines.
+    expect(await waitForOutput(terminal.id, new RegExp(`${ESC}\\[\\?1049h[\\s\\S]*~`))).toBe(true);
+    await write(terminal.id, ":echo 'size' &lines &columns\r");
+    expect(await waitForOutput(terminal.id, /size 30 100/)).toBe(true);
+    await call(t.url, "POST", `/api/terminals/${terminal.id}/resize`, { cols: 120, rows: 40 });
+    await write(terminal.id, ":echo 'size' &lines &columns\r");
+    expect(await waitForOutput(terminal.id, /size 40 120/)).toBe(true);
+    await write(terminal.id, "ityped-in-vim\x1b:q!\r");
+    expect(await waitForExit(terminal.id)).toMatchObject({ status: "exited", exitCode: 0 });
+    const text = await outputText(terminal.id);
+    expect(text).toContain("typed-in-vim");
+    // Back on the normal screen after the alternate one.
+    expect(text.lastIndexOf(`${ESC}[?1049l`)).toBeGreaterThan(text.lastIndexOf(`${ESC}[?1049h`));
+  });
+
+  it.skipIf(!installed("top"))("top -b -n 1 prints one frame and exits", async () => {
+    const terminal = await create({ command: "top -b -n 1", cols: 120, rows: 30 });
+    expect(await waitForExit(terminal.id)).toMatchObject({ status: "exited", exitCode: 0 });
+    const text = await outputText(terminal.id);
+    expect(text).toMatch(/load average/);
+    expect(text).toMatch(/PID\s+USER/);
+  });
+
+  it.skipIf(!installed("top"))("interactive top draws, redraws and quits on q", async () => {
+    const terminal = await create({ command: "top -d 0.2", cols: 120, rows: 30 });
+    // Two frames: the first, and one redrawn after the delay.
+    expect(await waitForOutput(terminal.id, /PID\s+USER[\s\S]*load average[\s\S]*load average/)).toBe(true);
+    await write(terminal.id, "q");
+    expect(await waitForExit(terminal.id)).toMatchObject({ status: "exited", exitCode: 0 });
   });
 });
 

@@ -73,7 +73,10 @@ describe("a process log stream URL", () => {
     expect(expiresAt).toBeGreaterThan(before + 299_000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 300_000);
 
-    const first = await readUntil(await open(minted.url), (messages) => messages.filter((m) => m.event === "stdout").length === 3);
+    const opened = await open(minted.url, { origin: "https://console.example" });
+    // EventSource from a page on another origin reads it too: the URL is the grant, not a cookie.
+    expect(opened.headers.get("access-control-allow-origin")).toBe("*");
+    const first = await readUntil(opened, (messages) => messages.filter((m) => m.event === "stdout").length === 3);
     const lastId = idsOf(first).at(-1)!;
     const rest = await readUntil(await open(minted.url, { "last-event-id": String(lastId) }));
     expect(stdoutOf(first) + stdoutOf(rest)).toBe(countedLines(60));
@@ -183,6 +186,8 @@ describe("exec with stream: \"url\"", () => {
     expect(await refusal(ttl)).toEqual({ status: 400, code: "INVALID_REQUEST" });
     const other = await apiCall(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "true", stream: "sse" } });
     expect(await refusal(other)).toEqual({ status: 400, code: "INVALID_REQUEST" });
+    const unstartable = await apiCall(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "true", cwd: "/definitely/not/here", stream: "url" } });
+    expect(await refusal(unstartable)).toEqual({ status: 422, code: "SPAWN_FAILED" });
     const plain = await apiCall(`/v1/sandboxes/${id}/exec`, { method: "POST", json: { command: "echo still-buffered" } });
     expect(await plain.json()).toMatchObject({ stdout: "still-buffered\n", exitCode: 0 });
   });
