@@ -11,9 +11,12 @@ import type { ApiEnv } from "../api/types.ts";
 import type { Env } from "../env.ts";
 import { VENDOR_FILES } from "./vendor.ts";
 
-/** Scripts and styles only from this origin (Swagger UI sets inline styles); calls to this origin, over HTTP and WebSocket. */
+/**
+ * Scripts and styles only from this origin (Swagger UI sets inline styles), and calls only to it:
+ * 'self' covers its ws:/wss: too, so a script that got in could not send the token elsewhere.
+ */
 const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 export function consoleEnabled(env: Env): boolean {
   return env.SANDBOX_CONSOLE === "on";
