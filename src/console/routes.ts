@@ -6,7 +6,6 @@
  * the API token the user pastes.
  */
 import { Hono, type Context } from "hono";
-import { errorResponse } from "../api/errors.ts";
 import type { ApiEnv } from "../api/types.ts";
 import type { Env } from "../env.ts";
 import { VENDOR_FILES } from "./vendor.ts";
@@ -22,8 +21,9 @@ export function consoleEnabled(env: Env): boolean {
   return env.SANDBOX_CONSOLE === "on";
 }
 
-function notServed(c: Context<ApiEnv>): Response {
-  return errorResponse(c, "NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+/** The API's own 404 (app.ts), as for any path it has no route for. */
+function notServed(c: Context<ApiEnv>): Response | Promise<Response> {
+  return c.notFound();
 }
 
 function withPageHeaders(response: Response): Response {
