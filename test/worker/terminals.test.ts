@@ -136,6 +136,22 @@ describe("terminals over /v1", () => {
     expect(resumed.controls.at(-1)).toMatchObject({ type: "exit", exitCode: 0 });
   });
 
+  it("a resize frame on the WebSocket reaches the program as SIGWINCH, and stty size shows the new size", async () => {
+    const id = uniqueId("term-v1-winch");
+    stubFor(id);
+    const created = await apiCall(`/v1/sandboxes/${id}/terminals`, {
+      method: "POST",
+      json: { command: "trap 'echo WINCH $(stty size)' WINCH; echo ready; while :; do sleep 0.05; done", cols: 80, rows: 24 },
+    });
+    const { terminal } = (await created.json()) as { terminal: { id: string } };
+    const viewer = accept(await apiCall(`/v1/sandboxes/${id}/terminals/${terminal.id}/ws`, { headers: { upgrade: "websocket" } }));
+    expect(await eventually(async () => (await viewer.settled(), viewer.text().includes("ready")), 10_000)).toBe(true);
+    viewer.socket.send(JSON.stringify({ type: "resize", cols: 132, rows: 43 }));
+    expect(await eventually(async () => (await viewer.settled(), viewer.text().includes("WINCH 43 132")), 10_000)).toBe(true);
+    await apiCall(`/v1/sandboxes/${id}/terminals/${terminal.id}/kill?signal=SIGKILL`, { method: "POST" });
+    await viewer.closed;
+  });
+
   it("refuses a plain GET on the WebSocket route and an unknown terminal", async () => {
     const id = uniqueId("term-v1-bad");
     stubFor(id);
