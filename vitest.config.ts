@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 
 /** API token the workers tests run with (the Worker refuses every request without one). */
 export const TEST_API_TOKEN = "test-token-0123456789";
+/** Preview domain of the workers tests: host-based preview URLs are `<port>-<id>.preview.test`. */
+export const TEST_PREVIEW_DOMAIN = "preview.test";
 
 export default defineConfig({
   test: {
@@ -41,6 +43,7 @@ export default defineConfig({
                 SANDBOX_CONTAINER_URL: inject("runtimeUrl"),
                 SANDBOX_RUNTIME_SECRET: inject("runtimeSecret"),
                 SANDBOX_API_TOKEN: TEST_API_TOKEN,
+                SANDBOX_PREVIEW_DOMAIN: TEST_PREVIEW_DOMAIN,
               },
             },
           })),

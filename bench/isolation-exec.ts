@@ -61,7 +61,7 @@ const bench: BenchModule = {
               notes: [
                 networked
                   ? "bwrap entered into the sandbox's own network namespace (nsenter), which slirp4netns connects outward, host loopback excluded."
-                  : "bwrap: own user (an unprivileged uid), pid, ipc, uts and net namespaces, read-only system mounts, no capabilities.",
+                  : "bwrap: own user (an unprivileged uid), pid, ipc and uts namespaces, entered into the sandbox's loopback-only network namespace (nsenter), read-only system mounts, no capabilities.",
               ],
             });
           } finally {

@@ -18,6 +18,7 @@ const MODULES = [
   "bridge-first-command.ts",
   "first-command.ts",
   "code-interpreter.ts",
+  "preview-ports.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

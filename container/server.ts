@@ -17,6 +17,7 @@ import { CodeContexts } from "./interpreter/code-contexts.ts";
 import { interpreterPrograms, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
+import { portProxyServing } from "./http/port-proxy-serving.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
@@ -94,15 +95,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const requests = routeRequests(router, (req, res, url, params): RequestContext => ({ req, res, url, params, server: context }), {
     secret: options.secret,
   });
+  const ports = portProxyServing(services.isolation.ports, options.secret);
   let listening;
   try {
-    listening = await listen(requests, { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" });
+    listening = await listen(ports.around(requests), { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" });
   } catch (error) {
     services.close();
     throw error;
   }
   const { server } = listening;
-  serveTerminalSockets(server, context, options.secret);
+  serveTerminalSockets(server, context, options.secret, ports.claimUpgrade);
 
   let closing: Promise<void> | undefined;
   return {

@@ -7,13 +7,19 @@ export const ERROR_CODES = {
   INVALID_REQUEST: 400,
   INVALID_SIGNAL: 400,
   INVALID_SANDBOX_ID: 400,
+  /** A preview port outside 1024–65535, or the container server's own port. */
+  INVALID_PORT: 400,
   UNAUTHORIZED: 401,
+  /** A request to a private preview port with neither its token, its cookie nor the API token. */
+  PORT_TOKEN_REQUIRED: 401,
   /** A signed stream URL whose signature does not match what it names (tampered, or for another sandbox, stream or route). */
   STREAM_URL_INVALID: 401,
   /** A signed stream URL past its expiry (its signature was good): mint a new one. */
   STREAM_URL_EXPIRED: 401,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
+  /** A preview port's token (in `?token=` or the cookie) that is not the port's current one. */
+  PORT_TOKEN_INVALID: 403,
   /** The sandbox asked for walls lower than the operator allows (isolation below the floor, a path not allowed, raw bwrap arguments). */
   ISOLATION_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
@@ -26,9 +32,12 @@ export const ERROR_CODES = {
   CODE_EXECUTION_NOT_FOUND: 404,
   /** A terminal id the sandbox does not know (never created, or gone with a restarted container). */
   TERMINAL_NOT_FOUND: 404,
+  /** A preview port that is not exposed (never, or no longer): answered without waking the container. */
+  PORT_NOT_EXPOSED: 404,
   METHOD_NOT_ALLOWED: 405,
   PROCESS_EXISTS: 409,
   TERMINAL_EXISTS: 409,
+  PORT_ALREADY_EXPOSED: 409,
   /** Input or a resize for a terminal whose program has exited. */
   TERMINAL_EXITED: 409,
   SESSION_EXISTS: 409,
@@ -59,6 +68,8 @@ export const ERROR_CODES = {
   AUTH_NOT_CONFIGURED: 503,
   /** A client could not reach the service (or lost a stream) and gave up after its retries. */
   CONNECTION_FAILED: 502,
+  /** An exposed preview port that nothing in the sandbox listens on. */
+  PORT_NOT_LISTENING: 502,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -115,6 +115,8 @@ export interface RuntimeHealth {
   isolation: string;
   /** Host paths sandboxes may mount. */
   allowedPaths: string[];
+  /** Whether sandboxes may have outbound network at all. */
+  networkAllowed: boolean;
   dataDir: string;
 }
 

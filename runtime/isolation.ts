@@ -12,6 +12,8 @@ export interface RuntimeIsolation {
   mode: IsolationMode;
   /** bubblewrap binary handed to every server (SANDBOX_BWRAP_PATH); default: `bwrap` on PATH. */
   bwrapPath?: string;
+  /** False when the operator gives no sandbox outbound network (SANDBOX_NETWORK_ALLOWED=0): a ceiling. */
+  networkAllowed?: boolean;
   /** Where the defaults of the other fields are read (default: the runtime's process env). */
   env?: Record<string, string | undefined>;
 }
@@ -46,8 +48,8 @@ export function parseIsolationMode(value: string | undefined, support: Isolation
 const flag = (value: boolean) => (value ? "1" : "0");
 
 /**
- * `enableInternet` is the platform's switch (Container `enableInternet`): when false, commands never
- * get the network, whatever else says so. Otherwise the network is off unless the sandbox (or the
+ * `enableInternet` is the platform's switch (Container `enableInternet`) and `networkAllowed` the
+ * operator's: when either is false, commands never get the network, whatever else says so. Otherwise the network is off unless the sandbox (or the
  * runtime's SANDBOX_ALLOW_NETWORK) allows it.
  */
 export function resolveIsolation(defaults: RuntimeIsolation, request: IsolationRequest = {}, enableInternet = true): ResolvedIsolation {
@@ -58,7 +60,7 @@ export function resolveIsolation(defaults: RuntimeIsolation, request: IsolationR
 
   const network =
     request.allowNetwork === undefined ? (base[ISOLATION_ENV.allowNetwork] ?? base[ISOLATION_ENV.enableInternet] ?? "0") : flag(request.allowNetwork);
-  env[ISOLATION_ENV.allowNetwork] = enableInternet ? network : "0";
+  env[ISOLATION_ENV.allowNetwork] = enableInternet && defaults.networkAllowed !== false ? network : "0";
   env[ISOLATION_ENV.enableInternet] = env[ISOLATION_ENV.allowNetwork]!;
 
   const fields = [

@@ -5,7 +5,9 @@
  *     `none`, never for `none` where it runs bwrap;
  *   - host paths a sandbox may mount (read-only or read-write) lie under the operator's allowlist
  *     (SANDBOX_ALLOWED_PATHS; empty by default), after symlinks are resolved;
- *   - raw bubblewrap arguments are the operator's alone (SANDBOX_BWRAP_ARGS of the runtime).
+ *   - raw bubblewrap arguments are the operator's alone (SANDBOX_BWRAP_ARGS of the runtime);
+ *   - outbound network is a ceiling: where the operator turns it off (SANDBOX_NETWORK_ALLOWED=0), no
+ *     sandbox may ask for `allowNetwork`.
  * The Durable Object asks (POST /isolation/check) when a sandbox's config is saved, so a config
  * outside the walls is refused then; every start checks again, as the policy may have changed since.
  * What the operator sets as defaults (the runtime's own SANDBOX_* isolation variables) is not checked.
@@ -20,6 +22,8 @@ export interface OperatorPolicy {
   floor: IsolationMode;
   /** Host directories (and what lies below them) that sandboxes may mount. */
   allowedPaths: readonly string[];
+  /** Whether any sandbox may have outbound network (`allowNetwork`). */
+  networkAllowed: boolean;
 }
 
 /** Throws ISOLATION_NOT_ALLOWED (403) for a request outside the walls, INVALID_REQUEST for a path that does not exist. */
@@ -31,6 +35,11 @@ export function checkIsolationRequest(policy: OperatorPolicy, request: Isolation
   }
   if (request.bwrapArgs !== undefined && request.bwrapArgs.length > 0) {
     throw notAllowed("bwrapArgs are the operator's (SANDBOX_BWRAP_ARGS of the runtime), not a sandbox's setting", { field: "bwrapArgs" });
+  }
+  if (!policy.networkAllowed && request.allowNetwork === true) {
+    throw notAllowed("this runtime gives no sandbox outbound network: allowNetwork cannot be asked for (the operator sets SANDBOX_NETWORK_ALLOWED)", {
+      field: "allowNetwork",
+    });
   }
   const roots = policy.allowedPaths.flatMap((root) => {
     const real = realOrUndefined(root);

@@ -49,6 +49,7 @@ function health({ res, runtime }: RuntimeRequest): void {
     warmPoolSize: runtime.pool.warmPoolSize,
     isolation: runtime.isolation,
     allowedPaths: [...runtime.policy.allowedPaths],
+    networkAllowed: runtime.policy.networkAllowed,
     dataDir: runtime.dataDir,
   };
   sendJson(res, 200, body);

@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   isolation?: IsolationMode | string;
   /** Host paths sandboxes may mount (SANDBOX_ALLOWED_PATHS); default none. */
   allowedPaths?: readonly string[];
+  /** Whether any sandbox may have outbound network (SANDBOX_NETWORK_ALLOWED); default true. */
+  networkAllowed?: boolean;
   /** Live sandboxes at most (SANDBOX_MAX_SANDBOXES); default 32. */
   maxContainers?: number;
   /** Booted container servers kept ready for new sandboxes (SANDBOX_WARM_POOL); default 0. */
@@ -58,6 +60,7 @@ export interface RunningRuntime {
 export async function startRuntime(options: RuntimeOptions = {}): Promise<RunningRuntime> {
   const bwrapPath = options.bwrapPath ?? (process.env.SANDBOX_BWRAP_PATH || undefined);
   const isolation = parseIsolationMode(options.isolation, detectIsolation(bwrapPath === undefined ? {} : { bwrapPath }));
+  const networkAllowed = options.networkAllowed ?? true;
   const dataDir = resolve(options.dataDir ?? ".sandbox");
   // Only its owner may reach what sandboxes keep (a file a command made setuid among it).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -71,7 +74,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
 
   const pool = new ContainerPool({
     dataDir,
-    isolation: { mode: isolation, ...(bwrapPath === undefined ? {} : { bwrapPath }) },
+    isolation: { mode: isolation, networkAllowed, ...(bwrapPath === undefined ? {} : { bwrapPath }) },
     launcher: options.launcher ?? directLauncher,
     ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
@@ -79,7 +82,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     ...(options.warmServers === undefined ? {} : { warmServers: options.warmServers }),
   });
 
-  const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])] };
+  const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])], networkAllowed };
   const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy };
   const secret = options.secret ?? newSecret();
   const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }), {

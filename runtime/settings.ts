@@ -2,6 +2,7 @@
  * The operator's settings of the runtime, read from the environment of `npm start` / `npm run runtime`:
  *   SANDBOX_ISOLATION      bwrap (default where bubblewrap runs) or none: the floor of every sandbox
  *   SANDBOX_ALLOWED_PATHS  host paths sandboxes may mount (colon-separated or a JSON array; default none)
+ *   SANDBOX_NETWORK_ALLOWED 1 (default) or 0: whether any sandbox may have outbound network
  *   SANDBOX_MAX_SANDBOXES  live sandboxes at most (default 32); one more start is 429 TOO_MANY_SANDBOXES
  *   SANDBOX_WARM_POOL      booted container servers kept ready for new sandboxes (default 2; 0: none),
  *                          each ~50 MB of memory while it waits
@@ -14,12 +15,18 @@ import type { RuntimeOptions } from "./server.ts";
 /** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
 const DEFAULT_WARM_SERVERS = 2;
 
-export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "maxContainers" | "warmServers">;
+export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers">;
 
 export function runtimeSettingsFromEnv(env: Record<string, string | undefined>): RuntimeSettings {
   const settings: RuntimeSettings = {};
   if (env.SANDBOX_ISOLATION) settings.isolation = env.SANDBOX_ISOLATION;
   if (env.SANDBOX_ALLOWED_PATHS) settings.allowedPaths = parsePaths(env.SANDBOX_ALLOWED_PATHS, "SANDBOX_ALLOWED_PATHS");
+  if (env.SANDBOX_NETWORK_ALLOWED) {
+    if (env.SANDBOX_NETWORK_ALLOWED !== "0" && env.SANDBOX_NETWORK_ALLOWED !== "1") {
+      throw new Error(`SANDBOX_NETWORK_ALLOWED must be 1 or 0, not "${env.SANDBOX_NETWORK_ALLOWED}"`);
+    }
+    settings.networkAllowed = env.SANDBOX_NETWORK_ALLOWED === "1";
+  }
   if (env.SANDBOX_MAX_SANDBOXES) {
     const max = Number(env.SANDBOX_MAX_SANDBOXES);
     if (!Number.isInteger(max) || max < 1) throw new Error(`SANDBOX_MAX_SANDBOXES must be a whole number ≥ 1, not "${env.SANDBOX_MAX_SANDBOXES}"`);

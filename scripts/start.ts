@@ -11,8 +11,8 @@
  * SANDBOX_API_TOKEN (default: generated, or taken from .dev.vars), SANDBOX_RUNTIME_SECRET (default:
  * generated), SANDBOX_DATA_DIR (default .sandbox), the runtime's operator settings (runtime/settings.ts:
  * SANDBOX_ISOLATION — bwrap by default, `none` only when asked for —, SANDBOX_ALLOWED_PATHS,
- * SANDBOX_MAX_SANDBOXES), SANDBOX_CONSOLE (default on: the web console at / and the API reference at
- * /v1/docs), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
+ * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_CONSOLE (default on: the web
+ * console at / and the API reference at /v1/docs), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
  * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
 import { fork } from "node:child_process";

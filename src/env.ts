@@ -9,6 +9,11 @@ export interface Env {
   SANDBOX_CONTAINER_URL?: string;
   /** The local runtime's secret (`npm start` sets it): the runtime answers to nothing else. */
   SANDBOX_RUNTIME_SECRET?: string;
+  /**
+   * Where host-based preview URLs live (`<port>-<id>.<domain>`, e.g. "preview.example.com", with a
+   * wildcard DNS record and route to this Worker). Unset: preview URLs are path-based only.
+   */
+  SANDBOX_PREVIEW_DOMAIN?: string;
   /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
   SANDBOX_SLEEP_AFTER?: string;
   /** "on": serve the web console at / and the API reference at /v1/docs (`npm start` turns it on). */

@@ -4,7 +4,7 @@
  * generation (for stale process handles) and its config, and forwards every call to the container
  * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
  */
-import { Container } from "@cloudflare/containers";
+import { Container, type WaitOptions } from "@cloudflare/containers";
 import type { CodeContext, Execution } from "../protocol/code.ts";
 import type { ExecResult, PingResponse } from "../protocol/process.ts";
 import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../protocol/info.ts";
@@ -50,7 +50,7 @@ import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
 import { errorFromResponse } from "./rpc/error-response.ts";
 import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
 import { errorBody } from "../protocol/errors.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "./rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
@@ -63,10 +63,13 @@ import * as processes from "./sandbox/processes.ts";
 import { parseRequest } from "./sandbox/request.ts";
 import * as sessions from "./sandbox/sessions.ts";
 import * as terminals from "./sandbox/terminals.ts";
+import { forwardToPort, PortRegistry, type UrlContext } from "./sandbox/ports.ts";
+import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "./rpc/ports.ts";
+import { asSandboxError } from "./rpc/errors.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
+import { probeUntilReady, READINESS } from "./sandbox/readiness.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
-const PORT_READY_TIMEOUT_MS = 30_000;
 
 interface Link {
   api: ContainerApi;
@@ -77,6 +80,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   override defaultPort = CONTAINER_SERVER_PORT;
   override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
   readonly #generations: GenerationTracker;
+  /** Exposed preview ports and their tokens (in storage). */
+  readonly #ports: PortRegistry;
   #openStreams = 0;
   /**
    * The sandbox's env vars. Deliberately not `this.envVars` (the container's own process env): that
@@ -86,6 +91,9 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #sandboxEnv: Record<string, string> = {};
   /** The env vars the running container has been given (POST /api/env), and for which generation. */
   #appliedEnv: { generation: string; vars: Record<string, string> } | undefined;
+  /** How the last container start this object made went (getInfo()); probes counted by waitForPort. */
+  #startup: StartupTiming | undefined;
+  #probes = 0;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -94,6 +102,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
     super(ctx, env);
     this.#generations = new GenerationTracker(ctx.storage);
+    this.#ports = new PortRegistry(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
@@ -109,6 +118,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   override onStop(): void {
     this.#generations.reset();
+  }
+
+  /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
+  override async waitForPort(options: WaitOptions): Promise<number> {
+    const container = this.ctx.container!;
+    const probes = await probeUntilReady(container.getTcpPort(options.portToCheck), options, () => container.running, `http://${this.pingEndpoint}`);
+    this.#probes += probes;
+    return probes;
   }
 
   override onError(error: unknown): unknown {
@@ -204,7 +221,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      return { ...this.#describe(generation), ...report };
+      return { ...this.#describe(generation), ...report, ...(this.#startup ? { startup: this.#startup } : {}) };
     });
   }
 
@@ -451,8 +468,50 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
-  /** A viewer's upgrade (see terminalSocketRequest) is served here; anything else goes to the container as the base class does. */
+  // ── preview ports ────────────────────────────────────────────────────────
+
+  async exposePort(port: number, options: ExposePortOptions = {}): Promise<ExposedPort> {
+    return this.#guard(() => this.#ports.expose(port, options, this.#previewUrls()));
+  }
+
+  async unexposePort(port: number): Promise<UnexposePortResult> {
+    return this.#guard(async () => {
+      await this.#ports.unexpose(port);
+      return { port };
+    });
+  }
+
+  async getExposedPorts(options: ExposedPortsOptions = {}): Promise<ExposedPort[]> {
+    return this.#guard(() => this.#ports.list(this.#previewUrls(), options.origin));
+  }
+
+  #previewUrls(): UrlContext {
+    return { sandboxId: this.ctx.id.name ?? this.ctx.id.toString(), previewDomain: this.env.SANDBOX_PREVIEW_DOMAIN || undefined };
+  }
+
+  /**
+   * A proxied request for a preview port (see portProxyRequest). The registry decides first, from
+   * storage alone: a port that is not exposed, or a caller without its token, never wakes the container.
+   */
+  async #servePort(parts: PortRequestParts, request: Request): Promise<Response> {
+    try {
+      const { answer, isPublic } = await this.#ports.admit(parts, request);
+      if (answer) return answer;
+      await this.#link();
+      const response = await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic);
+      if (response.status === 101 || response.body === null) return response;
+      // A long answer (a stream, a download) keeps the container awake while it flows.
+      return new Response(this.#guardStream(response.body), response);
+    } catch (error) {
+      const coded = asSandboxError(error);
+      return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
+    }
+  }
+
+  /** A viewer's upgrade (see terminalSocketRequest) and preview-port requests are served here; anything else goes to the container as the base class does. */
   override async fetch(request: Request): Promise<Response> {
+    const portParts = portRequestParts(request);
+    if (portParts) return this.#servePort(portParts, request);
     const terminalId = terminalSocketId(request);
     if (terminalId === undefined) return super.fetch(request);
     try {
@@ -505,11 +564,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async #ensureRunning(): Promise<void> {
     const state = await this.getState();
     if (this.ctx.container!.running && state.status === "healthy") return;
+    const startedAt = Date.now();
+    this.#probes = 0;
     try {
       await this.startAndWaitForPorts({
         ports: [CONTAINER_SERVER_PORT],
-        cancellationOptions: { portReadyTimeoutMS: PORT_READY_TIMEOUT_MS },
+        cancellationOptions: { portReadyTimeoutMS: READINESS.portReadyTimeoutMs, waitInterval: READINESS.pollIntervalMs },
       });
+      this.#startup = { startedAt: new Date(startedAt).toISOString(), readyMs: Date.now() - startedAt, probes: this.#probes };
     } catch (error) {
       if (error instanceof SandboxError) throw error;
       // The local runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): keep its code.

@@ -16,11 +16,15 @@ import type { ServerContext } from "./types.ts";
 
 const WS_PATH = /^\/api\/terminals\/([^/]+)\/ws$/;
 
-export function serveTerminalSockets(server: Server, context: ServerContext, secret: string | undefined): void {
+/** Another server's upgrades come first: it answers true for those it takes (the preview-port proxy). */
+export type UpgradeClaim = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+
+export function serveTerminalSockets(server: Server, context: ServerContext, secret: string | undefined, other?: UpgradeClaim): void {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     try {
       if (secret !== undefined && !carriesSecret(req, secret)) return refuse(socket, "UNAUTHORIZED", "this server answers only to its secret");
+      if (other?.(req, socket, head)) return;
       const url = new URL(req.url ?? "/", "http://localhost");
       const match = WS_PATH.exec(url.pathname);
       if (!match) return refuse(socket, "NOT_FOUND", `no WebSocket at ${url.pathname}`);

@@ -4,9 +4,9 @@
  *   - the workspace read-write at its own path, the configured read-only / read-write paths;
  *   - a /tmp (and a HOME) private to this sandbox that persist across its commands, and nothing
  *     else writable (the root is remounted read-only);
- *   - its own pid namespace and /proc (no host processes); no network unless allowed, and when
- *     allowed the sandbox's own network namespace (entered before bwrap starts, see network.ts),
- *     never the host's;
+ *   - its own pid namespace and /proc (no host processes); the sandbox's own network namespace,
+ *     shared by all its commands and entered before bwrap starts (network.ts): loopback only unless
+ *     network is allowed, never the host's;
  *   - its own user namespace, where it runs as SANDBOX_UID, the one id mapped (to the server's user);
  *     so it holds no capabilities, cannot become root of the host, and bind mounts are nosuid;
  *   - no capabilities, so it cannot remount its way out.
@@ -60,7 +60,6 @@ export function bwrapBaseArgs(layout: BwrapLayout, extraMounts: readonly string[
   args.push("--remount-ro", "/");
   args.push("--unshare-user", "--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_GID));
   args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
-  if (!options.allowNetwork) args.push("--unshare-net");
   args.push("--hostname", "sandbox", "--die-with-parent", "--cap-drop", "ALL");
   return args;
 }

@@ -2,9 +2,11 @@
  * Native isolation of commands (the local runtime's stand-in for a container's walls). Created once
  * at server start from IsolationOptions: asking for bwrap where it does not work throws
  * ISOLATION_UNAVAILABLE right there, never a silent downgrade. Under bwrap it contributes a spawn hook
- * that wraps every command's argv; with "none" it only reports what is in effect. Under bwrap with
- * network allowed, commands get a network of the sandbox's own (never the host's, whose loopback
- * serves other things): without the program that provides it, that too is ISOLATION_UNAVAILABLE.
+ * that wraps every command's argv; with "none" it only reports what is in effect. Under bwrap,
+ * commands share a network of the sandbox's own (never the host's, whose loopback serves other
+ * things): loopback only, or connected outward when network is allowed; without the programs that
+ * provide it, that too is ISOLATION_UNAVAILABLE. It also gives the server its way to the sandbox's
+ * ports (`ports`): the server's own loopback without isolation, a forwarder inside that network under bwrap.
  *
  * It also owns the server's private state directory: the sandbox's /tmp and HOME under bwrap, and the
  * per-run files sessions use to carry state out of a command (visible to commands at RUNS_PATH).
@@ -17,7 +19,8 @@ import { ServiceError } from "../../server-kit/service-error.ts";
 import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
 import { isInside } from "../files/paths.ts";
 import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./bwrap.ts";
-import { findNetworkPrograms, SandboxNetwork } from "./network.ts";
+import { findNetworkPrograms, findNsenter, SandboxNetwork } from "./network.ts";
+import { directConnector, ForwarderConnector, type PortConnector } from "../ports/port-connector.ts";
 import { createStateDir } from "./state-dir.ts";
 
 /** Where commands under bwrap find the per-run state directory. */
@@ -41,6 +44,8 @@ export class CommandIsolation {
   readonly #stateDir: string;
   readonly #ownsStateDir: boolean;
   readonly #network: SandboxNetwork | undefined;
+  /** How the server reaches a port of the sandbox (preview ports). */
+  readonly ports: PortConnector;
 
   constructor(options: IsolationOptions, setup: IsolationSetup, support: IsolationSupport = detectIsolation()) {
     this.options = options;
@@ -58,6 +63,13 @@ export class CommandIsolation {
         reason: networkPrograms.missing,
       });
     }
+    const nsenter = options.isolation === "bwrap" && !options.allowNetwork ? findNsenter() : undefined;
+    if (typeof nsenter === "object") {
+      throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" needs a network namespace its commands share: ${nsenter.missing}`, {
+        isolation: "bwrap",
+        reason: nsenter.missing,
+      });
+    }
     for (const p of [...options.readOnlyPaths, ...options.readWritePaths]) {
       if (!existsSync(p)) throw new ServiceError("INVALID_REQUEST", `isolation config: configured path does not exist: ${p}`, { path: p });
     }
@@ -71,6 +83,7 @@ export class CommandIsolation {
       this.#layout = undefined;
       this.#baseArgs = [];
       this.runsDir = { host: runs, visible: runs };
+      this.ports = directConnector();
       return;
     }
     const tmpSource = path.join(this.#stateDir, "tmp");
@@ -82,7 +95,9 @@ export class CommandIsolation {
       mkdirSync(layout.home.source, { recursive: true, mode: 0o700 });
     }
     this.#layout = layout;
-    this.#network = networkPrograms ? new SandboxNetwork(networkPrograms) : undefined;
+    const network = new SandboxNetwork(networkPrograms ?? { bwrap: layout.binary, nsenter: nsenter! });
+    this.#network = network;
+    this.ports = new ForwarderConnector(() => network.commandPrefix(), path.join(this.#stateDir, "ports.sock"));
     this.#baseArgs = bwrapBaseArgs(layout, ["--bind", runs, RUNS_PATH]);
     this.runsDir = { host: runs, visible: RUNS_PATH };
   }
@@ -154,6 +169,7 @@ export class CommandIsolation {
 
   /** Stops the sandbox's network and removes the state directory when this server created it. */
   close(): void {
+    this.ports.close();
     this.#network?.close();
     if (this.#ownsStateDir) rmSync(this.#stateDir, { recursive: true, force: true });
   }

@@ -1,16 +1,19 @@
 /**
- * The network of a sandbox whose commands may use one (bwrap with allowNetwork): a network namespace
- * of its own, connected outward by slirp4netns, a user-space TCP/IP stack that dials out from the
- * host as an ordinary process, so commands reach outside networks but never the host's loopback
+ * The network of a sandbox under bwrap: one network namespace of its own, shared by all its commands
+ * the way processes of one container share theirs (a server one command starts is reachable from
+ * another command, and from the sandbox's preview ports, on the sandbox's 127.0.0.1).
+ *
+ * Without network allowed the namespace has only loopback: it is held by a bwrap process (bwrap
+ * brings loopback up in a namespace it creates; `unshare` would leave it down). With network allowed
+ * it is connected outward by slirp4netns, a user-space TCP/IP stack that dials out from the host as
+ * an ordinary process, so commands reach outside networks but never the host's loopback
  * (`--disable-host-loopback`) nor any other interface of the host directly. Sharing the host's
  * namespace instead would hand commands every service listening on the host's 127.0.0.1.
  *
- * One namespace per server, held by a small process (`unshare`) that lives as long as the server:
- * every command is entered into it with `nsenter` in front of bwrap, which costs one exec, so
- * commands of one sandbox share a network the way processes of one container do (one command can
- * reach a server another one started on the sandbox's loopback). The holder and slirp4netns each
- * watch a pipe from the server and exit when it closes, so a server that is killed outright does
- * not leave them behind.
+ * One namespace per server, held by a small process that lives as long as the server: every command
+ * is entered into it with `nsenter` in front of bwrap, which costs one exec. The holder and
+ * slirp4netns each watch a pipe from the server and exit when it closes, so a server that is killed
+ * outright does not leave them behind.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
@@ -29,6 +32,19 @@ interface NetworkPrograms {
   slirp4netns: string;
 }
 
+/** What a loopback-only namespace needs: bwrap (which holds it) and nsenter (which enters commands into it). */
+export interface LoopbackPrograms {
+  bwrap: string;
+  nsenter: string;
+}
+
+/** nsenter, or why it is missing; looked up as findNetworkPrograms does. */
+export function findNsenter(
+  dirs: readonly string[] = [...(process.env.PATH || "").split(path.delimiter), "/usr/bin", "/bin", "/usr/sbin", "/sbin"],
+): string | { missing: string } {
+  return findExecutable("nsenter", dirs) ?? { missing: "nsenter is not installed: apt-get install util-linux" };
+}
+
 /**
  * The programs a sandbox network needs, or why it cannot have one. Looked up once per server, in
  * PATH and the system directories unless `dirs` names others.
@@ -45,15 +61,18 @@ export function findNetworkPrograms(
 }
 
 export class SandboxNetwork {
-  readonly #programs: NetworkPrograms;
+  readonly #programs: NetworkPrograms | LoopbackPrograms;
   readonly #children: ChildProcess[] = [];
   readonly #ready: Promise<number>;
   #closed = false;
 
-  /** Starts the namespace and its network; commands wait for them in `commandPrefix`. */
-  constructor(programs: NetworkPrograms) {
+  /**
+   * Starts the namespace (and, given slirp4netns, its way out); commands wait for them in
+   * `commandPrefix`. Given LoopbackPrograms the namespace has loopback only.
+   */
+  constructor(programs: NetworkPrograms | LoopbackPrograms) {
     this.#programs = programs;
-    this.#ready = this.#start();
+    this.#ready = "slirp4netns" in programs ? this.#start(programs) : this.#startLoopback(programs);
     // A failure is reported to every command that asks; nothing is left unhandled meanwhile.
     this.#ready.catch(() => undefined);
   }
@@ -72,11 +91,11 @@ export class SandboxNetwork {
     }
   }
 
-  async #start(): Promise<number> {
+  async #start(programs: NetworkPrograms): Promise<number> {
     // The holder announces itself once it is inside the new namespaces: slirp4netns must not be
     // attached before that, or it would configure the host's own namespace.
     const holder = this.#track(
-      spawn(this.#programs.unshare, ["--user", "--map-root-user", "--net", "--", "/bin/sh", "-c", "echo; exec cat >/dev/null"], {
+      spawn(programs.unshare, ["--user", "--map-root-user", "--net", "--", "/bin/sh", "-c", "echo; exec cat >/dev/null"], {
         stdio: ["pipe", "pipe", "pipe"],
       }),
     );
@@ -84,12 +103,27 @@ export class SandboxNetwork {
     const pid = holder.pid!;
     const slirp = this.#track(
       spawn(
-        this.#programs.slirp4netns,
+        programs.slirp4netns,
         ["--configure", "--mtu", "65520", "--disable-host-loopback", "--exit-fd", "3", "--ready-fd", "4", String(pid), "tap0"],
         { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
       ),
     );
     await firstOutput(slirp, slirp.stdio[4] as NodeJS.ReadableStream, "slirp4netns");
+    return pid;
+  }
+
+  /** A bwrap holder: its info fd names the pid inside the new namespaces once they exist. */
+  async #startLoopback(programs: LoopbackPrograms): Promise<number> {
+    const holder = this.#track(
+      spawn(
+        programs.bwrap,
+        ["--unshare-user", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--info-fd", "3", "--", "/bin/sh", "-c", "exec cat >/dev/null"],
+        { stdio: ["pipe", "ignore", "pipe", "pipe"] },
+      ),
+    );
+    const info = await allOutput(holder, holder.stdio[3] as NodeJS.ReadableStream, "the sandbox's network namespace");
+    const pid = (JSON.parse(info) as { "child-pid"?: unknown })["child-pid"];
+    if (typeof pid !== "number") throw new ServiceError("ISOLATION_UNAVAILABLE", `the sandbox network could not start: bwrap said ${info.slice(0, 200)}`);
     return pid;
   }
 
@@ -102,6 +136,16 @@ export class SandboxNetwork {
     if (this.#closed) child.kill("SIGKILL");
     return child;
   }
+}
+
+/** Everything written to `stream` until it closes (bwrap closes its info fd once written). */
+async function allOutput(child: ChildProcess, stream: NodeJS.ReadableStream, what: string): Promise<string> {
+  let text = "";
+  stream.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  const ended = new Promise<void>((resolve) => stream.once("end", () => resolve()));
+  await firstOutput(child, stream, what);
+  await ended;
+  return text;
 }
 
 /** Resolves at the first byte on `stream`; rejects with what the program said if it ends first. */

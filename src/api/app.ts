@@ -12,6 +12,8 @@ import { openApiDocument } from "./openapi.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { codeRoutes } from "./routes/code.ts";
 import { terminalRoutes } from "./routes/terminals.ts";
+import { portRoutes } from "./routes/ports.ts";
+import { pathPortProxy } from "./port-proxy.ts";
 import { execRoutes } from "./routes/exec.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
@@ -31,10 +33,12 @@ export function createApp(): Hono<ApiEnv> {
   app.route("/", consoleRoutes);
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
+  // Preview-port traffic first: the port's token or cookie may admit it instead of the API token.
+  app.use("/v1/sandboxes/:id/ports/:port/*", pathPortProxy());
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes, streamUrlRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

@@ -55,3 +55,9 @@ export function requireToken(): MiddlewareHandler<ApiEnv> {
     await next();
   };
 }
+
+/** Whether an Authorization header carries the API token (preview ports accept it beside their own). */
+export async function carriesApiToken(header: string | undefined, token: string | undefined): Promise<boolean> {
+  const given = header === undefined ? undefined : BEARER.exec(header)?.[1];
+  return given !== undefined && token !== undefined && token !== "" && (await timingSafeEqual(given, token));
+}

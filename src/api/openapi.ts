@@ -21,6 +21,7 @@ import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import { execStreamUrlFieldsSchema, execStreamUrlSchema, streamUrlRequestSchema, streamUrlSchema } from "../../protocol/stream-url.ts";
 import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
+import { exposePortRequestSchema } from "../../protocol/preview-ports.ts";
 import * as s from "./schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -70,6 +71,7 @@ const pid: Json = { name: "pid", in: "path", required: true, schema: { type: "st
 const sid: Json = { name: "sid", in: "path", required: true, schema: { type: "string" }, description: "Session id" };
 const cid: Json = { name: "cid", in: "path", required: true, schema: { type: "string" }, description: "Code context id" };
 const tid: Json = { name: "tid", in: "path", required: true, schema: { type: "string" }, description: "Terminal id" };
+const portParam: Json = { name: "port", in: "path", required: true, schema: { type: "integer", minimum: 1024, maximum: 65535 }, description: "Port inside the sandbox" };
 const eid: Json = { name: "eid", in: "path", required: true, schema: { type: "string" }, description: "Run id (the executionId of its start event)" };
 const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
 
@@ -342,6 +344,36 @@ export function openApiDocument(serverUrl?: string): Json {
             "a viewer leaves the terminal running.",
           { 101: { description: "Switching to the WebSocket" } },
           { parameters: queryParameters(s.terminalSinceQuery), ...signedStream },
+        ),
+      },
+      [`${sandbox}/ports`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Expose a port of the sandbox (1024–65535, not the sandbox's own server port) at a preview URL. Private unless `public`: the URL " +
+            "carries a token once. 400 INVALID_PORT, 409 PORT_ALREADY_EXPOSED.",
+          { 201: json(s.exposedPortResponseSchema, "Exposed") },
+          { requestBody: body(exposePortRequestSchema) },
+        ),
+        get: op("The exposed ports and their URLs", { 200: json(s.exposedPortListSchema, "Exposed ports") }),
+      },
+      [`${sandbox}/ports/{port}`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, portParam],
+        delete: op("Unexpose a port: its URL and token stop working (404 PORT_NOT_EXPOSED)", { 200: json(s.unexposedPortSchema, "Unexposed") }),
+      },
+      [`${sandbox}/ports/{port}/{path}`]: {
+        parameters: [
+          { $ref: "#/components/parameters/sandboxId" },
+          portParam,
+          { name: "path", in: "path", required: true, schema: { type: "string" }, description: "Any path (and query), passed on to the port" },
+        ],
+        get: op(
+          "The preview URL of an exposed port: any method, any path, WebSocket upgrades too, proxied to the port inside the sandbox with the " +
+            "prefix stripped (sent as X-Forwarded-Prefix). A private port admits `?token=<token>` (a browser's navigation is answered " +
+            "with 302 to the same URL without it and a cookie scoped to the port's path), then that cookie, or the API token. 401 PORT_TOKEN_REQUIRED, 403 " +
+            "PORT_TOKEN_INVALID, 404 PORT_NOT_EXPOSED, 502 PORT_NOT_LISTENING. Also served as https://{port}-{id}.{SANDBOX_PREVIEW_DOMAIN}/{path} " +
+            "where the operator sets a preview domain.",
+          { 200: { description: "The port's own answer" }, 302: { description: "The token traded for a cookie" }, 101: { description: "A WebSocket to the port" } },
+          { security: [{}, { bearer: [] }] },
         ),
       },
       [`${sandbox}/terminals/{tid}/ws-url`]: {

@@ -226,3 +226,14 @@ export const terminalIdResultSchema = z.object({ terminalId: z.string() });
 export const terminalWriteResultSchema = z.object({ terminalId: z.string(), bytes: z.number().int() });
 export const terminalKillResultSchema = z.object({ terminalId: z.string(), signal: z.string() });
 export const terminalKillQuery = z.object({ signal: z.string().optional().describe("Default SIGTERM (SIGKILL after the grace period)") });
+
+const exposedPortSchema = z.object({
+  port: z.number().int(),
+  url: z.string().describe("The preview URL; a private port's carries its token once (?token=)"),
+  name: z.string().optional(),
+  public: z.boolean(),
+  exposedAt: z.string(),
+});
+export const exposedPortResponseSchema = exposedPortSchema;
+export const exposedPortListSchema = z.object({ ports: z.array(exposedPortSchema) });
+export const unexposedPortSchema = z.object({ port: z.number().int() });

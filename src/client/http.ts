@@ -46,6 +46,7 @@ import { terminalInputBody, type TerminalInfo, type TerminalKillResult, type Ter
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
 import type { RetryPolicy } from "../rpc/resumable-stream.ts";
@@ -340,6 +341,22 @@ class HttpTransport implements SandboxRpc {
 
   interruptCode(executionId: string): Promise<InterruptCodeResult> {
     return this.#json("POST", `/code/executions/${segment(executionId)}/interrupt`);
+  }
+
+  // ── preview ports ────────────────────────────────────────────────────────
+
+  /** URLs are made on the service's origin (or its preview domain): an `origin` given here is not needed. */
+  exposePort(port: number, options: ExposePortOptions = {}): Promise<ExposedPort> {
+    const { origin: _origin, ...rest } = options;
+    return this.#json("POST", "/ports", { body: { ...rest, port } });
+  }
+
+  unexposePort(port: number): Promise<UnexposePortResult> {
+    return this.#json("DELETE", `/ports/${segment(String(port))}`);
+  }
+
+  async getExposedPorts(_options: ExposedPortsOptions = {}): Promise<ExposedPort[]> {
+    return (await this.#json<{ ports: ExposedPort[] }>("GET", "/ports")).ports;
   }
 
   // ── the sandbox as a whole ───────────────────────────────────────────────

@@ -17,6 +17,7 @@ export type { CodeContext, CodeEvent, CodeLanguage, Execution, ExecutionError, E
 export type { ProcessRecord, ProcessLogs, KillResult, StdinResult } from "../rpc/processes.ts";
 export type { SandboxInfo, SandboxDetails, SandboxConfig } from "../rpc/sandbox.ts";
 export type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+export type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 export type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
 export type {
   WriteFileOptions,

@@ -17,6 +17,7 @@ import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
+import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;
@@ -98,6 +99,26 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
 
   interruptCode(executionId: string): Promise<InterruptCodeResult> {
     return this.#code.interruptCode(executionId);
+  }
+
+  // ── preview ports ────────────────────────────────────────────────────────
+
+  /**
+   * A URL for a port inside the sandbox (1024–65535): `{url, port, name}`. Private unless
+   * `public: true`: the URL carries a token once, traded for a cookie on first use. Over Workers RPC
+   * pass `origin` (the service's) for an absolute path-based URL.
+   */
+  exposePort(port: number, options?: ExposePortOptions): Promise<ExposedPort> {
+    return this.rpc.exposePort(port, options);
+  }
+
+  /** The port's URL stops working (404 PORT_NOT_EXPOSED) and its token with it. */
+  unexposePort(port: number): Promise<UnexposePortResult> {
+    return this.rpc.unexposePort(port);
+  }
+
+  getExposedPorts(options?: ExposedPortsOptions): Promise<ExposedPort[]> {
+    return this.rpc.getExposedPorts(options);
   }
 
   // ── the sandbox as a whole ───────────────────────────────────────────────

@@ -41,6 +41,7 @@ import type {
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
 import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
+import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -124,6 +125,15 @@ export interface SandboxRpc {
   /** Upgrades `request` (a WebSocket request, `?since=<cursor>` optional) to a viewer of the terminal: the 101 response. */
   connectTerminal(id: string, request: Request): Promise<Response>;
 
+  /**
+   * Makes a port inside the sandbox (1024–65535) reachable at a preview URL; private unless
+   * `public: true` (the URL carries a token once). Throws INVALID_PORT, PORT_ALREADY_EXPOSED.
+   */
+  exposePort(port: number, options?: ExposePortOptions): Promise<ExposedPort>;
+  /** Stops serving the port's URL (its token dies with it). Throws PORT_NOT_EXPOSED. */
+  unexposePort(port: number): Promise<UnexposePortResult>;
+  getExposedPorts(options?: ExposedPortsOptions): Promise<ExposedPort[]>;
+
   /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
@@ -187,6 +197,9 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   terminalOutput: true,
   deleteTerminal: true,
   connectTerminal: true,
+  exposePort: true,
+  unexposePort: true,
+  getExposedPorts: true,
   configure: true,
   info: true,
   getInfo: true,

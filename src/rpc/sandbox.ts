@@ -30,5 +30,15 @@ export interface SandboxConfig extends IsolationRequest {
   envVars?: Record<string, string>;
 }
 
+/** How the last container start went, when this sandbox's Durable Object started it. */
+export interface StartupTiming {
+  /** When the start was asked for (ISO). */
+  startedAt: string;
+  /** From the start request until the container server answered a readiness probe. */
+  readyMs: number;
+  /** Readiness probes sent until one was answered. */
+  probes: number;
+}
+
 /** getInfo(): the sandbox's generation and settings with what its container server reports. */
-export type SandboxDetails = SandboxInfo & Omit<WithoutEnvelope<InfoResponse>, "instanceId">;
+export type SandboxDetails = SandboxInfo & Omit<WithoutEnvelope<InfoResponse>, "instanceId"> & { startup?: StartupTiming };

@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { cloudflare } from "@computesdk/cloudflare";
+import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
 
 const url = () => inject("stackUrl");
 const token = () => inject("stackToken");
@@ -85,7 +86,6 @@ describe.concurrent("@computesdk/cloudflare against our Worker", () => {
     expect(await sandbox.getInfo()).toMatchObject({ id: sandbox.sandboxId, provider: "cloudflare", status: "running" });
     const again = await provider().sandbox.getById(sandbox.sandboxId);
     expect((await again!.runCommand("echo again")).stdout).toBe("again\n");
-    await expect(sandbox.getUrl({ port: 8080 })).rejects.toThrow(/501/);
     await sandbox.destroy();
   });
 
@@ -108,6 +108,37 @@ describe.concurrent("@computesdk/cloudflare against our Worker", () => {
     expect(await sandbox.filesystem.exists("finished.txt")).toBe(false);
     expect(await eventually(() => sandbox.filesystem.exists("finished.txt"))).toBe(true);
     expect(await sandbox.filesystem.readFile("/workspace/finished.txt")).toBe("finished\n");
+    await sandbox.destroy();
+  });
+
+  it("opens a port with getUrl (a tunnel: our preview port) that serves programs without the API token", async () => {
+    const sandbox = await newSandbox();
+    await sandbox.filesystem.writeFile("/workspace/preview-server.cjs", PREVIEW_SERVER_SOURCE);
+    await sandbox.runCommand("sh -c 'exec node preview-server.cjs 0 > server.log'", { background: true });
+    let port = 0;
+    const listening = await eventually(async () => {
+      const log = await sandbox.filesystem.readFile("/workspace/server.log").catch(() => "");
+      port = Number(/listening (\d+)/.exec(log)?.[1] ?? 0);
+      return port > 0;
+    });
+    expect(listening).toBe(true);
+
+    const tunnelUrl = await sandbox.getUrl({ port });
+    expect(tunnelUrl.startsWith(`${url()}/v1/sandboxes/${sandbox.sandboxId}/ports/${port}/?token=`)).toBe(true);
+    const page = await fetch(tunnelUrl.replace("/?token=", "/info?token="));
+    expect(page.status).toBe(200);
+    expect(await page.json()).toMatchObject({ method: "GET", path: "/info" });
+    // Without its token the address refuses; asking again reuses the tunnel.
+    expect((await fetch(tunnelUrl.replace(/\?token=.*$/, "info"))).status).toBe(401);
+    const again = await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/${port}`, { method: "POST" });
+    expect(await again.json()).toMatchObject({ port, url: tunnelUrl, hostname: new URL(url()).host, createdAt: expect.any(String) });
+
+    expect((await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/${port}`, { method: "DELETE" })).status).toBe(204);
+    expect((await fetch(tunnelUrl.replace("/?token=", "/info?token="))).status).toBe(404);
+    expect((await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/${port}`, { method: "DELETE" })).status).toBe(204);
+    const reserved = await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/80`, { method: "POST" });
+    expect(reserved.status).toBe(400);
+    expect(await reserved.json()).toMatchObject({ code: "invalid_request" });
     await sandbox.destroy();
   });
 
@@ -239,7 +270,6 @@ describe.concurrent("the Bridge API as it is framed", () => {
       ["POST", "persist"],
       ["GET", "persist"],
       ["POST", "hydrate"],
-      ["POST", "tunnel/8080"],
     ] as const) {
       const response = await bridge(`/v1/sandbox/${sandboxId}/${path}`, { method });
       expect(response.status, `${method} ${path}`).toBe(501);

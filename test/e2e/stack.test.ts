@@ -14,6 +14,8 @@ import { getHttpSandbox } from "../../src/client/http.ts";
 import type { OutputChunk } from "../../src/client/api.ts";
 import { freePort } from "../../runtime/ports.ts";
 import { startCuttingProxy } from "../cutting-proxy.ts";
+import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
+import WebSocket from "ws";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 // Unique per run: the test looks for it on every command line of the machine.
@@ -193,6 +195,39 @@ describe("npm start", () => {
     await process.kill();
     await expect(process.waitForExit(20_000)).resolves.toMatchObject({ status: "killed" });
     expect((await sandbox.exec("echo done")).stdout).toBe("done\n");
+  });
+
+  it("serves a preview port of a confined sandbox through wrangler dev: token, then cookie, then a WebSocket", async () => {
+    const sandbox = getHttpSandbox("e2e-ports", { url, token });
+    await sandbox.writeFile("preview-server.cjs", PREVIEW_SERVER_SOURCE);
+    const server = await sandbox.startProcess("exec node preview-server.cjs 0");
+    const { match } = await server.waitForLog(/listening (\d+)/, 20_000);
+    const port = Number((match as RegExpMatchArray)[1]);
+    const exposed = await sandbox.exposePort(port);
+    expect(exposed.url.startsWith(`${url}/v1/sandboxes/e2e-ports/ports/${port}/?token=`)).toBe(true);
+
+    expect((await fetch(exposed.url.replace(/\?token=.*$/, "info"))).status).toBe(401);
+    expect((await fetch(exposed.url.replace("/?token=", "/info?token="))).status).toBe(200);
+    const first = await fetch(exposed.url, { redirect: "manual", headers: { "sec-fetch-dest": "document" } }); // as a browser opening the page (fetch sets its own mode)
+    expect(first.status).toBe(302);
+    const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
+    const page = await fetch(new URL(first.headers.get("location")!, url).href + "info", { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.json()).toMatchObject({ path: "/info", headers: { "x-forwarded-prefix": `/v1/sandboxes/e2e-ports/ports/${port}` } });
+
+    const echoed = await new Promise<string>((resolve, reject) => {
+      const socket = new WebSocket(`${url.replace("http:", "ws:")}/v1/sandboxes/e2e-ports/ports/${port}/socket`, { headers: { cookie } });
+      socket.on("open", () => socket.send("through-wrangler"));
+      socket.on("message", (data) => {
+        resolve(data.toString());
+        socket.close();
+      });
+      socket.on("error", reject);
+      socket.on("unexpected-response", (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    });
+    expect(echoed).toBe("echo:through-wrangler");
+    await sandbox.unexposePort(port);
+    expect((await fetch(exposed.url, { redirect: "manual" })).status).toBe(404);
   });
 
   it("runs a command handle through a TCP proxy that cuts its stream again and again: the bytes received are the bytes written", async () => {

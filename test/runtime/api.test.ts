@@ -32,7 +32,7 @@ describe("runtime API", () => {
   it("reports its health and what isolation the machine offers", async () => {
     expect(await api("GET", "/health")).toMatchObject({
       status: 200,
-      body: { status: "ok", containers: 0, maxContainers: 32, warmServers: 0, warmPoolSize: 0, isolation: "none", allowedPaths: [], dataDir: runtime.dataDir },
+      body: { status: "ok", containers: 0, maxContainers: 32, warmServers: 0, warmPoolSize: 0, isolation: "none", allowedPaths: [], networkAllowed: true, dataDir: runtime.dataDir },
     });
     const isolation = await api("GET", "/isolation");
     expect(isolation).toMatchObject({ status: 200, body: { none: { available: true }, bwrap: { available: expect.any(Boolean) } } });

@@ -81,6 +81,10 @@ describe("info", () => {
     expect(info.resources.cpus).toBeGreaterThanOrEqual(1);
     expect(info.resources.disk.totalBytes).toBeGreaterThan(info.resources.disk.availableBytes);
     expect(info.generation).toBe((await sandbox.info()).generation);
+    // This object started the container: how long until its server answered, and in how many probes.
+    expect(info.startup).toEqual({ startedAt: expect.any(String), readyMs: expect.any(Number), probes: expect.any(Number) });
+    expect(info.startup!.probes).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(info.startup!.startedAt)).toBeLessThanOrEqual(Date.parse(info.containerStartedAt) + 1_000);
   });
 
   it("getInstructions describes the sandbox for an agent", async () => {

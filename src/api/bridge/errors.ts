@@ -16,6 +16,7 @@ const BRIDGE_CODES: Partial<Record<ErrorCode, string>> = {
   PATH_OUTSIDE_WORKSPACE: "invalid_request",
   FILE_NOT_FOUND: "workspace_read_not_found",
   PAYLOAD_TOO_LARGE: "payload_too_large",
+  INVALID_PORT: "invalid_request",
 };
 
 export function bridgeCode(code: ErrorCode): string {

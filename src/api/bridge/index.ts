@@ -11,7 +11,8 @@
  *   GET    /v1/sandbox/:id/running         → {running}          DELETE /v1/sandbox/:id → 204
  *   POST   /v1/sandbox/:id/session         → {id}               DELETE /v1/sandbox/:id/session/:sid
  *   GET    /health                         → {ok: true} (no token)
- *   persist, hydrate, mount, unmount, tunnel, pty, /v1/pool/… → 501 not_implemented
+ *   POST   /v1/sandbox/:id/tunnel/:port    → Tunnel (a preview port)   DELETE … → 204
+ *   persist, hydrate, mount, unmount, pty, /v1/pool/… → 501 not_implemented
  */
 import { Hono } from "hono";
 import { requireToken } from "../auth.ts";
@@ -24,6 +25,7 @@ import { bridgeFileRoutes } from "./files.ts";
 import { bridgeCreateRoutes, bridgeLifecycleRoutes } from "./lifecycle.ts";
 import { bridgePoolRoutes, bridgeUnavailableRoutes } from "./unavailable.ts";
 import { bridgeSessionRoutes } from "./sessions.ts";
+import { bridgeTunnelRoutes } from "./tunnel.ts";
 
 /** A file upload (`PUT /v1/sandbox/:id/file/<path>`) streams on: only its declared length is checked. */
 const FILE_UPLOAD = /^\/v1\/sandbox\/[^/]+\/file\/.+$/;
@@ -34,7 +36,7 @@ export function bridgeApi(): Hono<ApiEnv> {
   for (const path of ["/v1/sandbox/*", "/v1/pool/*"]) app.use(path, bridgeErrors(), requireToken(), bodyLimits(FILE_UPLOAD));
   app.use("/v1/sandbox/:id/*", sandboxParam());
   app.route("/v1/sandbox", bridgeCreateRoutes);
-  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeUnavailableRoutes]) {
+  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeTunnelRoutes, bridgeUnavailableRoutes]) {
     app.route("/v1/sandbox/:id", routes);
   }
   app.route("/v1/pool", bridgePoolRoutes);

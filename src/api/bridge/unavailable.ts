@@ -1,6 +1,6 @@
 /**
  * Bridge routes whose capability this service does not have yet: workspace archives (`persist`,
- * `hydrate`), bucket mounts, tunnels to ports, terminals and the warm pool. Each answers 501 with the
+ * `hydrate`), bucket mounts, terminals and the warm pool. Each answers 501 with the
  * code `not_implemented` and says what is missing, rather than pretend. `persist` is answered for GET
  * as well as POST: Bridge clients differ on the method.
  */
@@ -15,7 +15,6 @@ export const bridgeUnavailableRoutes = new Hono<ApiEnv>()
   .post("/hydrate", notYet("Hydrating a workspace from a tar archive"))
   .post("/mount", notYet("Mounting a bucket"))
   .post("/unmount", notYet("Unmounting a bucket"))
-  .on(["POST", "DELETE"], "/tunnel/:port", notYet("Tunnels to sandbox ports"))
   .get("/pty", notYet("A terminal"));
 
 export const bridgePoolRoutes = new Hono<ApiEnv>()

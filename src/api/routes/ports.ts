@@ -1,0 +1,27 @@
+/**
+ * Preview ports of a sandbox: expose (`POST /ports {port, name?, public?}`), list, unexpose
+ * (`DELETE /ports/:port`). URLs are made on this service's origin (or the preview domain). The
+ * proxied requests themselves (`/ports/:port/…`) are served by ../port-proxy.ts, ahead of the API's
+ * bearer auth, since a port's own token or cookie may admit them instead.
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import type { ApiEnv } from "../types.ts";
+import { jsonBody } from "../validate.ts";
+
+/** The port is checked by the Durable Object (INVALID_PORT), the rest of the request with it. */
+const exposeBodySchema = z.looseObject({ port: z.unknown() });
+
+export const portRoutes = new Hono<ApiEnv>()
+  .post("/ports", jsonBody(exposeBodySchema), async (c) => {
+    const { port, ...options } = c.req.valid("json");
+    const origin = new URL(c.req.url).origin;
+    return c.json(await c.var.sandbox.exposePort(port as number, { ...(options as object), origin }), 201);
+  })
+  .get("/ports", async (c) => c.json({ ports: await c.var.sandbox.getExposedPorts({ origin: new URL(c.req.url).origin }) }))
+  .delete("/ports/:port", async (c) => c.json(await c.var.sandbox.unexposePort(portNumber(c.req.param("port")))));
+
+/** A path segment as a port number (anything else stays as it is, for the Durable Object to refuse as INVALID_PORT). */
+function portNumber(segment: string): number {
+  return /^\d{1,6}$/.test(segment) ? Number(segment) : (segment as unknown as number);
+}
