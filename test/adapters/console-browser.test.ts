@@ -2,13 +2,14 @@
  * The web console in a real browser (Debian's chromium driven by puppeteer-core) against the shared
  * `npm start` stack, which turns the console on: paste the token, open a sandbox, run a command and
  * watch its output, edit a file, start and kill a process, type into a terminal over its signed
- * WebSocket; then the API reference. Screenshots go to test-output/. That the console is off unless
+ * WebSocket, expose a server's port and open its link; then the API reference. Screenshots go to test-output/. That the console is off unless
  * switched on is checked in workerd (test/worker/console.test.ts).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { freePort } from "../../runtime/ports.ts";
 import { uniqueId } from "./helpers.ts";
 
 /** Debian's chromium package; CHROMIUM_PATH names another build. */
@@ -42,6 +43,15 @@ async function waitForText(page: Page, selector: string, predicate: string): Pro
   return page.$eval(selector, (element) => element.textContent ?? "");
 }
 
+/** Until the server behind a preview URL answers (it starts in the background). */
+async function waitUntilServing(href: string): Promise<void> {
+  const deadline = Date.now() + STEP_MS;
+  while ((await fetch(href).catch(() => undefined))?.status !== 200) {
+    if (Date.now() > deadline) throw new Error(`${href} did not answer 200 in time`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
   mkdirSync(OUTPUT_DIR, { recursive: true });
@@ -54,7 +64,7 @@ afterAll(async () => {
 });
 
 describe("web console", () => {
-  it("runs a command, edits a file, kills a process and drives a terminal, all from the page", async () => {
+  it("runs a command, edits a file, kills a process, drives a terminal and exposes a port, all from the page", async () => {
     const sandboxId = uniqueId("console");
     const page = await newPage();
     const response = await page.goto(`${url}/`, { waitUntil: "load" });
@@ -117,9 +127,22 @@ describe("web console", () => {
     // "hi-42" is the shell's answer: the typed line itself says hi-$((40+2)).
     expect(await waitForText(page, ".xterm-rows", "hi-42")).toContain("echo hi-$((40+2))");
 
-    // The ports panel shows only where the service has the ports route.
-    const ports = await api(`/v1/sandboxes/${sandboxId}/ports`);
-    expect(await page.$eval("#ports-panel", (element) => (element as HTMLElement).hidden)).toBe(ports.status === 404);
+    // A server in the sandbox, exposed from the ports panel: its link opens it in the browser.
+    const port = await freePort();
+    await page.evaluate((command: string) => ((document.querySelector("#run-command") as HTMLInputElement).value = command), `python3 -m http.server ${port} --bind 127.0.0.1`);
+    await page.click("#run-background");
+    await waitForText(page, "#run-status", "in the background");
+    expect(await page.$eval("#ports-panel", (element) => (element as HTMLElement).hidden)).toBe(false);
+    await page.type("#ports-port", String(port));
+    await page.click("#ports-form button[type=submit]");
+    const link = await page.waitForSelector(`#ports-list [data-port="${port}"] a`, { timeout: STEP_MS });
+    const href = await link!.evaluate((anchor) => (anchor as HTMLAnchorElement).href);
+    expect(href).toContain(`/v1/sandboxes/${sandboxId}/ports/${port}/`);
+    await waitUntilServing(href);
+    const preview = await newPage();
+    expect((await preview.goto(href, { waitUntil: "load" }))?.status()).toBe(200);
+    expect(await preview.$eval("body", (body) => body.textContent)).toContain("note.txt");
+    await preview.close();
 
     expect(await page.$eval("#error", (element) => (element as HTMLElement).hidden)).toBe(true);
     await page.screenshot({ path: `${OUTPUT_DIR}console.png`, fullPage: true });
