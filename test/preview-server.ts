@@ -1,6 +1,6 @@
 /**
- * A small web server the preview-port tests and benchmark run inside a sandbox (`node <file> [port]`,
- * port 0: any free one; it prints `listening <port>`). Plain CommonJS with no dependencies, as a
+ * A small web server the preview-port tests and benchmark run inside a sandbox (`node <file> [port] [host]`,
+ * port 0: any free one, host 127.0.0.1 unless given; it prints `listening <port>`). Plain CommonJS with no dependencies, as a
  * string so the workers tests can write it into a sandbox too.
  *
  *   GET  /info            JSON: the method, path, query and headers it was asked with
@@ -97,5 +97,5 @@ function frame(opcode, payload) {
   return Buffer.concat([head, payload]);
 }
 
-server.listen(Number(process.argv[2] || 0), "127.0.0.1", () => console.log("listening " + server.address().port));
+server.listen(Number(process.argv[2] || 0), process.argv[3] || "127.0.0.1", () => console.log("listening " + server.address().port));
 `;

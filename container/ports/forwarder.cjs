@@ -14,6 +14,7 @@
  */
 "use strict";
 const net = require("node:net");
+const { connectLoopback } = require("./loopback.cjs");
 const fs = require("node:fs");
 
 const socketPath = process.argv[2];
@@ -33,14 +34,8 @@ function serve(client) {
     const port = Number(line.slice(0, end));
     const rest = Buffer.from(line.slice(end + 1), "latin1");
     if (!Number.isInteger(port) || port < 1 || port > 65535) return void client.end("ERR EINVAL\n");
-    const target = net.connect({ host: "127.0.0.1", port, noDelay: true });
-    let connected = false;
-    target.once("error", (error) => {
-      if (!connected) client.end(`ERR ${error.code || "EIO"}\n`);
-      else client.destroy();
-    });
-    target.once("connect", () => {
-      connected = true;
+    connectLoopback(port, (error, target) => {
+      if (error) return void client.end(`ERR ${error.code || "EIO"}\n`);
       target.on("error", () => client.destroy());
       client.on("error", () => target.destroy());
       client.write("OK\n");

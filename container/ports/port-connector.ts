@@ -1,6 +1,6 @@
 /**
  * How the container server opens a TCP connection to a port of the sandbox. Without isolation the
- * sandbox's servers share the server's network: 127.0.0.1 directly. Under bwrap they live in the
+ * sandbox's servers share the server's network: its loopback directly (127.0.0.1, else ::1). Under bwrap they live in the
  * sandbox's own network namespace, which the server is not in: a forwarder started inside it
  * (forwarder.cjs, started on the first connection and stopped with the server) listens on a unix
  * socket in the server's private state directory, and each connection names its port in a first line.
@@ -8,6 +8,7 @@
  * Either way a port nothing listens on is PORT_NOT_LISTENING at once, never a hang.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { ServiceError } from "../../server-kit/service-error.ts";
@@ -18,6 +19,9 @@ export interface PortConnector {
   close(): void;
 }
 
+const { connectLoopback } = createRequire(import.meta.url)("./loopback.cjs") as {
+  connectLoopback(port: number, done: (error: NodeJS.ErrnoException | null, socket?: Socket) => void): void;
+};
 const FORWARDER = fileURLToPath(new URL("./forwarder.cjs", import.meta.url));
 /** How long the forwarder may take to listen before a connection is refused. */
 const FORWARDER_START_TIMEOUT_MS = 10_000;
@@ -31,12 +35,7 @@ export function directConnector(): PortConnector {
   return {
     connect: (port) =>
       new Promise((resolve, reject) => {
-        const socket = connect({ host: "127.0.0.1", port, noDelay: true });
-        socket.once("connect", () => {
-          socket.removeAllListeners("error");
-          resolve(socket);
-        });
-        socket.once("error", (error: NodeJS.ErrnoException) => reject(notListening(port, error.code ?? error.message)));
+        connectLoopback(port, (error, socket) => (error ? reject(notListening(port, error.code ?? error.message)) : resolve(socket!)));
       }),
     close: () => undefined,
   };

@@ -49,7 +49,7 @@ describe("POST /api/execute", () => {
     const env = Object.fromEntries(body.stdout.trim().split("\n").map((line: string) => line.split(/=(.*)/s).slice(0, 2)));
     expect(env.FOO).toBe("bar baz");
     expect(env.SERVER_SECRET_FOR_TEST).toBeUndefined();
-    expect(env.HOME).toBe(t.workspace);
+    expect(env.HOME).toBe(t.home);
     expect(env.PATH).toBeTruthy();
     expect(env.LANG).toBeTruthy();
   });

@@ -1,6 +1,8 @@
 /**
  * Test client for the container server: start it in-process on a free port with a temp workspace,
  * call routes with fetch, read SSE streams with the protocol's own parser, inspect process groups.
+ * Under `npm run test:image` (SANDBOX_TEST_IMAGE set) a server with default settings is the built
+ * image's instead (image-server.ts).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,26 +10,48 @@ import { join } from "node:path";
 import { readEventStream, readSseStream, type SseMessage } from "../../protocol/sse.ts";
 import type { ServerLimits } from "../../container/config.ts";
 import { startServer, type RunningServer } from "../../container/server.ts";
+import { startImageServer, testImage, type ImageServer } from "./image-server.ts";
 
 export interface TestServer {
   server: RunningServer;
   url: string;
   workspace: string;
+  /** HOME of commands: the workspace, unless the server is configured with another (the image's is /root). */
+  home: string;
   close(): Promise<void>;
 }
 
 export async function startTestServer(limits: Partial<ServerLimits> = {}): Promise<TestServer> {
+  const image = testImage();
+  if (image) return withoutInProcessServer(await startImageServer(image), Object.keys(limits));
   const workspace = mkdtempSync(join(tmpdir(), "sandbox-test-"));
   const server = await startServer({ port: 0, host: "127.0.0.1", workspace, limits });
   return {
     server,
     url: server.url,
     workspace,
+    home: workspace,
     async close() {
       await server.close();
       rmSync(workspace, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * An image's server as a test server. It runs with the image's settings: a test that needs others, or
+ * reaches into the in-process server, cannot run against it and fails saying so.
+ */
+export function withoutInProcessServer<T extends ImageServer>(image: T, settings: string[]): T & { server: RunningServer } {
+  if (settings.length > 0) {
+    void image.close();
+    throw new Error(`the image's server runs with the image's settings; this test sets ${settings.join(", ")}`);
+  }
+  return Object.defineProperty(image, "server", {
+    get(): never {
+      throw new Error("the image's server runs in its own process: this test needs an in-process server");
+    },
+  }) as T & { server: RunningServer };
 }
 
 export interface JsonReply<T = any> {

@@ -16,9 +16,9 @@ import { call, eventually } from "./helpers.ts";
 import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
 /** Starts the preview server as a background process of the sandbox; resolves with the port it listens on. */
-async function startPreviewServer(sandbox: SandboxServer): Promise<number> {
+async function startPreviewServer(sandbox: SandboxServer, host = "127.0.0.1"): Promise<number> {
   writeFileSync(join(sandbox.workspace, "preview-server.cjs"), PREVIEW_SERVER_SOURCE);
-  const started = await sandbox.post("/api/process/start", { command: "exec node preview-server.cjs 0" });
+  const started = await sandbox.post("/api/process/start", { command: `exec node preview-server.cjs 0 ${host}` });
   expect(started.status).toBe(200);
   const id = started.body.process.id as string;
   let port = 0;
@@ -87,6 +87,13 @@ describe("the port proxy without isolation", () => {
     const seen = (await response.json()) as { method: string; path: string; query: string; headers: Record<string, string> };
     expect(seen).toMatchObject({ method: "GET", path: "/info", query: "?x=1&y=two" });
     expect(seen.headers).toMatchObject({ host: `localhost:${port}`, "x-forwarded-prefix": "/v1/sandboxes/s/ports/1", "x-custom": "yes" });
+  });
+
+  it("reaches a server that listens on ::1 only (a dev server told to listen on localhost)", async () => {
+    const v6 = await startPreviewServer(sandbox, "::1");
+    const response = await fetch(proxyUrl(sandbox, v6, "/info?family=6"));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ query: "?family=6" });
   });
 
   it("gives the app the caller's own Authorization, never the hop's", async () => {
@@ -189,6 +196,13 @@ describe.skipIf(unavailable !== undefined)("the port proxy under bwrap", () => {
         expect(response.status).toBe(200);
         expect(await response.json()).toMatchObject({ path: "/info", query: "?under=bwrap" });
         expect(await wsEcho(proxyUrl(sandbox, port, "/").replace("http:", "ws:"))).toEqual(["echo:one", "binary:two-binary"]);
+      });
+
+      it("reaches a server inside that listens on ::1 only", async () => {
+        const v6 = await startPreviewServer(sandbox, "::1");
+        const response = await fetch(proxyUrl(sandbox, v6, "/info?family=6"));
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ query: "?family=6" });
       });
 
       it("lets a second command reach the first one's server over the sandbox's loopback", async () => {

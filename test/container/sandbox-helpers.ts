@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer, type StartServerOptions } from "../../container/server.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
-import { call, type JsonReply } from "./helpers.ts";
+import { call, withoutInProcessServer, type JsonReply } from "./helpers.ts";
+import { startImageServer, testImage } from "./image-server.ts";
 
 export interface SandboxServer {
   server: RunningServer;
@@ -20,6 +21,15 @@ export interface SandboxServer {
 }
 
 export async function startSandbox(options: Omit<StartServerOptions, "port" | "host" | "workspace"> = {}): Promise<SandboxServer> {
+  const image = testImage();
+  if (image) {
+    const started = withoutInProcessServer(await startImageServer(image), Object.keys(options));
+    return Object.assign(started, {
+      exec: (body: Record<string, unknown>) => call(started.url, "POST", "/api/execute", body),
+      post: (path: string, body: unknown) => call(started.url, "POST", path, body),
+      get: (path: string) => call(started.url, "GET", path),
+    });
+  }
   // realpath: on some systems the temp dir is reached through a symlink.
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "sandbox-ws-")));
   const server = await startServer({ port: 0, host: "127.0.0.1", workspace, ...options });

@@ -32,7 +32,8 @@ const portWatchRequestSchema = z.object({
 });
 type PortWatchRequest = z.output<typeof portWatchRequestSchema>;
 
-const PROBE_HOST = "localhost";
+/** An address, not `localhost`: a container's /etc/hosts may be empty, and the probe must not depend on it. */
+const PROBE_HOST = "127.0.0.1";
 
 function probeCommand(request: PortWatchRequest): string {
   if (request.mode === "tcp") return tcpProbeCommand(PROBE_HOST, request.port, request.interval);

@@ -1,0 +1,50 @@
+/**
+ * What only the built image can show: its server as a container starts it, with the image's programs.
+ * Runs under `npm run test:image` (against the image's server); elsewhere there is no image to check.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, eventually, startTestServer, type TestServer } from "./helpers.ts";
+import { testImage } from "./image-server.ts";
+
+describe.skipIf(testImage() === undefined)("the production image", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t?.close());
+
+  const run = async (command: string) => (await call(t.url, "POST", "/api/execute", { command })).body as { exitCode: number; stdout: string; stderr: string };
+
+  it("runs tini as PID 1, with the server as its child", async () => {
+    const { stdout } = await run('cat /proc/1/comm; ps_parent=$(awk "{print \\$4}" /proc/$PPID/stat); echo "$ps_parent"; cat /proc/$PPID/comm');
+    expect(stdout.split("\n").slice(0, 3)).toEqual(["tini", "1", "node"]);
+  });
+
+  it("reaps orphans: a command's background child that outlives it leaves no zombie", async () => {
+    expect((await run("(sleep 0.2 &); echo started")).stdout).toBe("started\n");
+    const zombies = async () => (await run("grep -ls '^State:[[:space:]]*Z' /proc/[0-9]*/status || true")).stdout.trim();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await eventually(async () => (await zombies()) === "", 3000)).toBe(true);
+  });
+
+  it("starts the server with a scrubbed environment (the base image's variables are not in it)", async () => {
+    const { stdout } = await run("tr '\\0' '\\n' < /proc/$PPID/environ");
+    const names = stdout.trim().split("\n").map((line) => line.slice(0, line.indexOf("=")));
+    expect(names).toContain("WORKSPACE");
+    expect(names).not.toContain("NODE_VERSION");
+  });
+
+  it("has the programs commands and the code interpreter expect", async () => {
+    const result = await run('for p in bash git python3; do command -v "$p" >/dev/null || echo "missing $p"; done; python3 -c "import matplotlib, numpy, pandas"');
+    expect(result).toMatchObject({ exitCode: 0, stdout: "", stderr: "" });
+  });
+
+  it("runs a terminal (the PTY library's prebuilt binary is installed)", async () => {
+    const created = await call(t.url, "POST", "/api/terminals", { command: "echo pty-$((6*7)); exit 4", cols: 80, rows: 24 });
+    expect(created.status).toBe(200);
+    const id = created.body.terminal.id as string;
+    expect((await call(t.url, "GET", `/api/terminals/${id}/wait`)).body.terminal).toMatchObject({ status: "exited", exitCode: 4 });
+    const output = await call(t.url, "GET", `/api/terminals/${id}/output?since=0`);
+    expect(Buffer.from(output.body.data, "base64").toString("utf8")).toContain("pty-42");
+  });
+});
