@@ -57,7 +57,8 @@ export default defineConfig({
         },
       },
       {
-        // The framework adapters (Mastra, deepagents, exec hooks) over HTTP, against one shared npm start stack.
+        // The framework adapters (Mastra, deepagents, exec hooks) over HTTP, and the web console in a
+        // browser (console-browser.test.ts), against one shared npm start stack.
         test: {
           name: "adapters",
           environment: "node",

@@ -11,7 +11,8 @@
  * SANDBOX_API_TOKEN (default: generated, or taken from .dev.vars), SANDBOX_RUNTIME_SECRET (default:
  * generated), SANDBOX_DATA_DIR (default .sandbox), the runtime's operator settings (runtime/settings.ts:
  * SANDBOX_ISOLATION — bwrap by default, `none` only when asked for —, SANDBOX_ALLOWED_PATHS,
- * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
+ * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_CONSOLE (default on: the web
+ * console at / and the API reference at /v1/docs), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
  * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
 import { fork } from "node:child_process";
@@ -70,7 +71,8 @@ const settings: WorkerDevSettings = {
   port: workerPort,
   ...(inspectorPort === undefined ? {} : { inspectorPort }),
   persistTo: process.env.WRANGLER_PERSIST_TO ?? `${root}.wrangler/state`,
-  vars: { SANDBOX_CONTAINER_URL: runtime.url },
+  // The web console and the API reference are on here unless SANDBOX_CONSOLE says otherwise.
+  vars: { SANDBOX_CONTAINER_URL: runtime.url, SANDBOX_CONSOLE: process.env.SANDBOX_CONSOLE || "on" },
   secrets: { SANDBOX_API_TOKEN: token, SANDBOX_RUNTIME_SECRET: runtime.secret },
 };
 worker.send(settings);
@@ -115,7 +117,8 @@ console.log(`
     Token:     ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
     Isolation: ${isolation}
     Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
-    API docs:  ${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}
+    Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
+    API docs:  ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/v1/docs  ·  ` : ""}${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}
 
   Try:
     curl -N -H "Authorization: Bearer ${token}" \\

@@ -16,4 +16,8 @@ export interface Env {
   SANDBOX_PREVIEW_DOMAIN?: string;
   /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
   SANDBOX_SLEEP_AFTER?: string;
+  /** "on": serve the web console at / and the API reference at /v1/docs (`npm start` turns it on). */
+  SANDBOX_CONSOLE?: string;
+  /** The console's own page files (console/, wrangler.toml [assets]); only the Worker serves them. */
+  ASSETS?: Fetcher;
 }

@@ -1,6 +1,7 @@
 /**
  * The Worker's public HTTP API: REST + SSE under /v1/sandboxes/:id, bearer-token auth, JSON errors
- * with wire codes, and the OpenAPI document at /v1/openapi.json; beside it, Cloudflare's Bridge API.
+ * with wire codes, and the OpenAPI document at /v1/openapi.json; beside it, Cloudflare's Bridge API,
+ * and the web console when it is switched on.
  */
 import { Hono } from "hono";
 import { requireToken } from "./auth.ts";
@@ -8,6 +9,7 @@ import { bridgeApi } from "./bridge/index.ts";
 import { bodyLimits } from "./body-limit.ts";
 import { errorResponse, handleError } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { consoleRoutes } from "../console/routes.ts";
 import { codeRoutes } from "./routes/code.ts";
 import { terminalRoutes } from "./routes/terminals.ts";
 import { portRoutes } from "./routes/ports.ts";
@@ -28,7 +30,9 @@ export function createApp(): Hono<ApiEnv> {
   app.onError(handleError);
   app.notFound((c) => errorResponse(c, "NOT_FOUND", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
 
-  app.get("/", (c) => c.json({ service: "sandbox", api: "/v1", openapi: "/v1/openapi.json" }));
+  app.get("/v1", (c) => c.json({ service: "sandbox", api: "/v1", openapi: "/v1/openapi.json", docs: "/v1/docs" }));
+  // The web console (/) and the API reference (/v1/docs) when SANDBOX_CONSOLE is "on": src/console/.
+  app.route("/", consoleRoutes);
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
   // Preview-port traffic first: the port's token or cookie may admit it instead of the API token.
