@@ -7,6 +7,8 @@ export const ERROR_CODES = {
   INVALID_REQUEST: 400,
   INVALID_SIGNAL: 400,
   INVALID_SANDBOX_ID: 400,
+  /** An archive that is not gzip'd tar, or names entries that would land outside the workspace. */
+  INVALID_ARCHIVE: 400,
   UNAUTHORIZED: 401,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
@@ -22,6 +24,8 @@ export const ERROR_CODES = {
   CODE_EXECUTION_NOT_FOUND: 404,
   /** A terminal id the sandbox does not know (never created, or gone with a restarted container). */
   TERMINAL_NOT_FOUND: 404,
+  /** A backup id this sandbox does not have (never made, deleted, or another sandbox's). */
+  BACKUP_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PROCESS_EXISTS: 409,
   TERMINAL_EXISTS: 409,
@@ -48,6 +52,10 @@ export const ERROR_CODES = {
   EXECUTION_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,
+  /** Backups need an R2 bucket binding the Worker does not have (wrangler.toml `[[r2_buckets]]`). */
+  PERSISTENCE_NOT_CONFIGURED: 501,
+  /** Saving to or restoring from the bucket failed; an earlier save is left as it was. */
+  BACKUP_FAILED: 502,
   /** The interpreter a code context needs is not installed (the message says what to install). */
   INTERPRETER_UNAVAILABLE: 501,
   CONTAINER_UNAVAILABLE: 503,

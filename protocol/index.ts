@@ -16,3 +16,4 @@ export * from "./utf8.ts";
 export * from "./validation.ts";
 export * from "./ports.ts";
 export * from "./terminals.ts";
+export * from "./archive.ts";

@@ -1,0 +1,25 @@
+/**
+ * A gzip-compressed tar of workspace paths, produced as it is read (node-tar's Pack: files are read
+ * in chunks as the reader pulls, so an archive of any size passes through in bounded memory).
+ * Symbolic links are archived as links, never followed; files, folders (empty ones too) and links
+ * are all an archive holds: sockets, FIFOs and devices are left out. Paths are relative to the
+ * workspace, with no owner names or ids (`portable`), so an archive restores into any workspace.
+ */
+import type { Stats } from "node:fs";
+import { Readable } from "node:stream";
+import { create, type ReadEntry } from "tar";
+
+export function packArchive(workspace: string, relatives: readonly string[]): Readable {
+  const pack = create(
+    {
+      cwd: workspace,
+      gzip: true,
+      portable: true,
+      follow: false,
+      filter: (_path: string, entry: Stats | ReadEntry) => !("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink(),
+    },
+    [...relatives],
+  );
+  // A Minipass stream: read through its async iterator so the HTTP response's backpressure reaches the files.
+  return Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
+}
