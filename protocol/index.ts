@@ -17,3 +17,4 @@ export * from "./validation.ts";
 export * from "./ports.ts";
 export * from "./terminals.ts";
 export * from "./archive.ts";
+export * from "./backups.ts";

@@ -11,4 +11,6 @@ export interface Env {
   SANDBOX_RUNTIME_SECRET?: string;
   /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
   SANDBOX_SLEEP_AFTER?: string;
+  /** Where durable workspaces and snapshots are kept (wrangler.toml `[[r2_buckets]]`); a sandbox may name another binding. */
+  SANDBOX_BACKUPS?: R2Bucket;
 }

@@ -51,6 +51,9 @@ import { errorFromResponse } from "./rpc/error-response.ts";
 import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
 import { errorBody } from "../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "./rpc/backups.ts";
+import { createBackupRequestSchema } from "../protocol/backups.ts";
+import { Persistence } from "./sandbox/persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
@@ -86,6 +89,10 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #sandboxEnv: Record<string, string> = {};
   /** The env vars the running container has been given (POST /api/env), and for which generation. */
   #appliedEnv: { generation: string; vars: Record<string, string> } | undefined;
+  /** The durable workspace and snapshots (src/sandbox/persistence/). */
+  readonly #persistence: Persistence;
+  /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
+  #calls = 0;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -93,6 +100,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     const key = name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString();
     installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
     super(ctx, env);
+    this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
@@ -116,13 +124,36 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     throw error;
   }
 
-  /** Sleep only when no stream is open: an open stream is activity even when no bytes flow. */
+  /**
+   * Sleep only when no stream is open: an open stream is activity even when no bytes flow. A durable
+   * workspace is saved first; a failed save keeps the container awake to try again at the next
+   * expiry, and a call that came in while saving means the sandbox is in use again.
+   */
   override async onActivityExpired(): Promise<void> {
     if (this.#openStreams > 0) {
       this.renewActivityTimeout();
       return;
     }
+    if (this.ctx.container?.running && this.#persistence.enabled) {
+      const calls = this.#calls;
+      const saved = await this.#saveBeforeSleep();
+      if (!saved || this.#calls !== calls) {
+        this.renewActivityTimeout();
+        return;
+      }
+    }
     await super.onActivityExpired();
+  }
+
+  async #saveBeforeSleep(): Promise<boolean> {
+    try {
+      const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+      const { instanceId } = await api.json<PingResponse>("GET", "/api/ping");
+      return await this.#persistence.saveBeforeSleep(api, instanceId);
+    } catch {
+      // The container is not answering: nothing of it can be saved, and keeping it awake saves nothing either.
+      return true;
+    }
   }
 
   async configure(config: SandboxConfig): Promise<void> {
@@ -162,6 +193,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       this.renewActivityTimeout();
     }
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
+    this.#persistence.configure(config.persistence);
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
   }
@@ -180,9 +212,24 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return container instanceof LocalContainer ? container : undefined;
   }
 
-  /** Stops the container now (SIGKILL to everything in it); the next call starts a new generation. */
-  override async destroy(): Promise<void> {
-    return this.#guard(() => this.#destroyContainer());
+  /**
+   * Stops the container now (SIGKILL to everything in it); the next call starts a new generation.
+   * `keep: true` saves the durable workspace first (and destroys nothing when that fails); without
+   * it the durable workspace is forgotten.
+   */
+  override async destroy(options: DestroyOptions = {}): Promise<void> {
+    return this.#guard(async () => {
+      if (options.keep === true) {
+        this.#persistence.assertEnabled();
+        if (this.ctx.container?.running) {
+          const { api, generation } = await this.#link();
+          await this.#persistence.save(api, generation.instanceId);
+        }
+      } else {
+        await this.#persistence.discard();
+      }
+      await this.#destroyContainer();
+    });
   }
 
   async #destroyContainer(): Promise<void> {
@@ -204,7 +251,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      return { ...this.#describe(generation), ...report };
+      return { ...this.#describe(generation), ...report, persistence: await this.#persistence.status() };
     });
   }
 
@@ -463,6 +510,45 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
+  // ── snapshots ────────────────────────────────────────────────────────────
+
+  async createBackup(options: CreateBackupOptions = {}): Promise<BackupInfo> {
+    return this.#call(async ({ api }) => {
+      const request = parseRequest(createBackupRequestSchema, options, "backup request");
+      const store = this.#persistence.backups();
+      this.#openStreams++;
+      try {
+        return await store.create(api, request);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
+  /** Needs no container: the bucket alone knows. */
+  async listBackups(): Promise<BackupInfo[]> {
+    return this.#guard(() => this.#persistence.backups().list());
+  }
+
+  async restoreBackup(id: string): Promise<RestoreBackupResult> {
+    return this.#call(async ({ api }) => {
+      const store = this.#persistence.backups();
+      await store.get(id);
+      this.#openStreams++;
+      try {
+        return await store.restore(api, id);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
+  async deleteBackup(id: string): Promise<DeleteBackupResult> {
+    return this.#guard(() => this.#persistence.backups().delete(id));
+  }
+
   // ── plumbing ─────────────────────────────────────────────────────────────
 
   /** Runs one RPC call against the running container; a handle's generation is checked first. */
@@ -483,11 +569,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async #link(): Promise<Link> {
+    this.#calls++;
     this.renewActivityTimeout();
     await this.#ensureRunning();
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
     const generation = await this.#generations.current(() => api.json<PingResponse>("GET", "/api/ping"));
     await this.#applyEnv(api, generation);
+    // A durable workspace is back before the first command of a new container sees it.
+    await this.#persistence.restoreOnce(api, generation.instanceId);
     return { api, generation };
   }
 

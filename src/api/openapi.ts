@@ -21,6 +21,8 @@ import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import * as s from "./schemas.ts";
+import * as b from "./backup-schemas.ts";
+import { createBackupRequestSchema } from "../../protocol/backups.ts";
 
 type Json = Record<string, unknown>;
 
@@ -62,6 +64,7 @@ const sid: Json = { name: "sid", in: "path", required: true, schema: { type: "st
 const cid: Json = { name: "cid", in: "path", required: true, schema: { type: "string" }, description: "Code context id" };
 const tid: Json = { name: "tid", in: "path", required: true, schema: { type: "string" }, description: "Terminal id" };
 const eid: Json = { name: "eid", in: "path", required: true, schema: { type: "string" }, description: "Run id (the executionId of its start event)" };
+const bid: Json = { name: "bid", in: "path", required: true, schema: { type: "string", format: "uuid" }, description: "Backup id" };
 const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
 
 function op(summary: string, responses: Json, extra: Json = {}): Json {
@@ -105,7 +108,12 @@ export function openApiDocument(serverUrl?: string): Json {
       [sandbox]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         get: op("Sandbox state (starts its container if needed)", { 200: json(s.sandboxInfoSchema.extend({ id: z.string() }), "Sandbox") }),
-        delete: op("Destroy the sandbox's container now (SIGKILL)", { 204: { description: "Destroyed" } }),
+        delete: op(
+          "Destroy the sandbox's container now (SIGKILL). `keep=true` saves its durable workspace first (nothing is destroyed when that fails); " +
+            "without it the durable workspace is forgotten (snapshots stay).",
+          { 204: { description: "Destroyed" } },
+          { parameters: queryParameters(b.destroyQuery) },
+        ),
       },
       [`${sandbox}/config`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -118,7 +126,7 @@ export function openApiDocument(serverUrl?: string): Json {
       },
       [`${sandbox}/info`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        get: op("Status, resources and isolation of the sandbox's container", { 200: json(s.sandboxDetailsSchema.extend({ id: z.string() }), "Info") }),
+        get: op("Status, resources and isolation of the sandbox's container", { 200: json(s.sandboxDetailsSchema.extend({ id: z.string(), persistence: b.persistenceStatusSchema }), "Info") }),
       },
       [`${sandbox}/instructions`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -316,6 +324,23 @@ export function openApiDocument(serverUrl?: string): Json {
           { 101: { description: "Switching to the WebSocket" } },
           { parameters: queryParameters(s.terminalSinceQuery) },
         ),
+      },
+      [`${sandbox}/backups`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar. 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding.",
+          { 201: json(b.backupResponseSchema, "Saved") },
+          { requestBody: body(createBackupRequestSchema) },
+        ),
+        get: op("This sandbox's snapshots, oldest first", { 200: json(b.backupListSchema, "Snapshots") }),
+      },
+      [`${sandbox}/backups/{bid}`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, bid],
+        delete: op("Delete a snapshot (404 BACKUP_NOT_FOUND for an id this sandbox does not have)", { 200: json(b.deleteBackupResultSchema, "Deleted") }),
+      },
+      [`${sandbox}/backups/{bid}/restore`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, bid],
+        post: op("Replace the snapshot's paths in the running sandbox with what it holds", { 200: json(b.restoreBackupResultSchema, "Restored") }),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

@@ -43,6 +43,7 @@ import type {
   StreamResumeRequest,
 } from "../rpc/processes.ts";
 import { terminalInputBody, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
@@ -364,8 +365,26 @@ class HttpTransport implements SandboxRpc {
     return this.#json("GET", "/isolation");
   }
 
-  destroy(): Promise<void> {
-    return this.#json("DELETE", "");
+  destroy(options: DestroyOptions = {}): Promise<void> {
+    return this.#json("DELETE", "", { query: { keep: options.keep } });
+  }
+
+  // ── snapshots ────────────────────────────────────────────────────────────
+
+  async createBackup(options: CreateBackupOptions = {}): Promise<BackupInfo> {
+    return (await this.#json<{ backup: BackupInfo }>("POST", "/backups", { body: options })).backup;
+  }
+
+  async listBackups(): Promise<BackupInfo[]> {
+    return (await this.#json<{ backups: BackupInfo[] }>("GET", "/backups")).backups;
+  }
+
+  restoreBackup(id: string): Promise<RestoreBackupResult> {
+    return this.#json("POST", `/backups/${segment(id)}/restore`);
+  }
+
+  deleteBackup(id: string): Promise<DeleteBackupResult> {
+    return this.#json("DELETE", `/backups/${segment(id)}`);
   }
 }
 

@@ -16,6 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
@@ -122,7 +123,28 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.detectIsolation();
   }
 
-  destroy(): Promise<void> {
-    return this.rpc.destroy();
+  /** `keep: true` saves the durable workspace first; without it the durable workspace is forgotten. */
+  destroy(options?: DestroyOptions): Promise<void> {
+    return this.rpc.destroy(options);
+  }
+
+  // ── snapshots ────────────────────────────────────────────────────────────
+
+  /** A snapshot of the workspace (or `paths`) in the Worker's R2 bucket. */
+  createBackup(options?: CreateBackupOptions): Promise<BackupInfo> {
+    return this.rpc.createBackup(options);
+  }
+
+  listBackups(): Promise<BackupInfo[]> {
+    return this.rpc.listBackups();
+  }
+
+  /** Replaces the snapshot's paths in the workspace with what it holds. */
+  restoreBackup(id: string): Promise<RestoreBackupResult> {
+    return this.rpc.restoreBackup(id);
+  }
+
+  deleteBackup(id: string): Promise<DeleteBackupResult> {
+    return this.rpc.deleteBackup(id);
   }
 }

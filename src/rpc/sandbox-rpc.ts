@@ -41,6 +41,7 @@ import type {
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
 import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "./backups.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -133,8 +134,19 @@ export interface SandboxRpc {
   getInstructions(): Promise<string>;
   /** What isolation the machine running this sandbox offers (locally: the container runtime's machine). */
   detectIsolation(): Promise<IsolationSupport>;
-  /** Stops the container now (SIGKILL); the next call starts a fresh one. */
-  destroy(): Promise<void>;
+  /**
+   * Stops the container now (SIGKILL); the next call starts a fresh one. With `keep: true` the
+   * durable workspace is saved first; without, it is forgotten (snapshots stay).
+   */
+  destroy(options?: DestroyOptions): Promise<void>;
+
+  /** A snapshot of the workspace (or the listed paths) in the Worker's R2 bucket. */
+  createBackup(options?: CreateBackupOptions): Promise<BackupInfo>;
+  /** This sandbox's snapshots, oldest first. */
+  listBackups(): Promise<BackupInfo[]>;
+  /** Replaces the snapshot's paths in the running sandbox with what it holds. BACKUP_NOT_FOUND for another sandbox's id. */
+  restoreBackup(id: string): Promise<RestoreBackupResult>;
+  deleteBackup(id: string): Promise<DeleteBackupResult>;
 }
 
 /** Every method of SandboxRpc, once: a record keyed by the interface, so none can be missing or extra. */
@@ -193,6 +205,10 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   getInstructions: true,
   detectIsolation: true,
   destroy: true,
+  createBackup: true,
+  listBackups: true,
+  restoreBackup: true,
+  deleteBackup: true,
 };
 
 /** The method names, for wrapping a stub. */

@@ -1,0 +1,16 @@
+/** The container's archive routes (protocol/archive.ts) from the Durable Object: an archive out as a stream, one in from a stream. */
+import { ARCHIVE_MEDIA_TYPE, ARCHIVE_ROUTES, type ExtractArchiveResponse } from "../../../protocol/archive.ts";
+import type { ContainerApi } from "../container-api.ts";
+
+/** The gzip'd tar of `paths` (default: the whole workspace) as the container makes it. */
+export function openArchive(api: ContainerApi, paths: readonly string[] | undefined): Promise<ReadableStream<Uint8Array>> {
+  return api.stream("POST", ARCHIVE_ROUTES.create, paths === undefined ? {} : { paths }, { accept: ARCHIVE_MEDIA_TYPE });
+}
+
+/** Extracts the stream into the workspace after emptying `paths`, so they hold exactly the archive's. */
+export async function extractReplacing(api: ContainerApi, body: ReadableStream<Uint8Array>, paths: readonly string[]): Promise<number> {
+  const search = new URLSearchParams({ clear: "true" });
+  for (const path of paths) if (path !== ".") search.append("path", path);
+  const { entries } = await api.upload<ExtractArchiveResponse>("PUT", `${ARCHIVE_ROUTES.extract}?${search}`, body);
+  return entries;
+}
