@@ -3,9 +3,10 @@
  * delete; two sandboxes never see or reach each other's snapshots (BACKUP_NOT_FOUND, 404); bad
  * requests and a missing bucket get their codes.
  */
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
-import { apiCall, sandboxPool } from "./helpers.ts";
+import { getHttpSandbox } from "../../src/client/http.ts";
+import { apiCall, sandboxPool, uniqueId } from "./helpers.ts";
 
 const sandboxes = sandboxPool();
 afterAll(sandboxes.destroyAll);
@@ -126,5 +127,28 @@ describe("snapshots over /v1", () => {
     expect(info.persistence).toMatchObject({ enabled: true, paths: ["src"], onSleep: "none", bucket: "SANDBOX_BACKUPS" });
     const bad = await apiCall(`/v1/sandboxes/${sandbox.id}/config`, { method: "PATCH", json: { persistence: { bukket: "X" } } });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe("snapshots with getHttpSandbox", () => {
+  it("the HTTP client offers the same calls, with the same codes", async () => {
+    const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+    const options = { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: ((input, init) => worker.fetch(new Request(input, init))) as typeof fetch };
+    const sandbox = getHttpSandbox(uniqueId("backup-client"), options);
+    const stranger = getHttpSandbox(uniqueId("backup-client-other"), options);
+    try {
+      await sandbox.exec("echo one > f.txt");
+      const backup = await sandbox.createBackup({ name: "one" });
+      expect(await sandbox.listBackups()).toEqual([backup]);
+      await sandbox.exec("echo two > f.txt");
+      expect((await sandbox.restoreBackup(backup.id)).backup.id).toBe(backup.id);
+      expect((await sandbox.exec("cat f.txt")).stdout).toBe("one\n");
+      await expect(stranger.restoreBackup(backup.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
+      await expect(sandbox.destroy({ keep: true })).rejects.toMatchObject({ code: "PERSISTENCE_NOT_CONFIGURED" });
+      expect(await sandbox.deleteBackup(backup.id)).toEqual({ id: backup.id });
+      expect(await sandbox.listBackups()).toEqual([]);
+    } finally {
+      await Promise.all([sandbox.destroy(), stranger.destroy()]);
+    }
   });
 });
