@@ -10,6 +10,7 @@ import { backupIdSchema, type BackupInfo, type CreateBackupRequest, type DeleteB
 import { SandboxError } from "../../rpc/errors.ts";
 import type { ContainerApi } from "../container-api.ts";
 import { extractReplacing, openArchive } from "./archive-io.ts";
+import { openRanged } from "./download.ts";
 import { bucketCall } from "./failures.ts";
 import type { BackupKeys } from "./keys.ts";
 import { uploadStream } from "./upload.ts";
@@ -72,10 +73,10 @@ export class BackupStore {
 
   /** Replaces the backup's paths in the workspace with what it holds. */
   async restore(api: ContainerApi, id: string): Promise<RestoreBackupResult> {
-    const object = await bucketCall("Reading the backup", () => this.#bucket.get(this.#key(id)));
-    if (!object) throw notFound(id);
-    const backup = describe(id, object);
-    const entries = await bucketCall("Restoring the backup", () => extractReplacing(api, object.body, backup.paths));
+    const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
+    if (!found) throw notFound(id);
+    const backup = describe(id, found.object);
+    const entries = await bucketCall("Restoring the backup", () => extractReplacing(api, found.body, backup.paths));
     return { backup, entries };
   }
 

@@ -6,6 +6,7 @@
 import { ARCHIVE_MEDIA_TYPE } from "../../../protocol/archive.ts";
 import type { ContainerApi } from "../container-api.ts";
 import { extractReplacing, openArchive } from "./archive-io.ts";
+import { openRanged } from "./download.ts";
 import type { BackupKeys } from "./keys.ts";
 import { uploadStream } from "./upload.ts";
 
@@ -46,9 +47,9 @@ export class WorkspaceSaves {
   async restore(api: ContainerApi): Promise<SavePointer | null> {
     const pointer = await this.current();
     if (!pointer) return null;
-    const object = await this.#bucket.get(this.#keys.save(pointer.id));
-    if (!object) throw new Error(`the saved workspace ${pointer.id} named by the pointer is missing from the bucket`);
-    await extractReplacing(api, object.body, pointer.paths);
+    const found = await openRanged(this.#bucket, this.#keys.save(pointer.id));
+    if (!found) throw new Error(`the saved workspace ${pointer.id} named by the pointer is missing from the bucket`);
+    await extractReplacing(api, found.body, pointer.paths);
     return pointer;
   }
 
