@@ -15,6 +15,8 @@ export function packArchive(workspace: string, relatives: readonly string[]): Re
       cwd: workspace,
       gzip: true,
       portable: true,
+      // node-tar reads a file in slices of up to 16 MiB by default; 1 MiB keeps the server's memory low.
+      maxReadSize: 1024 * 1024,
       follow: false,
       filter: (_path: string, entry: Stats | ReadEntry) => !("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink(),
     },
