@@ -17,6 +17,7 @@ const MODULES = [
   "bridge-first-command.ts",
   "first-command.ts",
   "code-interpreter.ts",
+  "snapshot-throughput.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */
