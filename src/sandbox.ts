@@ -145,6 +145,13 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     await super.onActivityExpired();
   }
 
+  /** Durable workspace turned on while the container runs: what it holds now is kept, not an older save. */
+  async #adoptRunningWorkspace(): Promise<void> {
+    const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+    const { instanceId } = await api.json<PingResponse>("GET", "/api/ping");
+    await this.#persistence.adopt(instanceId);
+  }
+
   async #saveBeforeSleep(): Promise<boolean> {
     try {
       const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
@@ -183,6 +190,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     if (!sameIsolation(stored, next)) await this.#checkIsolation(next);
     this.#apply(next);
     await this.ctx.storage.put(CONFIG_KEY, next);
+    if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#adoptRunningWorkspace();
     // New walls need a new container: never leave one running with other walls than asked for.
     if (!sameIsolation(stored, next) && this.#localContainer()?.running) await this.#destroyContainer();
   }

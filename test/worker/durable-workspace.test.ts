@@ -136,6 +136,21 @@ describe("durable workspace", () => {
     await sandbox.destroy();
   });
 
+  it("turned on beside a running container, keeps what it holds rather than putting an older save back", async () => {
+    const { sandbox } = await ephemeralSandbox("adopt", { persistence: { onSleep: "none" } });
+    await sandbox.exec("echo old > old.txt");
+    await sandbox.destroy({ keep: true });
+    await sandbox.configure({ persistence: null });
+    await sandbox.destroy({ keep: false });
+    // A container without persistence: its workspace starts empty and gets new work.
+    expect((await sandbox.exec("ls -A; echo new > new.txt")).stdout).toBe("");
+    await sandbox.configure({ persistence: { onSleep: "none" } });
+    expect((await sandbox.exec("ls -A")).stdout).toBe("new.txt\n");
+    await sandbox.destroy({ keep: true });
+    expect((await sandbox.exec("ls -A")).stdout).toBe("new.txt\n");
+    await sandbox.destroy();
+  });
+
   it("destroy({ keep: true }) without persistence is PERSISTENCE_NOT_CONFIGURED and destroys nothing", async () => {
     const { id, sandbox } = await ephemeralSandbox("keep-unconfigured", {});
     await sandbox.exec("true");

@@ -112,6 +112,14 @@ export class Persistence {
   }
 
   /**
+   * Persistence turned on beside a running container: its workspace is the one to keep from now on,
+   * so it counts as restored (an older save must not be put back over live work).
+   */
+  async adopt(generation: string): Promise<void> {
+    await this.#storage.put(RESTORED_KEY, generation);
+  }
+
+  /**
    * Saves the workspace of the running container (generation `generation`) before it sleeps. True
    * when it may sleep: saved, or nothing to save. False when the save failed (recorded and logged):
    * the container stays awake and the next expiry tries again.
