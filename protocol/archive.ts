@@ -1,6 +1,6 @@
 /**
  * Workspace archives on the wire: what durable workspaces and snapshots are made of. The container
- * server streams a gzip-compressed tar of given paths out (`POST /api/archive/create`) and extracts
+ * server streams a gzip-compressed (or plain) tar of given paths out (`POST /api/archive/create`) and extracts
  * one streamed in (`PUT /api/archive/extract`); neither side holds an archive whole in memory.
  *
  * Paths are relative to the workspace and stay inside it: an archive names entries relative to the
@@ -17,6 +17,11 @@ export const ARCHIVE_ROUTES = {
 } as const;
 
 export const ARCHIVE_MEDIA_TYPE = "application/gzip";
+/** An archive asked for uncompressed (`format: "tar"`), as Cloudflare's Bridge API hands workspaces out. */
+export const TAR_MEDIA_TYPE = "application/x-tar";
+
+export const ARCHIVE_FORMATS = ["tar.gz", "tar"] as const;
+export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
 
 export const ARCHIVE_LIMITS = {
   /** Paths one archive may name; more is a mistake, not a workspace. */
@@ -41,6 +46,10 @@ export const archivePathsSchema = z.array(archivePathSchema).min(1).max(ARCHIVE_
 export const createArchiveRequestSchema = z.object({
   /** What to archive (default: the whole workspace). */
   paths: archivePathsSchema.optional(),
+  /** Workspace paths left out, with everything below them. */
+  exclude: archivePathsSchema.optional(),
+  /** "tar.gz" (default) or "tar". Extraction takes either. */
+  format: z.enum(ARCHIVE_FORMATS).optional(),
 });
 export type CreateArchiveRequest = z.output<typeof createArchiveRequestSchema>;
 

@@ -9,16 +9,31 @@ import type { Stats } from "node:fs";
 import { Readable } from "node:stream";
 import { create, type ReadEntry } from "tar";
 
-export function packArchive(workspace: string, relatives: readonly string[]): Readable {
+export interface PackOptions {
+  /** Default true. */
+  gzip?: boolean;
+  /** Workspace-relative paths left out with everything below them (normalised, no `..`). */
+  exclude?: readonly string[];
+}
+
+/** True when the entry (as node-tar names it: "./a/b" or "a/b") is one of `exclude` or lies below one. */
+function excluded(entryPath: string, exclude: readonly string[]): boolean {
+  const relative = entryPath.replace(/^\.\/?/, "").replace(/\/+$/, "");
+  return exclude.some((path) => relative === path || relative.startsWith(`${path}/`));
+}
+
+export function packArchive(workspace: string, relatives: readonly string[], options: PackOptions = {}): Readable {
+  const exclude = (options.exclude ?? []).map((path) => path.replace(/^\.\/?/, "").replace(/\/+$/, ""));
   const pack = create(
     {
       cwd: workspace,
-      gzip: true,
+      gzip: options.gzip ?? true,
       portable: true,
       // node-tar reads a file in slices of up to 16 MiB by default; 1 MiB keeps the server's memory low.
       maxReadSize: 1024 * 1024,
       follow: false,
-      filter: (_path: string, entry: Stats | ReadEntry) => !("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink(),
+      filter: (path: string, entry: Stats | ReadEntry) =>
+        !excluded(path, exclude) && (!("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()),
     },
     [...relatives],
   );

@@ -1,5 +1,5 @@
 /**
- * Extracting a gzip-compressed tar into the workspace as it streams in (node-tar's Unpack, fed chunk
+ * Extracting a tar (gzip-compressed or not: node-tar tells them apart) into the workspace as it streams in (node-tar's Unpack, fed chunk
  * by chunk with backpressure), so an archive of any size passes through in bounded memory.
  *
  * Everything lands inside the workspace. node-tar refuses absolute paths, `..` and any entry whose
@@ -68,7 +68,7 @@ export async function unpackArchive(workspace: string, body: AsyncIterable<Buffe
   });
   const finished = new Promise<void>((resolve, reject) => {
     unpack.on("finish", () => resolve());
-    unpack.on("error", (error: Error) => reject(invalid(`not a gzip-compressed tar archive: ${error.message}`)));
+    unpack.on("error", (error: Error) => reject(invalid(`not a tar or gzip-compressed tar archive: ${error.message}`)));
   });
   finished.catch(() => undefined);
 

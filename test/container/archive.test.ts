@@ -103,6 +103,22 @@ describe("archive round trip", () => {
     expect(readFileSync(join(target.workspace, "kept.txt"), "utf8")).toBe("not in the cleared path");
   });
 
+  it("leaves excluded paths out, and makes a plain tar when asked, which extraction takes too", async () => {
+    const response = await fetch(source.url + ARCHIVE_ROUTES.create, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ format: "tar", exclude: ["src/deep", "run.sh"] }),
+    });
+    expect(response.headers.get("content-type")).toBe("application/x-tar");
+    const archive = Buffer.from(await response.arrayBuffer());
+    expect(archive.subarray(257, 262).toString()).toBe("ustar");
+    emptyDir(target.workspace);
+    expect((await extract(target, archive)).status).toBe(200);
+    expect(existsSync(join(target.workspace, "src/hello.txt"))).toBe(true);
+    expect(existsSync(join(target.workspace, "src/deep"))).toBe(false);
+    expect(existsSync(join(target.workspace, "run.sh"))).toBe(false);
+  });
+
   it("refuses paths outside the workspace, missing paths, and bodies that are no archive", async () => {
     expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { paths: ["../x"] })).body.code).toBe("INVALID_REQUEST");
     expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { paths: ["/etc"] })).body.code).toBe("INVALID_REQUEST");

@@ -7,6 +7,7 @@ import { pipeline } from "node:stream/promises";
 import {
   ARCHIVE_MEDIA_TYPE,
   ARCHIVE_ROUTES,
+  TAR_MEDIA_TYPE,
   createArchiveRequestSchema,
   extractArchiveQuerySchema,
 } from "../../../protocol/archive.ts";
@@ -23,10 +24,12 @@ async function createArchive(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, createArchiveRequestSchema);
   const { workspace } = ctx.server;
   const paths = await existingPaths(workspace, await archivePaths(workspace, request.paths));
-  ctx.res.writeHead(200, { "content-type": ARCHIVE_MEDIA_TYPE, "cache-control": "no-store" });
+  const gzip = request.format !== "tar";
+  ctx.res.writeHead(200, { "content-type": gzip ? ARCHIVE_MEDIA_TYPE : TAR_MEDIA_TYPE, "cache-control": "no-store" });
   // A reader that goes away, or a file that cannot be read, ends the response short: the reader
-  // sees a cut archive (gzip's trailer missing), never a whole-looking one.
-  await pipeline(packArchive(workspace, paths), ctx.res).catch(() => ctx.res.destroy());
+  // sees a cut archive (a cut connection), never a whole-looking one.
+  const exclude = request.exclude ?? [];
+  await pipeline(packArchive(workspace, paths, { gzip, exclude }), ctx.res).catch(() => ctx.res.destroy());
 }
 
 async function extractArchive(ctx: RequestContext): Promise<void> {
