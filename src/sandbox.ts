@@ -12,7 +12,7 @@ import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { SessionInfo } from "../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, SandboxError } from "./rpc/errors.ts";
+import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "./rpc/errors.ts";
 import type {
   DeleteFileOptions,
   DeleteFileResult,
@@ -51,8 +51,10 @@ import { errorFromResponse } from "./rpc/error-response.ts";
 import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
 import { errorBody } from "../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "./rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./rpc/backups.ts";
 import { createBackupRequestSchema } from "../protocol/backups.ts";
+import { createArchiveRequestSchema } from "../protocol/archive.ts";
+import { extractOver, openArchive } from "./sandbox/persistence/archive-io.ts";
 import { Persistence } from "./sandbox/persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
@@ -555,6 +557,24 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async deleteBackup(id: string): Promise<DeleteBackupResult> {
     return this.#guard(() => this.#persistence.backups().delete(id));
+  }
+
+  /** The archive streams out as the container makes it; while it does, the container stays awake. */
+  async exportArchive(options: ExportArchiveOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async ({ api }) => this.#guardStream(await openArchive(api, parseRequest(createArchiveRequestSchema, options, "archive request"))));
+  }
+
+  async importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+    return this.#call(async ({ api }) => {
+      if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
+      this.#openStreams++;
+      try {
+        return await extractOver(api, body);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────────

@@ -31,3 +31,5 @@ export const persistenceStatusSchema = z.object({
   lastSave: z.object({ id: z.string(), size: z.number().int(), savedAt: z.string() }).optional(),
   lastError: z.object({ message: z.string(), at: z.string(), attempts: z.number().int() }).optional().describe("The latest failed save, until one succeeds"),
 });
+
+export const importArchiveResultSchema = z.object({ entries: z.number().int(), bytes: z.number().int().describe("Archive bytes read") });

@@ -23,6 +23,7 @@ import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminal
 import * as s from "./schemas.ts";
 import * as b from "./backup-schemas.ts";
 import { createBackupRequestSchema } from "../../protocol/backups.ts";
+import { createArchiveRequestSchema } from "../../protocol/archive.ts";
 
 type Json = Record<string, unknown>;
 
@@ -341,6 +342,22 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/backups/{bid}/restore`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, bid],
         post: op("Replace the snapshot's paths in the running sandbox with what it holds", { 200: json(b.restoreBackupResultSchema, "Restored") }),
+      },
+      [`${sandbox}/archive/export`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "The workspace (or `paths`, less `exclude`) as a tar stream: gzip'd (`application/gzip`) unless `format` is \"tar\" (`application/x-tar`). Links stay links.",
+          { 200: bytes("The archive, streamed as it is made") },
+          { requestBody: body(createArchiveRequestSchema) },
+        ),
+      },
+      [`${sandbox}/archive`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        put: op(
+          "Extract a tar or tar.gz body over the workspace, streamed. Absolute paths, `..`, hard links out and writing through a link are 400 INVALID_ARCHIVE.",
+          { 200: json(b.importArchiveResultSchema, "Extracted") },
+          { requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } },
+        ),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

@@ -215,6 +215,8 @@ type SandboxMethods = Pick<
   | "listBackups"
   | "restoreBackup"
   | "deleteBackup"
+  | "exportArchive"
+  | "importArchive"
 >;
 
 /**

@@ -43,7 +43,7 @@ import type {
   StreamResumeRequest,
 } from "../rpc/processes.ts";
 import { terminalInputBody, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
@@ -385,6 +385,16 @@ class HttpTransport implements SandboxRpc {
 
   deleteBackup(id: string): Promise<DeleteBackupResult> {
     return this.#json("DELETE", `/backups/${segment(id)}`);
+  }
+
+  async exportArchive(options: ExportArchiveOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.#request("POST", "/archive/export", { body: options });
+    if (!response.body) throw new SandboxConnectionError("/archive/export: response without a body");
+    return response.body;
+  }
+
+  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+    return this.#json("PUT", "/archive", { bytes: body });
   }
 }
 

@@ -16,7 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
@@ -146,5 +146,15 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
 
   deleteBackup(id: string): Promise<DeleteBackupResult> {
     return this.rpc.deleteBackup(id);
+  }
+
+  /** The workspace (or `paths`) as a tar stream, gzip'd unless `format: "tar"`. */
+  exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.rpc.exportArchive(options);
+  }
+
+  /** Extracts a tar or tar.gz stream over the workspace. */
+  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+    return this.rpc.importArchive(body);
   }
 }

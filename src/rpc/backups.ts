@@ -10,6 +10,23 @@ export interface CreateBackupOptions {
   name?: string;
 }
 
+/** exportArchive(): what to put in the archive, and how. */
+export interface ExportArchiveOptions {
+  /** Workspace paths (default: the whole workspace). */
+  paths?: string[];
+  /** Workspace paths left out, with everything below them. */
+  exclude?: string[];
+  /** "tar.gz" (default) or "tar". */
+  format?: "tar.gz" | "tar";
+}
+
+export interface ImportArchiveResult {
+  /** Entries written (files, folders, links). */
+  entries: number;
+  /** Archive bytes read. */
+  bytes: number;
+}
+
 export interface DestroyOptions {
   /** Save the durable workspace first, so the next start restores it (needs persistence configured). */
   keep?: boolean;

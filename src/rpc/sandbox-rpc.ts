@@ -41,7 +41,7 @@ import type {
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
 import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, RestoreBackupResult } from "./backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -147,6 +147,10 @@ export interface SandboxRpc {
   /** Replaces the snapshot's paths in the running sandbox with what it holds. BACKUP_NOT_FOUND for another sandbox's id. */
   restoreBackup(id: string): Promise<RestoreBackupResult>;
   deleteBackup(id: string): Promise<DeleteBackupResult>;
+  /** The workspace (or paths of it) as a tar stream, gzip'd unless `format: "tar"`; links stay links. */
+  exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>>;
+  /** Extracts a tar or tar.gz stream over the workspace; nothing can land outside it (INVALID_ARCHIVE). */
+  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult>;
 }
 
 /** Every method of SandboxRpc, once: a record keyed by the interface, so none can be missing or extra. */
@@ -209,6 +213,8 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   listBackups: true,
   restoreBackup: true,
   deleteBackup: true,
+  exportArchive: true,
+  importArchive: true,
 };
 
 /** The method names, for wrapping a stub. */

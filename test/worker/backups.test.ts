@@ -130,6 +130,28 @@ describe("snapshots over /v1", () => {
   });
 });
 
+describe("workspace archives", () => {
+  it("exportArchive and importArchive carry a workspace between sandboxes, over RPC and HTTP", async () => {
+    const from = sandboxes.create("archive-from");
+    const to = sandboxes.create("archive-to");
+    await from.exec("mkdir -p a/b skip && echo one > a/b/f.txt && echo no > skip/x && ln -s a/b/f.txt link");
+    const gz = await from.exportArchive({ exclude: ["skip"] });
+    expect(await to.importArchive(gz)).toMatchObject({ entries: expect.any(Number) });
+    expect((await to.exec("cat a/b/f.txt; readlink link; ls -A")).stdout).toBe("one\na/b/f.txt\na\nlink\n");
+
+    const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+    const options = { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: ((input, init) => worker.fetch(new Request(input, init))) as typeof fetch };
+    const overHttp = getHttpSandbox(to.id, options);
+    const tar = await overHttp.exportArchive({ format: "tar", paths: ["a"] });
+    const third = sandboxes.create("archive-third");
+    await third.exec("true");
+    await getHttpSandbox(third.id, options).importArchive(tar);
+    expect((await third.exec("cat a/b/f.txt; ls -A")).stdout).toBe("one\na\n");
+    await expect(third.importArchive(new Blob(["not an archive"]).stream())).rejects.toMatchObject({ code: "INVALID_ARCHIVE", httpStatus: 400 });
+    await expect(third.exportArchive({ paths: ["../up"] })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+  });
+});
+
 describe("snapshots with getHttpSandbox", () => {
   it("the HTTP client offers the same calls, with the same codes", async () => {
     const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;

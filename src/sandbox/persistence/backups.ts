@@ -45,7 +45,7 @@ export class BackupStore {
     const createdAt = new Date().toISOString();
     const paths = request.paths ?? ["."];
     const customMetadata: Record<string, string> = { createdAt, paths: JSON.stringify(paths), ...(request.name === undefined ? {} : { name: request.name }) };
-    const archive = await openArchive(api, request.paths);
+    const archive = await openArchive(api, request.paths === undefined ? {} : { paths: request.paths });
     const size = await bucketCall("Saving the backup", () =>
       uploadStream(this.#bucket, this.#keys.backup(id), archive, { customMetadata, contentType: ARCHIVE_MEDIA_TYPE }),
     );

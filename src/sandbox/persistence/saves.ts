@@ -35,7 +35,7 @@ export class WorkspaceSaves {
   async save(api: ContainerApi, paths: readonly string[] | undefined): Promise<SavePointer> {
     const previous = await this.current();
     const id = crypto.randomUUID();
-    const archive = await openArchive(api, paths);
+    const archive = await openArchive(api, paths === undefined ? {} : { paths: [...paths] });
     const size = await uploadStream(this.#bucket, this.#keys.save(id), archive, { contentType: ARCHIVE_MEDIA_TYPE });
     const pointer: SavePointer = { id, size, savedAt: new Date().toISOString(), paths: [...(paths ?? ["."])] };
     await this.#bucket.put(this.#keys.pointer, JSON.stringify(pointer), { httpMetadata: { contentType: "application/json" } });
