@@ -95,18 +95,21 @@ export class Persistence {
    */
   async restoreOnce(api: ContainerApi, generation: string): Promise<void> {
     if (!this.enabled) return;
-    if (this.#restoring?.generation === generation) return this.#restoring.done;
-    if ((await this.#storage.get<string>(RESTORED_KEY)) === generation) return;
-    const done = (async () => {
-      const saves = new WorkspaceSaves(this.#bucket(), this.#keys);
-      await bucketCall("Restoring the durable workspace", () => saves.restore(api));
-      await this.#storage.put(RESTORED_KEY, generation);
-    })();
-    this.#restoring = { generation, done };
+    // Set before any await: calls that arrive together share one restore.
+    if (this.#restoring?.generation !== generation) {
+      const done = (async () => {
+        if ((await this.#storage.get<string>(RESTORED_KEY)) === generation) return;
+        const saves = new WorkspaceSaves(this.#bucket(), this.#keys);
+        await bucketCall("Restoring the durable workspace", () => saves.restore(api));
+        await this.#storage.put(RESTORED_KEY, generation);
+      })();
+      this.#restoring = { generation, done };
+    }
+    const restoring = this.#restoring!;
     try {
-      await done;
+      await restoring.done;
     } catch (error) {
-      this.#restoring = undefined;
+      if (this.#restoring === restoring) this.#restoring = undefined;
       throw error;
     }
   }
