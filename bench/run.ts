@@ -19,6 +19,7 @@ const MODULES = [
   "first-command.ts",
   "code-interpreter.ts",
   "preview-ports.ts",
+  "snapshot-throughput.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

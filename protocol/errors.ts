@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   INVALID_PORT: 400,
   /** A repository URL a clone refuses: an unknown scheme, or text git would read as an option. */
   INVALID_GIT_URL: 400,
+  /** An archive that is not gzip'd tar, or names entries that would land outside the workspace. */
+  INVALID_ARCHIVE: 400,
   UNAUTHORIZED: 401,
   /** A request to a private preview port with neither its token, its cookie nor the API token. */
   PORT_TOKEN_REQUIRED: 401,
@@ -36,6 +38,8 @@ export const ERROR_CODES = {
   TERMINAL_NOT_FOUND: 404,
   /** A preview port that is not exposed (never, or no longer): answered without waking the container. */
   PORT_NOT_EXPOSED: 404,
+  /** A backup id this sandbox does not have (never made, deleted, or another sandbox's). */
+  BACKUP_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PROCESS_EXISTS: 409,
   TERMINAL_EXISTS: 409,
@@ -69,6 +73,10 @@ export const ERROR_CODES = {
   GIT_CLONE_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,
+  /** Backups need an R2 bucket binding the Worker does not have (wrangler.toml `[[r2_buckets]]`). */
+  PERSISTENCE_NOT_CONFIGURED: 501,
+  /** Saving to or restoring from the bucket failed; an earlier save is left as it was. */
+  BACKUP_FAILED: 502,
   /** The interpreter a code context needs is not installed (the message says what to install). */
   INTERPRETER_UNAVAILABLE: 501,
   CONTAINER_UNAVAILABLE: 503,

@@ -19,3 +19,5 @@ export * from "./terminals.ts";
 export * from "./stream-url.ts";
 export * from "./git.ts";
 export * from "./watch.ts";
+export * from "./archive.ts";
+export * from "./backups.ts";

@@ -34,6 +34,8 @@ export interface ContainerOptions {
   stopGraceMs: number;
   /** A booted server waiting for its sandbox (the warm pool's), if one is at hand. */
   takeWarm?: () => ServerChild | undefined;
+  /** Empty the workspace before each start, as a Cloudflare container's disk is (durable workspaces restore it). */
+  ephemeralWorkspaces?: boolean;
 }
 
 /** Starts a server that boots in `dir` and waits for its assignment; undefined if the launcher cannot. */
@@ -93,6 +95,7 @@ export class ContainerProcess {
     // it) no other user of the machine can reach, even where the data directory is open to them.
     mkdirSync(sandboxDir, { recursive: true, mode: 0o700 });
     chmodSync(sandboxDir, 0o700);
+    if (options.ephemeralWorkspaces) rmSync(workspace, { recursive: true, force: true });
     mkdirSync(workspace, { recursive: true });
     const enableInternet = options.request.enableInternet ?? true;
     const isolation = resolveIsolation(options.isolation, options.request.isolation, enableInternet);

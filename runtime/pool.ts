@@ -30,6 +30,8 @@ export interface PoolOptions {
   maxContainers?: number;
   /** Booted servers kept ready for the next starts (SANDBOX_WARM_POOL); default 0, none. */
   warmServers?: number;
+  /** Every start begins with an empty workspace, as a Cloudflare container does (SANDBOX_EPHEMERAL_WORKSPACES). */
+  ephemeralWorkspaces?: boolean;
 }
 
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
@@ -48,7 +50,7 @@ export class ContainerPool {
   #closed = false;
 
   constructor(options: PoolOptions) {
-    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, maxContainers: DEFAULT_MAX_CONTAINERS, warmServers: 0, ...options };
+    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, maxContainers: DEFAULT_MAX_CONTAINERS, warmServers: 0, ephemeralWorkspaces: false, ...options };
     this.#refill();
   }
 

@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   stopGraceMs?: number;
   /** What every caller must present (`Authorization: Bearer …`); default: a fresh random one. */
   secret?: string;
+  /** Each start begins with an empty workspace, as on Cloudflare (SANDBOX_EPHEMERAL_WORKSPACES=1); default: kept on disk. */
+  ephemeralWorkspaces?: boolean;
 }
 
 export interface RunningRuntime {
@@ -80,6 +82,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
     ...(options.maxContainers === undefined ? {} : { maxContainers: options.maxContainers }),
     ...(options.warmServers === undefined ? {} : { warmServers: options.warmServers }),
+    ...(options.ephemeralWorkspaces === undefined ? {} : { ephemeralWorkspaces: options.ephemeralWorkspaces }),
   });
 
   const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])], networkAllowed };

@@ -6,6 +6,8 @@
  *   SANDBOX_MAX_SANDBOXES  live sandboxes at most (default 32); one more start is 429 TOO_MANY_SANDBOXES
  *   SANDBOX_WARM_POOL      booted container servers kept ready for new sandboxes (default 2; 0: none),
  *                          each ~50 MB of memory while it waits
+ *   SANDBOX_EPHEMERAL_WORKSPACES  1: every start begins with an empty workspace, as on Cloudflare
+ *                          (default: a sandbox's workspace stays on disk between starts)
  * The isolation defaults of every sandbox (SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS,
  * SANDBOX_BWRAP_ARGS, …) and SANDBOX_BWRAP_PATH are read where they are applied (isolation.ts).
  */
@@ -15,7 +17,7 @@ import type { RuntimeOptions } from "./server.ts";
 /** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
 const DEFAULT_WARM_SERVERS = 2;
 
-export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers">;
+export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers" | "ephemeralWorkspaces">;
 
 export function runtimeSettingsFromEnv(env: Record<string, string | undefined>): RuntimeSettings {
   const settings: RuntimeSettings = {};
@@ -35,6 +37,7 @@ export function runtimeSettingsFromEnv(env: Record<string, string | undefined>):
   const warm = env.SANDBOX_WARM_POOL === undefined || env.SANDBOX_WARM_POOL === "" ? DEFAULT_WARM_SERVERS : Number(env.SANDBOX_WARM_POOL);
   if (!Number.isInteger(warm) || warm < 0) throw new Error(`SANDBOX_WARM_POOL must be a whole number ≥ 0, not "${env.SANDBOX_WARM_POOL}"`);
   settings.warmServers = warm;
+  if (env.SANDBOX_EPHEMERAL_WORKSPACES === "1" || env.SANDBOX_EPHEMERAL_WORKSPACES === "true") settings.ephemeralWorkspaces = true;
   return settings;
 }
 

@@ -20,4 +20,6 @@ export interface Env {
   SANDBOX_CONSOLE?: string;
   /** The console's own page files (console/, wrangler.toml [assets]); only the Worker serves them. */
   ASSETS?: Fetcher;
+  /** Where durable workspaces and snapshots are kept (wrangler.toml `[[r2_buckets]]`); a sandbox may name another binding. */
+  SANDBOX_BACKUPS?: R2Bucket;
 }

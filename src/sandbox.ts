@@ -12,7 +12,7 @@ import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import type { SessionInfo } from "../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, SandboxError } from "./rpc/errors.ts";
+import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "./rpc/errors.ts";
 import type {
   DeleteFileOptions,
   DeleteFileResult,
@@ -53,6 +53,11 @@ import { errorFromResponse } from "./rpc/error-response.ts";
 import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
 import { errorBody } from "../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "./rpc/sandbox.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./rpc/backups.ts";
+import { createBackupRequestSchema } from "../protocol/backups.ts";
+import { createArchiveRequestSchema } from "../protocol/archive.ts";
+import { extractOver, openArchive } from "./sandbox/persistence/archive-io.ts";
+import { Persistence } from "./sandbox/persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
@@ -98,6 +103,10 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** How the last container start this object made went (getInfo()); probes counted by waitForPort. */
   #startup: StartupTiming | undefined;
   #probes = 0;
+  /** The durable workspace and snapshots (src/sandbox/persistence/). */
+  readonly #persistence: Persistence;
+  /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
+  #calls = 0;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -105,6 +114,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     const key = name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString();
     installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
     super(ctx, env);
+    this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
     this.#ports = new PortRegistry(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
@@ -137,13 +147,43 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     throw error;
   }
 
-  /** Sleep only when no stream is open: an open stream is activity even when no bytes flow. */
+  /**
+   * Sleep only when no stream is open: an open stream is activity even when no bytes flow. A durable
+   * workspace is saved first; a failed save keeps the container awake to try again at the next
+   * expiry, and a call that came in while saving means the sandbox is in use again.
+   */
   override async onActivityExpired(): Promise<void> {
     if (this.#openStreams > 0) {
       this.renewActivityTimeout();
       return;
     }
+    if (this.ctx.container?.running && this.#persistence.enabled) {
+      const calls = this.#calls;
+      const saved = await this.#saveBeforeSleep();
+      if (!saved || this.#calls !== calls) {
+        this.renewActivityTimeout();
+        return;
+      }
+    }
     await super.onActivityExpired();
+  }
+
+  /** Durable workspace turned on while the container runs: what it holds now is kept, not an older save. */
+  async #adoptRunningWorkspace(): Promise<void> {
+    const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+    const { instanceId } = await api.json<PingResponse>("GET", "/api/ping");
+    await this.#persistence.adopt(instanceId);
+  }
+
+  async #saveBeforeSleep(): Promise<boolean> {
+    try {
+      const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+      const { instanceId } = await api.json<PingResponse>("GET", "/api/ping");
+      return await this.#persistence.saveBeforeSleep(api, instanceId);
+    } catch {
+      // The container is not answering: nothing of it can be saved, and keeping it awake saves nothing either.
+      return true;
+    }
   }
 
   async configure(config: SandboxConfig): Promise<void> {
@@ -173,6 +213,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     if (!sameIsolation(stored, next)) await this.#checkIsolation(next);
     this.#apply(next);
     await this.ctx.storage.put(CONFIG_KEY, next);
+    if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#adoptRunningWorkspace();
     // New walls need a new container: never leave one running with other walls than asked for.
     if (!sameIsolation(stored, next) && this.#localContainer()?.running) await this.#destroyContainer();
   }
@@ -183,6 +224,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       this.renewActivityTimeout();
     }
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
+    this.#persistence.configure(config.persistence);
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
   }
@@ -201,9 +243,24 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return container instanceof LocalContainer ? container : undefined;
   }
 
-  /** Stops the container now (SIGKILL to everything in it); the next call starts a new generation. */
-  override async destroy(): Promise<void> {
-    return this.#guard(() => this.#destroyContainer());
+  /**
+   * Stops the container now (SIGKILL to everything in it); the next call starts a new generation.
+   * `keep: true` saves the durable workspace first (and destroys nothing when that fails); without
+   * it the durable workspace is forgotten.
+   */
+  override async destroy(options: DestroyOptions = {}): Promise<void> {
+    return this.#guard(async () => {
+      if (options.keep === true) {
+        this.#persistence.assertEnabled();
+        if (this.ctx.container?.running) {
+          const { api, generation } = await this.#link();
+          await this.#persistence.save(api, generation.instanceId);
+        }
+      } else {
+        await this.#persistence.discard();
+      }
+      await this.#destroyContainer();
+    });
   }
 
   async #destroyContainer(): Promise<void> {
@@ -225,7 +282,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      return { ...this.#describe(generation), ...report, ...(this.#startup ? { startup: this.#startup } : {}) };
+      return { ...this.#describe(generation), ...report, ...(this.#startup ? { startup: this.#startup } : {}), persistence: await this.#persistence.status() };
     });
   }
 
@@ -549,6 +606,63 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
+  // ── snapshots ────────────────────────────────────────────────────────────
+
+  async createBackup(options: CreateBackupOptions = {}): Promise<BackupInfo> {
+    return this.#call(async ({ api }) => {
+      const request = parseRequest(createBackupRequestSchema, options, "backup request");
+      const store = this.#persistence.backups();
+      this.#openStreams++;
+      try {
+        return await store.create(api, request);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
+  /** Needs no container: the bucket alone knows. */
+  async listBackups(): Promise<BackupInfo[]> {
+    return this.#guard(() => this.#persistence.backups().list());
+  }
+
+  async restoreBackup(id: string): Promise<RestoreBackupResult> {
+    return this.#call(async ({ api }) => {
+      const store = this.#persistence.backups();
+      await store.get(id);
+      this.#openStreams++;
+      try {
+        return await store.restore(api, id);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
+  async deleteBackup(id: string): Promise<DeleteBackupResult> {
+    return this.#guard(() => this.#persistence.backups().delete(id));
+  }
+
+  /** The archive streams out as the container makes it; while it does, the container stays awake. */
+  async exportArchive(options: ExportArchiveOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#call(async ({ api }) => this.#guardStream(await openArchive(api, parseRequest(createArchiveRequestSchema, options, "archive request"))));
+  }
+
+  async importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+    return this.#call(async ({ api }) => {
+      if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
+      this.#openStreams++;
+      try {
+        return await extractOver(api, body);
+      } finally {
+        this.#openStreams--;
+        this.renewActivityTimeout();
+      }
+    });
+  }
+
   // ── plumbing ─────────────────────────────────────────────────────────────
 
   /** Runs one RPC call against the running container; a handle's generation is checked first. */
@@ -569,11 +683,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async #link(): Promise<Link> {
+    this.#calls++;
     this.renewActivityTimeout();
     await this.#ensureRunning();
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
     const generation = await this.#generations.current(() => api.json<PingResponse>("GET", "/api/ping"));
     await this.#applyEnv(api, generation);
+    // A durable workspace is back before the first command of a new container sees it.
+    await this.#persistence.restoreOnce(api, generation.instanceId);
     return { api, generation };
   }
 

@@ -23,6 +23,7 @@ declare module "vitest" {
     bwrapRuntimeUrl: string;
     oneSandboxRuntimeUrl: string;
     runtimeSecret: string;
+    ephemeralRuntimeUrl: string;
   }
 }
 
@@ -47,8 +48,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("oneSandboxRuntimeUrl", oneOnly.url);
   project.provide("runtimeSecret", secret);
   project.provide("noBwrapRuntimeUrl", noBwrap.url);
+  // Containers whose workspace starts empty each time, as on Cloudflare: what durable workspaces restore.
+  const ephemeral = await startRuntime({ dataDir: join(dataDir, "ephemeral"), isolation: "none", ephemeralWorkspaces: true, stopGraceMs: 1_000, secret });
+  project.provide("ephemeralRuntimeUrl", ephemeral.url);
   return async () => {
-    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close()]);
+    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close(), ephemeral.close()]);
     rmSync(dataDir, { recursive: true, force: true });
   };
 }

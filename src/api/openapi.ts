@@ -25,6 +25,9 @@ import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import { exposePortRequestSchema } from "../../protocol/preview-ports.ts";
 import * as s from "./schemas.ts";
+import * as b from "./backup-schemas.ts";
+import { createBackupRequestSchema } from "../../protocol/backups.ts";
+import { createArchiveRequestSchema } from "../../protocol/archive.ts";
 
 type Json = Record<string, unknown>;
 
@@ -75,6 +78,7 @@ const cid: Json = { name: "cid", in: "path", required: true, schema: { type: "st
 const tid: Json = { name: "tid", in: "path", required: true, schema: { type: "string" }, description: "Terminal id" };
 const portParam: Json = { name: "port", in: "path", required: true, schema: { type: "integer", minimum: 1024, maximum: 65535 }, description: "Port inside the sandbox" };
 const eid: Json = { name: "eid", in: "path", required: true, schema: { type: "string" }, description: "Run id (the executionId of its start event)" };
+const bid: Json = { name: "bid", in: "path", required: true, schema: { type: "string", format: "uuid" }, description: "Backup id" };
 const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
 
 function op(summary: string, responses: Json, extra: Json = {}): Json {
@@ -126,7 +130,12 @@ export function openApiDocument(serverUrl?: string): Json {
       [sandbox]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         get: op("Sandbox state (starts its container if needed)", { 200: json(s.sandboxInfoSchema.extend({ id: z.string() }), "Sandbox") }),
-        delete: op("Destroy the sandbox's container now (SIGKILL)", { 204: { description: "Destroyed" } }),
+        delete: op(
+          "Destroy the sandbox's container now (SIGKILL). `keep=true` saves its durable workspace first (nothing is destroyed when that fails); " +
+            "without it the durable workspace is forgotten (snapshots stay).",
+          { 204: { description: "Destroyed" } },
+          { parameters: queryParameters(b.destroyQuery) },
+        ),
       },
       [`${sandbox}/config`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -139,7 +148,7 @@ export function openApiDocument(serverUrl?: string): Json {
       },
       [`${sandbox}/info`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        get: op("Status, resources and isolation of the sandbox's container", { 200: json(s.sandboxDetailsSchema.extend({ id: z.string() }), "Info") }),
+        get: op("Status, resources and isolation of the sandbox's container", { 200: json(s.sandboxDetailsSchema.extend({ id: z.string(), persistence: b.persistenceStatusSchema }), "Info") }),
       },
       [`${sandbox}/instructions`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -404,6 +413,39 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/terminals/{tid}/ws-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
         post: mintOp("A signed ws:/wss: URL of the terminal's viewer socket, for `new WebSocket(url)` (no Authorization header; `&since=` may be added)"),
+      },
+      [`${sandbox}/backups`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar. 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding.",
+          { 201: json(b.backupResponseSchema, "Saved") },
+          { requestBody: body(createBackupRequestSchema) },
+        ),
+        get: op("This sandbox's snapshots, oldest first", { 200: json(b.backupListSchema, "Snapshots") }),
+      },
+      [`${sandbox}/backups/{bid}`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, bid],
+        delete: op("Delete a snapshot (404 BACKUP_NOT_FOUND for an id this sandbox does not have)", { 200: json(b.deleteBackupResultSchema, "Deleted") }),
+      },
+      [`${sandbox}/backups/{bid}/restore`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }, bid],
+        post: op("Replace the snapshot's paths in the running sandbox with what it holds", { 200: json(b.restoreBackupResultSchema, "Restored") }),
+      },
+      [`${sandbox}/archive/export`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        post: op(
+          "The workspace (or `paths`, less `exclude`) as a tar stream: gzip'd (`application/gzip`) unless `format` is \"tar\" (`application/x-tar`). Links stay links.",
+          { 200: bytes("The archive, streamed as it is made") },
+          { requestBody: body(createArchiveRequestSchema) },
+        ),
+      },
+      [`${sandbox}/archive`]: {
+        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
+        put: op(
+          "Extract a tar or tar.gz body over the workspace, streamed. Absolute paths, `..`, hard links out and writing through a link are 400 INVALID_ARCHIVE.",
+          { 200: json(b.importArchiveResultSchema, "Extracted") },
+          { requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } },
+        ),
       },
       [`${sandbox}/processes/{pid}/stdin`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

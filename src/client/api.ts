@@ -204,7 +204,21 @@ type FileMethods = Pick<SandboxRpc, "writeFileStream" | "readFile" | "mkdir" | "
 /** What a sandbox as a whole offers exactly as the Durable Object does. */
 type SandboxMethods = Pick<
   SandboxRpc,
-  "cleanupCompletedProcesses" | "listSessions" | "deleteSession" | "configure" | "info" | "getInfo" | "getInstructions" | "detectIsolation" | "destroy"
+  | "cleanupCompletedProcesses"
+  | "listSessions"
+  | "deleteSession"
+  | "configure"
+  | "info"
+  | "getInfo"
+  | "getInstructions"
+  | "detectIsolation"
+  | "destroy"
+  | "createBackup"
+  | "listBackups"
+  | "restoreBackup"
+  | "deleteBackup"
+  | "exportArchive"
+  | "importArchive"
 >;
 
 /**

@@ -45,6 +45,7 @@ import type {
 import { terminalInputBody, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
 import type { ChangesOptions, ChangesResult, WatchOptions } from "../rpc/watch.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
@@ -397,8 +398,36 @@ class HttpTransport implements SandboxRpc {
     return this.#json("GET", "/isolation");
   }
 
-  destroy(): Promise<void> {
-    return this.#json("DELETE", "");
+  destroy(options: DestroyOptions = {}): Promise<void> {
+    return this.#json("DELETE", "", { query: { keep: options.keep } });
+  }
+
+  // ── snapshots ────────────────────────────────────────────────────────────
+
+  async createBackup(options: CreateBackupOptions = {}): Promise<BackupInfo> {
+    return (await this.#json<{ backup: BackupInfo }>("POST", "/backups", { body: options })).backup;
+  }
+
+  async listBackups(): Promise<BackupInfo[]> {
+    return (await this.#json<{ backups: BackupInfo[] }>("GET", "/backups")).backups;
+  }
+
+  restoreBackup(id: string): Promise<RestoreBackupResult> {
+    return this.#json("POST", `/backups/${segment(id)}/restore`);
+  }
+
+  deleteBackup(id: string): Promise<DeleteBackupResult> {
+    return this.#json("DELETE", `/backups/${segment(id)}`);
+  }
+
+  async exportArchive(options: ExportArchiveOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.#request("POST", "/archive/export", { body: options });
+    if (!response.body) throw new SandboxConnectionError("/archive/export: response without a body");
+    return response.body;
+  }
+
+  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+    return this.#json("PUT", "/archive", { bytes: body });
   }
 }
 

@@ -16,6 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 
@@ -143,7 +144,38 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.detectIsolation();
   }
 
-  destroy(): Promise<void> {
-    return this.rpc.destroy();
+  /** `keep: true` saves the durable workspace first; without it the durable workspace is forgotten. */
+  destroy(options?: DestroyOptions): Promise<void> {
+    return this.rpc.destroy(options);
+  }
+
+  // ── snapshots ────────────────────────────────────────────────────────────
+
+  /** A snapshot of the workspace (or `paths`) in the Worker's R2 bucket. */
+  createBackup(options?: CreateBackupOptions): Promise<BackupInfo> {
+    return this.rpc.createBackup(options);
+  }
+
+  listBackups(): Promise<BackupInfo[]> {
+    return this.rpc.listBackups();
+  }
+
+  /** Replaces the snapshot's paths in the workspace with what it holds. */
+  restoreBackup(id: string): Promise<RestoreBackupResult> {
+    return this.rpc.restoreBackup(id);
+  }
+
+  deleteBackup(id: string): Promise<DeleteBackupResult> {
+    return this.rpc.deleteBackup(id);
+  }
+
+  /** The workspace (or `paths`) as a tar stream, gzip'd unless `format: "tar"`. */
+  exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.rpc.exportArchive(options);
+  }
+
+  /** Extracts a tar or tar.gz stream over the workspace. */
+  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+    return this.rpc.importArchive(body);
   }
 }

@@ -44,6 +44,7 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -152,8 +153,23 @@ export interface SandboxRpc {
   getInstructions(): Promise<string>;
   /** What isolation the machine running this sandbox offers (locally: the container runtime's machine). */
   detectIsolation(): Promise<IsolationSupport>;
-  /** Stops the container now (SIGKILL); the next call starts a fresh one. */
-  destroy(): Promise<void>;
+  /**
+   * Stops the container now (SIGKILL); the next call starts a fresh one. With `keep: true` the
+   * durable workspace is saved first; without, it is forgotten (snapshots stay).
+   */
+  destroy(options?: DestroyOptions): Promise<void>;
+
+  /** A snapshot of the workspace (or the listed paths) in the Worker's R2 bucket. */
+  createBackup(options?: CreateBackupOptions): Promise<BackupInfo>;
+  /** This sandbox's snapshots, oldest first. */
+  listBackups(): Promise<BackupInfo[]>;
+  /** Replaces the snapshot's paths in the running sandbox with what it holds. BACKUP_NOT_FOUND for another sandbox's id. */
+  restoreBackup(id: string): Promise<RestoreBackupResult>;
+  deleteBackup(id: string): Promise<DeleteBackupResult>;
+  /** The workspace (or paths of it) as a tar stream, gzip'd unless `format: "tar"`; links stay links. */
+  exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>>;
+  /** Extracts a tar or tar.gz stream over the workspace; nothing can land outside it (INVALID_ARCHIVE). */
+  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult>;
 }
 
 /** Every method of SandboxRpc, once: a record keyed by the interface, so none can be missing or extra. */
@@ -218,6 +234,12 @@ const METHODS: Record<keyof SandboxRpc, true> = {
   getInstructions: true,
   detectIsolation: true,
   destroy: true,
+  createBackup: true,
+  listBackups: true,
+  restoreBackup: true,
+  deleteBackup: true,
+  exportArchive: true,
+  importArchive: true,
 };
 
 /** The method names, for wrapping a stub. */

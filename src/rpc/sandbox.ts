@@ -2,6 +2,7 @@
 import type { InfoResponse } from "../../protocol/info.ts";
 import type { IsolationRequest } from "../../protocol/isolation.ts";
 import type { WithoutEnvelope } from "../../protocol/process.ts";
+import type { PersistenceConfig, PersistenceStatus } from "../../protocol/backups.ts";
 
 /** What a sandbox reports about itself. */
 export interface SandboxInfo {
@@ -28,6 +29,12 @@ export interface SandboxConfig extends IsolationRequest {
   sleepAfter?: string | number;
   /** Environment of the container (replaces the sandbox env vars; applied to the running container too). */
   envVars?: Record<string, string>;
+  /**
+   * A durable workspace: saved to the Worker's R2 bucket (`bucket`: its binding's name, default
+   * SANDBOX_BACKUPS) when the container sleeps or is destroyed with `keep: true`, restored before the
+   * first command after the next start. null turns it off.
+   */
+  persistence?: PersistenceConfig | null;
 }
 
 /** How the last container start went, when this sandbox's Durable Object started it. */
@@ -41,4 +48,4 @@ export interface StartupTiming {
 }
 
 /** getInfo(): the sandbox's generation and settings with what its container server reports. */
-export type SandboxDetails = SandboxInfo & Omit<WithoutEnvelope<InfoResponse>, "instanceId"> & { startup?: StartupTiming };
+export type SandboxDetails = SandboxInfo & Omit<WithoutEnvelope<InfoResponse>, "instanceId"> & { startup?: StartupTiming; persistence: PersistenceStatus };

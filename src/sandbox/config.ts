@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ISOLATION_REQUEST_FIELDS, isolationRequestSchema, type IsolationRequest } from "../../protocol/isolation.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import { envVarsSchema } from "../../protocol/sessions.ts";
+import { persistenceConfigSchema } from "../../protocol/backups.ts";
 import type { SandboxConfig } from "../rpc/sandbox.ts";
 
 export const CONFIG_KEY = "sandbox:config";
@@ -33,6 +34,7 @@ export const sandboxConfigSchema = z.object({
     .refine((value) => sleepAfterSeconds(value) <= MAX_SLEEP_AFTER_SECONDS, "sleepAfter can be at most 7 days (604800 s)")
     .optional(),
   envVars: envVarsSchema.optional(),
+  persistence: persistenceConfigSchema.strict().nullable().optional(),
   ...isolationRequestSchema.shape,
 });
 

@@ -3,7 +3,7 @@
  * (ComputeSDK's Cloudflare provider in its remote mode) pointed at the shared `npm start` stack runs
  * create, commands (foreground, background, streaming callbacks, timeout), its filesystem calls and
  * destroy. Plain HTTP checks cover what that client does not send: the event stream as it is framed,
- * sessions, raw bytes, errors and the routes answered 501.
+ * sessions, raw bytes, workspace archives (persist, hydrate), errors and the routes answered 501.
  */
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
@@ -263,13 +263,34 @@ describe.concurrent("the Bridge API as it is framed", () => {
     expect(await (await fetch(`${url()}/health`)).json()).toEqual({ ok: true });
   });
 
+  it("persists a workspace as a plain tar (excludes left out) and hydrates another from it", async () => {
+    const { sandboxId: from } = await newSandbox();
+    const { sandboxId: to } = await newSandbox();
+    for (const [path, body] of [["workspace/keep/a.txt", "kept"], ["workspace/__pycache__/x.pyc", "dropped"]] as const) {
+      expect((await bridge(`/v1/sandbox/${from}/file/${path}`, { method: "PUT", body })).status).toBe(200);
+    }
+    const persisted = await bridge(`/v1/sandbox/${from}/persist?excludes=__pycache__`, { method: "POST" });
+    expect(persisted.status).toBe(200);
+    const tar = new Uint8Array(await persisted.arrayBuffer());
+    expect(new TextDecoder().decode(tar.subarray(257, 262))).toBe("ustar");
+    expect((await bridge(`/v1/sandbox/${from}/persist?excludes=../x`)).status).toBe(400);
+
+    const hydrated = await bridge(`/v1/sandbox/${to}/hydrate`, { method: "POST", body: tar, headers: { "content-type": "application/octet-stream" } });
+    expect(await hydrated.json()).toEqual({ ok: true });
+    expect(await (await bridge(`/v1/sandbox/${to}/file/workspace/keep/a.txt`)).text()).toBe("kept");
+    expect((await bridge(`/v1/sandbox/${to}/file/workspace/__pycache__/x.pyc`)).status).toBe(404);
+    const empty = await bridge(`/v1/sandbox/${to}/hydrate`, { method: "POST" });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ code: "invalid_request" });
+  });
+
   it("answers running, and 501 not_implemented for what it does not have yet", async () => {
     const { sandboxId } = await newSandbox();
     expect(await (await bridge(`/v1/sandbox/${sandboxId}/running`)).json()).toEqual({ running: true });
     for (const [method, path] of [
-      ["POST", "persist"],
-      ["GET", "persist"],
-      ["POST", "hydrate"],
+      ["POST", "mount"],
+      ["POST", "unmount"],
+      ["GET", "pty"],
     ] as const) {
       const response = await bridge(`/v1/sandbox/${sandboxId}/${path}`, { method });
       expect(response.status, `${method} ${path}`).toBe(501);

@@ -114,6 +114,77 @@ function listeningPortsOf(pids: number[]): number[] {
   return [...ports];
 }
 
+/** Resident memory of a process, in bytes (VmRSS). */
+function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(match?.[1] ?? 0) * 1024;
+}
+
+/** Runs `work` while sampling each process's RSS; resolves with how far each rose above where it started. */
+async function rssGrowth<T>(pids: number[], work: () => Promise<T>): Promise<{ result: T; growth: number[] }> {
+  const base = pids.map(rssOf);
+  const peak = [...base];
+  const timer = setInterval(() => pids.forEach((pid, i) => (peak[i] = Math.max(peak[i]!, rssOf(pid)))), 25);
+  try {
+    const result = await work();
+    return { result, growth: peak.map((value, i) => value - base[i]!) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+describe("durable workspaces under npm start", () => {
+  const MB = 1024 * 1024;
+
+  it("a 200 MB workspace saves to the local R2 bucket and restores in bounded memory", async () => {
+    const sandbox = getHttpSandbox("e2e-durable", { url, token });
+    await sandbox.configure({ persistence: { onSleep: "none" } });
+    // Random bytes: gzip cannot shrink them, so the archive is as large as the workspace.
+    const made = await sandbox.exec("head -c 200M /dev/urandom > big.bin && sha256sum big.bin", { timeout: 60_000 });
+    const hash = made.stdout;
+    const serverPid = Number(readFileSync(join(dataDir, "sandboxes", "e2e-durable", "container.pid"), "utf8").split("\n")[0]);
+    const workerd = descendants(stack.pid!).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
+      } catch {
+        return false;
+      }
+    });
+    expect(workerd.length).toBeGreaterThanOrEqual(1);
+    const watched = [serverPid, ...workerd];
+
+    // One round first: workerd's heap grows to its working size on the first archive through the
+    // local R2 simulation and stays there; the round after shows whether anything holds an archive.
+    const warm = await sandbox.createBackup({ name: "warm-up" });
+    await sandbox.restoreBackup(warm.id);
+    await sandbox.deleteBackup(warm.id);
+
+    const saved = await rssGrowth(watched, () => sandbox.createBackup({ name: "big" }));
+    expect(saved.result.size).toBeGreaterThan(200 * MB);
+    const restored = await rssGrowth(watched, async () => {
+      await sandbox.exec("rm big.bin");
+      return sandbox.restoreBackup(saved.result.id);
+    });
+    expect(restored.result.backup.id).toBe(saved.result.id);
+    expect((await sandbox.exec("sha256sum big.bin", { timeout: 60_000 })).stdout).toBe(hash);
+    // Well below the archive's 200 MB in every process on the way: it only ever passes through in parts.
+    const [serverSave, ...workerdSave] = saved.growth;
+    const [serverRestore, ...workerdRestore] = restored.growth;
+    expect(serverSave).toBeLessThan(32 * MB);
+    expect(serverRestore).toBeLessThan(32 * MB);
+    for (const growth of [...workerdSave, ...workerdRestore]) expect(growth).toBeLessThan(100 * MB);
+
+    // The same through the durable workspace: destroyed with keep, back on the next command.
+    await sandbox.destroy({ keep: true });
+    expect((await sandbox.exec("sha256sum big.bin", { timeout: 60_000 })).stdout).toBe(hash);
+    // The bucket lives in wrangler's local state folder.
+    const sizes = execFileSync("find", [join(dataDir, "state"), "-path", "*r2*", "-type", "f", "-printf", "%s\\n"], { encoding: "utf8" });
+    expect(sizes.split("\n").reduce((sum, line) => sum + Number(line || 0), 0)).toBeGreaterThan(300 * MB);
+    await sandbox.deleteBackup(saved.result.id);
+    await sandbox.destroy();
+  }, 240_000);
+});
+
 describe("npm start", () => {
   it("prints the URL and the token", () => {
     expect(output).toContain(url);

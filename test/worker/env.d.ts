@@ -16,6 +16,8 @@ declare module "vitest" {
     bwrapRuntimeUrl: string;
     /** A runtime that runs one sandbox at most (SANDBOX_MAX_SANDBOXES=1). */
     oneSandboxRuntimeUrl: string;
+    /** A runtime whose containers start with an empty workspace each time, as on Cloudflare. */
+    ephemeralRuntimeUrl: string;
     /** The secret both runtimes answer to (the Worker's SANDBOX_RUNTIME_SECRET). */
     runtimeSecret: string;
   }

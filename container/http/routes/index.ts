@@ -1,5 +1,6 @@
 /** Every route group the server mounts. A new group is one import and one entry here. */
 import type { RouteGroup } from "../types.ts";
+import { archiveRoutes } from "./archive.ts";
 import { cloudflareRoutes } from "./cloudflare/index.ts";
 import { codeRoutes } from "./code.ts";
 import { envRoutes } from "./env.ts";
@@ -12,4 +13,4 @@ import { processRoutes } from "./process.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { terminalRoutes } from "./terminals.ts";
 
-export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, watchRoutes, gitRoutes, codeRoutes, terminalRoutes, cloudflareRoutes];
+export const ROUTE_GROUPS: readonly RouteGroup[] = [pingRoutes, envRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, watchRoutes, gitRoutes, codeRoutes, terminalRoutes, archiveRoutes, cloudflareRoutes];

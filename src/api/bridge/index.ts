@@ -12,7 +12,9 @@
  *   POST   /v1/sandbox/:id/session         → {id}               DELETE /v1/sandbox/:id/session/:sid
  *   GET    /health                         → {ok: true} (no token)
  *   POST   /v1/sandbox/:id/tunnel/:port    → Tunnel (a preview port)   DELETE … → 204
- *   persist, hydrate, mount, unmount, pty, /v1/pool/… → 501 not_implemented
+ *   POST|GET /v1/sandbox/:id/persist       → the workspace as a tar (?excludes=a,b)
+ *   POST   /v1/sandbox/:id/hydrate         ← a tar → {ok: true}
+ *   mount, unmount, pty, /v1/pool/… → 501 not_implemented
  */
 import { Hono } from "hono";
 import { requireToken } from "../auth.ts";
@@ -21,14 +23,15 @@ import { sandboxParam } from "../sandbox-param.ts";
 import type { ApiEnv } from "../types.ts";
 import { bridgeErrors } from "./errors.ts";
 import { bridgeExecRoutes } from "./exec.ts";
+import { bridgeArchiveRoutes } from "./workspace-archive.ts";
 import { bridgeFileRoutes } from "./files.ts";
 import { bridgeCreateRoutes, bridgeLifecycleRoutes } from "./lifecycle.ts";
 import { bridgePoolRoutes, bridgeUnavailableRoutes } from "./unavailable.ts";
 import { bridgeSessionRoutes } from "./sessions.ts";
 import { bridgeTunnelRoutes } from "./tunnel.ts";
 
-/** A file upload (`PUT /v1/sandbox/:id/file/<path>`) streams on: only its declared length is checked. */
-const FILE_UPLOAD = /^\/v1\/sandbox\/[^/]+\/file\/.+$/;
+/** A file upload (`PUT /v1/sandbox/:id/file/<path>`) and a hydrate's tar stream on: only their declared length is checked. */
+const FILE_UPLOAD = /^\/v1\/sandbox\/[^/]+\/(file\/.+|hydrate)$/;
 
 export function bridgeApi(): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
@@ -36,7 +39,7 @@ export function bridgeApi(): Hono<ApiEnv> {
   for (const path of ["/v1/sandbox/*", "/v1/pool/*"]) app.use(path, bridgeErrors(), requireToken(), bodyLimits(FILE_UPLOAD));
   app.use("/v1/sandbox/:id/*", sandboxParam());
   app.route("/v1/sandbox", bridgeCreateRoutes);
-  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeTunnelRoutes, bridgeUnavailableRoutes]) {
+  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeTunnelRoutes, bridgeArchiveRoutes, bridgeUnavailableRoutes]) {
     app.route("/v1/sandbox/:id", routes);
   }
   app.route("/v1/pool", bridgePoolRoutes);

@@ -1,8 +1,7 @@
 /**
- * Bridge routes whose capability this service does not have yet: workspace archives (`persist`,
- * `hydrate`), bucket mounts, terminals and the warm pool. Each answers 501 with the
- * code `not_implemented` and says what is missing, rather than pretend. `persist` is answered for GET
- * as well as POST: Bridge clients differ on the method.
+ * Bridge routes whose capability this service does not have yet: bucket mounts, terminals and the
+ * warm pool. Each answers 501 with the code `not_implemented` and says what is missing, rather than
+ * pretend.
  */
 import { Hono } from "hono";
 import type { ApiEnv } from "../types.ts";
@@ -11,8 +10,6 @@ import { bridgeError } from "./errors.ts";
 const notYet = (what: string) => () => bridgeError(501, "not_implemented", `${what} is not available in this sandbox service yet`);
 
 export const bridgeUnavailableRoutes = new Hono<ApiEnv>()
-  .on(["GET", "POST"], "/persist", notYet("Persisting a workspace as a tar archive"))
-  .post("/hydrate", notYet("Hydrating a workspace from a tar archive"))
   .post("/mount", notYet("Mounting a bucket"))
   .post("/unmount", notYet("Unmounting a bucket"))
   .get("/pty", notYet("A terminal"));

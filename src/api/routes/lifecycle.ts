@@ -1,11 +1,13 @@
 /**
  * The sandbox itself: its state (starting the container if needed), what its container reports
- * (status, resources, isolation), a description for agents, its settings, destroying it.
+ * (status, resources, isolation), a description for agents, its settings, destroying it (`?keep=true`:
+ * saving its durable workspace first).
  */
 import { Hono } from "hono";
 import type { ApiEnv } from "../types.ts";
 import { configRequestSchema } from "../schemas.ts";
-import { jsonBody } from "../validate.ts";
+import { destroyQuery } from "../backup-schemas.ts";
+import { jsonBody, queryParams } from "../validate.ts";
 
 export const lifecycleRoutes = new Hono<ApiEnv>()
   .get("/", async (c) => c.json({ id: c.var.sandboxId, ...(await c.var.sandbox.info()) }))
@@ -16,7 +18,7 @@ export const lifecycleRoutes = new Hono<ApiEnv>()
     await c.var.sandbox.configure(c.req.valid("json"));
     return c.body(null, 204);
   })
-  .delete("/", async (c) => {
-    await c.var.sandbox.destroy();
+  .delete("/", queryParams(destroyQuery), async (c) => {
+    await c.var.sandbox.destroy({ keep: c.req.valid("query").keep === "true" });
     return c.body(null, 204);
   });

@@ -1,0 +1,42 @@
+/**
+ * A gzip-compressed tar of workspace paths, produced as it is read (node-tar's Pack: files are read
+ * in chunks as the reader pulls, so an archive of any size passes through in bounded memory).
+ * Symbolic links are archived as links, never followed; files, folders (empty ones too) and links
+ * are all an archive holds: sockets, FIFOs and devices are left out. Paths are relative to the
+ * workspace, with no owner names or ids (`portable`), so an archive restores into any workspace.
+ */
+import type { Stats } from "node:fs";
+import { Readable } from "node:stream";
+import { create, type ReadEntry } from "tar";
+
+export interface PackOptions {
+  /** Default true. */
+  gzip?: boolean;
+  /** Workspace-relative paths left out with everything below them (normalised, no `..`). */
+  exclude?: readonly string[];
+}
+
+/** True when the entry (as node-tar names it: "./a/b" or "a/b") is one of `exclude` or lies below one. */
+function excluded(entryPath: string, exclude: readonly string[]): boolean {
+  const relative = entryPath.replace(/^\.\/?/, "").replace(/\/+$/, "");
+  return exclude.some((path) => relative === path || relative.startsWith(`${path}/`));
+}
+
+export function packArchive(workspace: string, relatives: readonly string[], options: PackOptions = {}): Readable {
+  const exclude = (options.exclude ?? []).map((path) => path.replace(/^\.\/?/, "").replace(/\/+$/, ""));
+  const pack = create(
+    {
+      cwd: workspace,
+      gzip: options.gzip ?? true,
+      portable: true,
+      // node-tar reads a file in slices of up to 16 MiB by default; 1 MiB keeps the server's memory low.
+      maxReadSize: 1024 * 1024,
+      follow: false,
+      filter: (path: string, entry: Stats | ReadEntry) =>
+        !excluded(path, exclude) && (!("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()),
+    },
+    [...relatives],
+  );
+  // A Minipass stream: read through its async iterator so the HTTP response's backpressure reaches the files.
+  return Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
+}

@@ -1,0 +1,57 @@
+/**
+ * Workspace archives (protocol/archive.ts): `POST /api/archive/create` streams a gzip'd tar of the
+ * asked paths out as it is made; `PUT /api/archive/extract` extracts one as it streams in. What
+ * backups, durable workspaces and snapshots are made of.
+ */
+import { pipeline } from "node:stream/promises";
+import {
+  ARCHIVE_MEDIA_TYPE,
+  ARCHIVE_ROUTES,
+  TAR_MEDIA_TYPE,
+  createArchiveRequestSchema,
+  extractArchiveQuerySchema,
+} from "../../../protocol/archive.ts";
+import { describeValidationError } from "../../../protocol/validation.ts";
+import { sendOk } from "../../../server-kit/http/response.ts";
+import { ServiceError } from "../../../server-kit/service-error.ts";
+import { packArchive } from "../../archive/pack.ts";
+import { archivePaths, existingPaths } from "../../archive/paths.ts";
+import { unpackArchive } from "../../archive/unpack.ts";
+import { readJson } from "../request.ts";
+import type { RequestContext, RouteGroup } from "../types.ts";
+
+async function createArchive(ctx: RequestContext): Promise<void> {
+  const request = await readJson(ctx, createArchiveRequestSchema);
+  const { workspace } = ctx.server;
+  const paths = await existingPaths(workspace, await archivePaths(workspace, request.paths));
+  const gzip = request.format !== "tar";
+  ctx.res.writeHead(200, { "content-type": gzip ? ARCHIVE_MEDIA_TYPE : TAR_MEDIA_TYPE, "cache-control": "no-store" });
+  // A reader that goes away, or a file that cannot be read, ends the response short: the reader
+  // sees a cut archive (a cut connection), never a whole-looking one.
+  const exclude = request.exclude ?? [];
+  await pipeline(packArchive(workspace, paths, { gzip, exclude }), ctx.res).catch(() => ctx.res.destroy());
+}
+
+async function extractArchive(ctx: RequestContext): Promise<void> {
+  const search = ctx.url.searchParams;
+  const raw = {
+    ...(search.has("clear") ? { clear: search.get("clear") } : {}),
+    ...(search.getAll("path").length > 0 ? { paths: search.getAll("path") } : {}),
+  };
+  const parsed = extractArchiveQuerySchema.safeParse(raw);
+  if (!parsed.success) {
+    const { message, issues } = describeValidationError(parsed.error, "query");
+    throw new ServiceError("INVALID_REQUEST", message, { issues });
+  }
+  const { workspace } = ctx.server;
+  const clear = parsed.data.clear ? await archivePaths(workspace, parsed.data.paths) : [];
+  sendOk(ctx.res, await unpackArchive(workspace, ctx.req, { clear }));
+}
+
+export const archiveRoutes: RouteGroup = {
+  name: "archive",
+  routes: [
+    { method: "POST", path: ARCHIVE_ROUTES.create, handler: createArchive },
+    { method: "PUT", path: ARCHIVE_ROUTES.extract, handler: extractArchive },
+  ],
+};

@@ -1,0 +1,71 @@
+/**
+ * Workspace archives on the wire: what durable workspaces and snapshots are made of. The container
+ * server streams a gzip-compressed (or plain) tar of given paths out (`POST /api/archive/create`) and extracts
+ * one streamed in (`PUT /api/archive/extract`); neither side holds an archive whole in memory.
+ *
+ * Paths are relative to the workspace and stay inside it: an archive names entries relative to the
+ * workspace root, and extraction refuses absolute paths, `..` and writing through a symbolic link.
+ */
+import { z } from "zod";
+import type { SuccessEnvelope } from "./process.ts";
+
+export const ARCHIVE_ROUTES = {
+  /** POST `{ paths? }` → `application/gzip` bytes. */
+  create: "/api/archive/create",
+  /** PUT gzip bytes, `?clear=true&path=…` → the extraction's counts. */
+  extract: "/api/archive/extract",
+} as const;
+
+export const ARCHIVE_MEDIA_TYPE = "application/gzip";
+/** An archive asked for uncompressed (`format: "tar"`), as Cloudflare's Bridge API hands workspaces out. */
+export const TAR_MEDIA_TYPE = "application/x-tar";
+
+export const ARCHIVE_FORMATS = ["tar.gz", "tar"] as const;
+export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
+
+export const ARCHIVE_LIMITS = {
+  /** Paths one archive may name; more is a mistake, not a workspace. */
+  maxPaths: 64,
+  maxPathLength: 4096,
+} as const;
+
+/**
+ * A path an archive may cover: relative to the workspace, without `..` or NUL. "." (or none given)
+ * is the whole workspace.
+ */
+export const archivePathSchema = z
+  .string()
+  .min(1)
+  .max(ARCHIVE_LIMITS.maxPathLength)
+  .refine((p) => !p.includes("\0"), "paths cannot contain NUL")
+  .refine((p) => !p.startsWith("/"), "archive paths are relative to the workspace")
+  .refine((p) => !p.split("/").includes(".."), "archive paths cannot contain ..");
+
+export const archivePathsSchema = z.array(archivePathSchema).min(1).max(ARCHIVE_LIMITS.maxPaths);
+
+export const createArchiveRequestSchema = z.object({
+  /** What to archive (default: the whole workspace). */
+  paths: archivePathsSchema.optional(),
+  /** Workspace paths left out, with everything below them. */
+  exclude: archivePathsSchema.optional(),
+  /** "tar.gz" (default) or "tar". Extraction takes either. */
+  format: z.enum(ARCHIVE_FORMATS).optional(),
+});
+export type CreateArchiveRequest = z.output<typeof createArchiveRequestSchema>;
+
+/**
+ * Query of `PUT /api/archive/extract`: `clear=true` empties the given paths (repeat `path=`; none:
+ * the whole workspace) before extracting, so what is there afterwards is exactly what was saved.
+ */
+export const extractArchiveQuerySchema = z.object({
+  clear: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
+  paths: archivePathsSchema.optional(),
+});
+export type ExtractArchiveQuery = z.output<typeof extractArchiveQuerySchema>;
+
+export type ExtractArchiveResponse = SuccessEnvelope & {
+  /** Entries written (files, folders, links). */
+  entries: number;
+  /** Compressed bytes read. */
+  bytes: number;
+};

@@ -1,0 +1,33 @@
+/**
+ * Durable workspaces and snapshots as they cross Workers RPC and /v1: the options each call takes
+ * and its result (shapes decided in protocol/backups.ts).
+ */
+export type { BackupInfo, DeleteBackupResult, PersistenceConfig, PersistenceStatus, RestoreBackupResult } from "../../protocol/backups.ts";
+
+export interface CreateBackupOptions {
+  /** Workspace paths to include (default: the whole workspace). */
+  paths?: string[];
+  name?: string;
+}
+
+/** exportArchive(): what to put in the archive, and how. */
+export interface ExportArchiveOptions {
+  /** Workspace paths (default: the whole workspace). */
+  paths?: string[];
+  /** Workspace paths left out, with everything below them. */
+  exclude?: string[];
+  /** "tar.gz" (default) or "tar". */
+  format?: "tar.gz" | "tar";
+}
+
+export interface ImportArchiveResult {
+  /** Entries written (files, folders, links). */
+  entries: number;
+  /** Archive bytes read. */
+  bytes: number;
+}
+
+export interface DestroyOptions {
+  /** Save the durable workspace first, so the next start restores it (needs persistence configured). */
+  keep?: boolean;
+}

@@ -1,0 +1,197 @@
+/**
+ * Workspace archives on the container server: a round trip keeps text, binary, symbolic links (as
+ * links, absolute and relative targets alike), the executable bit and empty folders; listed paths
+ * only; a clearing extract leaves exactly the archive; and hostile archives (`..`, absolute paths,
+ * writing through a link in the archive or one already on disk, hard links out) write nothing
+ * outside the workspace and are refused with INVALID_ARCHIVE.
+ */
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ARCHIVE_ROUTES } from "../../protocol/archive.ts";
+import { rawArchive } from "./archive-helpers.ts";
+import { call, startTestServer, type TestServer } from "./helpers.ts";
+
+let source: TestServer;
+let target: TestServer;
+let outside: string;
+
+beforeAll(async () => {
+  [source, target] = await Promise.all([startTestServer(), startTestServer()]);
+  outside = mkdtempSync(join(tmpdir(), "archive-outside-"));
+});
+
+afterAll(async () => {
+  await Promise.all([source.close(), target.close()]);
+  rmSync(outside, { recursive: true, force: true });
+});
+
+async function archiveOf(server: TestServer, paths?: string[]): Promise<Buffer> {
+  const response = await fetch(server.url + ARCHIVE_ROUTES.create, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(paths === undefined ? {} : { paths }),
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toBe("application/gzip");
+  return Buffer.from(await response.arrayBuffer());
+}
+
+async function extract(server: TestServer, archive: Buffer, query = ""): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}${ARCHIVE_ROUTES.extract}${query}`, { method: "PUT", body: new Uint8Array(archive) });
+  return { status: response.status, body: await response.json() };
+}
+
+function emptyDir(dir: string): void {
+  for (const name of readdirSync(dir)) rmSync(join(dir, name), { recursive: true, force: true });
+}
+
+describe("archive round trip", () => {
+  const binary = randomBytes(300_000);
+
+  beforeAll(() => {
+    const ws = source.workspace;
+    mkdirSync(join(ws, "src/deep"), { recursive: true });
+    writeFileSync(join(ws, "src/hello.txt"), "héllo wörld\n");
+    writeFileSync(join(ws, "src/deep/data.bin"), binary);
+    writeFileSync(join(ws, "run.sh"), "#!/bin/sh\necho ran\n");
+    chmodSync(join(ws, "run.sh"), 0o755);
+    mkdirSync(join(ws, "empty/nested-empty"), { recursive: true });
+    symlinkSync("src/hello.txt", join(ws, "link-relative"));
+    symlinkSync(outside, join(ws, "link-absolute-out"));
+    symlinkSync("../../nowhere", join(ws, "src/dangling"));
+  });
+
+  it("restores text, binary, links as links, the executable bit and empty folders", async () => {
+    const archive = await archiveOf(source);
+    emptyDir(target.workspace);
+    const { status, body } = await extract(target, archive);
+    expect(status).toBe(200);
+    expect(body.entries).toBeGreaterThanOrEqual(10);
+    expect(body.bytes).toBe(archive.length);
+    const ws = target.workspace;
+    expect(readFileSync(join(ws, "src/hello.txt"), "utf8")).toBe("héllo wörld\n");
+    expect(readFileSync(join(ws, "src/deep/data.bin")).equals(binary)).toBe(true);
+    expect(statSync(join(ws, "run.sh")).mode & 0o777).toBe(0o755);
+    expect(statSync(join(ws, "src/hello.txt")).mode & 0o111).toBe(0);
+    expect(readdirSync(join(ws, "empty"))).toEqual(["nested-empty"]);
+    expect(readdirSync(join(ws, "empty/nested-empty"))).toEqual([]);
+    expect(lstatSync(join(ws, "link-relative")).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(join(ws, "link-relative"))).toBe("src/hello.txt");
+    expect(readlinkSync(join(ws, "link-absolute-out"))).toBe(outside);
+    expect(readlinkSync(join(ws, "src/dangling"))).toBe("../../nowhere");
+  });
+
+  it("archives only the listed paths", async () => {
+    const archive = await archiveOf(source, ["src/deep", "run.sh"]);
+    emptyDir(target.workspace);
+    expect((await extract(target, archive)).status).toBe(200);
+    expect(readdirSync(target.workspace).sort()).toEqual(["run.sh", "src"]);
+    expect(readdirSync(join(target.workspace, "src"))).toEqual(["deep"]);
+  });
+
+  it("a clearing extract leaves exactly the archive's paths, and nothing else of them", async () => {
+    const archive = await archiveOf(source, ["src"]);
+    writeFileSync(join(target.workspace, "kept.txt"), "not in the cleared path");
+    mkdirSync(join(target.workspace, "src"), { recursive: true });
+    writeFileSync(join(target.workspace, "src/stale.txt"), "cleared away");
+    expect((await extract(target, archive, "?clear=true&path=src")).status).toBe(200);
+    expect(existsSync(join(target.workspace, "src/stale.txt"))).toBe(false);
+    expect(existsSync(join(target.workspace, "src/hello.txt"))).toBe(true);
+    expect(readFileSync(join(target.workspace, "kept.txt"), "utf8")).toBe("not in the cleared path");
+  });
+
+  it("leaves excluded paths out, and makes a plain tar when asked, which extraction takes too", async () => {
+    const response = await fetch(source.url + ARCHIVE_ROUTES.create, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ format: "tar", exclude: ["src/deep", "run.sh"] }),
+    });
+    expect(response.headers.get("content-type")).toBe("application/x-tar");
+    const archive = Buffer.from(await response.arrayBuffer());
+    expect(archive.subarray(257, 262).toString()).toBe("ustar");
+    emptyDir(target.workspace);
+    expect((await extract(target, archive)).status).toBe(200);
+    expect(existsSync(join(target.workspace, "src/hello.txt"))).toBe(true);
+    expect(existsSync(join(target.workspace, "src/deep"))).toBe(false);
+    expect(existsSync(join(target.workspace, "run.sh"))).toBe(false);
+  });
+
+  it("refuses paths outside the workspace, missing paths, and bodies that are no archive", async () => {
+    expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { paths: ["../x"] })).body.code).toBe("INVALID_REQUEST");
+    expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { paths: ["/etc"] })).body.code).toBe("INVALID_REQUEST");
+    expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { paths: ["no-such"] })).body.code).toBe("FILE_NOT_FOUND");
+    // Through a link that leads out: the archive would read outside.
+    expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { paths: ["link-absolute-out/x"] })).body.code).toBe("PATH_OUTSIDE_WORKSPACE");
+    const notArchive = await extract(target, Buffer.from("plain text, not gzip"));
+    expect(notArchive.status).toBe(400);
+    expect(notArchive.body.code).toBe("INVALID_ARCHIVE");
+  });
+});
+
+describe("hostile archives", () => {
+  function outsideNames(): string[] {
+    return readdirSync(outside);
+  }
+
+  it.each([
+    ["a .. path", [{ path: "../escaped.txt", type: "File" as const, body: "x" }]],
+    ["a deeper .. path", [{ path: "a/../../escaped.txt", type: "File" as const, body: "x" }]],
+    ["an absolute path", [{ path: `${"/tmp"}/escaped-absolute.txt`, type: "File" as const, body: "x" }]],
+    ["a hard link out by ..", [{ path: "hard", type: "Link" as const, linkpath: "../escaped-target" }]],
+  ])("%s is refused with INVALID_ARCHIVE", async (_label, entries) => {
+    emptyDir(target.workspace);
+    const before = outsideNames();
+    const { status, body } = await extract(target, rawArchive(entries));
+    expect(status).toBe(400);
+    expect(body.code).toBe("INVALID_ARCHIVE");
+    expect(outsideNames()).toEqual(before);
+    expect(existsSync(join(target.workspace, "..", "escaped.txt"))).toBe(false);
+    expect(existsSync("/tmp/escaped-absolute.txt")).toBe(false);
+  });
+
+  it("a link in the archive to outside, then a file through it: the file stays inside, the link is made last", async () => {
+    emptyDir(target.workspace);
+    const archive = rawArchive([
+      { path: "evil", type: "SymbolicLink", linkpath: outside },
+      { path: "evil/pwned.txt", type: "File", body: "through the link" },
+    ]);
+    await extract(target, archive);
+    expect(outsideNames()).not.toContain("pwned.txt");
+    expect(existsSync(join(outside, "pwned.txt"))).toBe(false);
+  });
+
+  it("a link already in the workspace leading out cannot be written through", async () => {
+    emptyDir(target.workspace);
+    symlinkSync(outside, join(target.workspace, "out"));
+    const { status, body } = await extract(target, rawArchive([{ path: "out/pwned.txt", type: "File", body: "through the old link" }]));
+    expect(status).toBe(400);
+    expect(body.code).toBe("INVALID_ARCHIVE");
+    expect(existsSync(join(outside, "pwned.txt"))).toBe(false);
+  });
+
+  it("a hard link through a link already in the workspace is refused", async () => {
+    emptyDir(target.workspace);
+    writeFileSync(join(outside, "secret.txt"), "secret");
+    symlinkSync(outside, join(target.workspace, "out"));
+    const { body } = await extract(target, rawArchive([{ path: "hard", type: "Link", linkpath: "out/secret.txt" }]));
+    expect(body.code).toBe("INVALID_ARCHIVE");
+    expect(existsSync(join(target.workspace, "hard"))).toBe(false);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("secret");
+  });
+
+  it("a link whose own place climbs out by .. is refused", async () => {
+    emptyDir(target.workspace);
+    const { body } = await extract(target, rawArchive([{ path: "../escaped-link", type: "SymbolicLink", linkpath: "/etc" }]));
+    expect(body.code).toBe("INVALID_ARCHIVE");
+    expect(existsSync(join(target.workspace, "..", "escaped-link"))).toBe(false);
+  });
+
+  it("setuid and setgid bits are dropped", async () => {
+    emptyDir(target.workspace);
+    await extract(target, rawArchive([{ path: "suid", type: "File", body: "x", mode: 0o6755 }]));
+    expect(statSync(join(target.workspace, "suid")).mode & 0o7777).toBe(0o755);
+  });
+});

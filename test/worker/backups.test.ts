@@ -1,0 +1,176 @@
+/**
+ * Explicit snapshots over Workers RPC and /v1: create, list, restore into the running sandbox,
+ * delete; two sandboxes never see or reach each other's snapshots (BACKUP_NOT_FOUND, 404); bad
+ * requests and a missing bucket get their codes.
+ */
+import { env, exports } from "cloudflare:workers";
+import { afterAll, describe, expect, it } from "vitest";
+import { getHttpSandbox } from "../../src/client/http.ts";
+import { apiCall, sandboxPool, uniqueId } from "./helpers.ts";
+
+const sandboxes = sandboxPool();
+afterAll(sandboxes.destroyAll);
+
+describe("snapshots over RPC", () => {
+  it("create, list, restore and delete", async () => {
+    const sandbox = sandboxes.create("backup-rpc");
+    await sandbox.exec("mkdir -p notes empty && echo first > notes/a.txt && ln -s notes/a.txt link && printf '\\x00\\x01\\xff' > bin");
+    const backup = await sandbox.createBackup({ name: "before the change" });
+    expect(backup).toMatchObject({ name: "before the change", paths: ["."] });
+    expect(backup.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(backup.size).toBeGreaterThan(0);
+    expect(Date.parse(backup.createdAt)).not.toBeNaN();
+    expect(await sandbox.listBackups()).toEqual([backup]);
+
+    await sandbox.exec("echo changed > notes/a.txt && echo new > notes/b.txt && rm -r empty link bin");
+    const restored = await sandbox.restoreBackup(backup.id);
+    expect(restored.backup).toEqual(backup);
+    expect(restored.entries).toBeGreaterThanOrEqual(5);
+    const check = await sandbox.exec("cat notes/a.txt; ls -A notes; readlink link; test -d empty && echo empty-dir; od -An -tx1 bin");
+    expect(check.stdout).toBe("first\na.txt\nnotes/a.txt\nempty-dir\n 00 01 ff\n");
+
+    const partial = await sandbox.createBackup({ paths: ["notes"] });
+    expect(partial.paths).toEqual(["notes"]);
+    expect((await sandbox.listBackups()).map((b) => b.id)).toEqual([backup.id, partial.id]);
+
+    expect(await sandbox.deleteBackup(backup.id)).toEqual({ id: backup.id });
+    expect((await sandbox.listBackups()).map((b) => b.id)).toEqual([partial.id]);
+    await expect(sandbox.restoreBackup(backup.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
+    await expect(sandbox.deleteBackup(backup.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND" });
+    // The bucket holds it under this sandbox's own prefix.
+    const listed = await env.SANDBOX_BACKUPS!.list({ prefix: `sandboxes/${sandbox.id}/backups/` });
+    expect(listed.objects.map((o) => o.key)).toEqual([`sandboxes/${sandbox.id}/backups/${partial.id}.tar.gz`]);
+  });
+
+  it("a restore replaces only the snapshot's paths", async () => {
+    const sandbox = sandboxes.create("backup-paths");
+    await sandbox.exec("mkdir notes && echo 1 > notes/a && echo keep > other.txt");
+    const backup = await sandbox.createBackup({ paths: ["notes"] });
+    await sandbox.exec("echo stale > notes/stale && echo changed > other.txt");
+    await sandbox.restoreBackup(backup.id);
+    expect((await sandbox.exec("ls notes; cat other.txt")).stdout).toBe("a\nchanged\n");
+  });
+
+  it("two sandboxes never see or reach each other's snapshots", async () => {
+    const a = sandboxes.create("backup-a");
+    const b = sandboxes.create("backup-b");
+    await a.exec("echo secret of a > secret.txt");
+    await b.exec("echo b > mine.txt");
+    const ofA = await a.createBackup({ name: "a's" });
+    expect(await b.listBackups()).toEqual([]);
+    await expect(b.restoreBackup(ofA.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
+    await expect(b.deleteBackup(ofA.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
+    expect((await b.exec("ls")).stdout).toBe("mine.txt\n");
+    // An id that tries to climb into a's prefix names nothing.
+    await expect(b.restoreBackup(`../../${a.id}/backups/${ofA.id}`)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND" });
+    expect((await a.listBackups()).map((x) => x.id)).toEqual([ofA.id]);
+  });
+
+  it("refuses bad requests with their codes", async () => {
+    const sandbox = sandboxes.create("backup-bad");
+    await expect(sandbox.createBackup({ paths: ["../outside"] })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(sandbox.createBackup({ paths: ["missing"] })).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expect(sandbox.createBackup({ name: "" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(sandboxes.create("backup-no-bucket", { persistence: { bucket: "NO_SUCH_BUCKET", onSleep: "none" } }).listBackups()).rejects.toMatchObject({
+      code: "PERSISTENCE_NOT_CONFIGURED",
+      httpStatus: 501,
+    });
+  });
+});
+
+describe("snapshots over /v1", () => {
+  it("create, list, restore, delete; another sandbox's id is 404 BACKUP_NOT_FOUND", async () => {
+    const one = sandboxes.create("backup-http");
+    const other = sandboxes.create("backup-http-other");
+    await one.exec("echo v1 > file.txt");
+    const created = await apiCall(`/v1/sandboxes/${one.id}/backups`, { method: "POST", json: { name: "v1" } });
+    expect(created.status).toBe(201);
+    const { backup } = (await created.json()) as { backup: { id: string; name: string } };
+    expect(backup.name).toBe("v1");
+
+    const list = (await (await apiCall(`/v1/sandboxes/${one.id}/backups`)).json()) as { backups: { id: string }[] };
+    expect(list.backups.map((b) => b.id)).toEqual([backup.id]);
+
+    await one.exec("echo v2 > file.txt");
+    const restored = await apiCall(`/v1/sandboxes/${one.id}/backups/${backup.id}/restore`, { method: "POST" });
+    expect(restored.status).toBe(200);
+    expect((await one.exec("cat file.txt")).stdout).toBe("v1\n");
+
+    const foreign = await apiCall(`/v1/sandboxes/${other.id}/backups/${backup.id}/restore`, { method: "POST" });
+    expect(foreign.status).toBe(404);
+    expect(await foreign.json()).toMatchObject({ success: false, code: "BACKUP_NOT_FOUND" });
+    expect((await (await apiCall(`/v1/sandboxes/${other.id}/backups`)).json()) as unknown).toEqual({ backups: [] });
+
+    const bad = await apiCall(`/v1/sandboxes/${one.id}/backups`, { method: "POST", json: { paths: ["/etc"] } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: "INVALID_REQUEST" });
+
+    const deleted = await apiCall(`/v1/sandboxes/${one.id}/backups/${backup.id}`, { method: "DELETE" });
+    expect(await deleted.json()).toEqual({ id: backup.id });
+    expect((await apiCall(`/v1/sandboxes/${one.id}/backups/${backup.id}`, { method: "DELETE" })).status).toBe(404);
+  });
+
+  it("DELETE ?keep=true without persistence is 501 PERSISTENCE_NOT_CONFIGURED; a bad keep is 400", async () => {
+    const sandbox = sandboxes.create("backup-http-keep");
+    await sandbox.exec("true");
+    const keep = await apiCall(`/v1/sandboxes/${sandbox.id}?keep=true`, { method: "DELETE" });
+    expect(keep.status).toBe(501);
+    expect(await keep.json()).toMatchObject({ code: "PERSISTENCE_NOT_CONFIGURED" });
+    expect((await apiCall(`/v1/sandboxes/${sandbox.id}?keep=maybe`, { method: "DELETE" })).status).toBe(400);
+  });
+
+  it("PATCH /config takes persistence and refuses unknown fields in it", async () => {
+    const sandbox = sandboxes.create("backup-http-config");
+    const ok = await apiCall(`/v1/sandboxes/${sandbox.id}/config`, { method: "PATCH", json: { persistence: { paths: ["src"], onSleep: "none" } } });
+    expect(ok.status).toBe(204);
+    const info = (await (await apiCall(`/v1/sandboxes/${sandbox.id}/info`)).json()) as { persistence: unknown };
+    expect(info.persistence).toMatchObject({ enabled: true, paths: ["src"], onSleep: "none", bucket: "SANDBOX_BACKUPS" });
+    const bad = await apiCall(`/v1/sandboxes/${sandbox.id}/config`, { method: "PATCH", json: { persistence: { bukket: "X" } } });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe("workspace archives", () => {
+  it("exportArchive and importArchive carry a workspace between sandboxes, over RPC and HTTP", async () => {
+    const from = sandboxes.create("archive-from");
+    const to = sandboxes.create("archive-to");
+    await from.exec("mkdir -p a/b skip && echo one > a/b/f.txt && echo no > skip/x && ln -s a/b/f.txt link");
+    const gz = await from.exportArchive({ exclude: ["skip"] });
+    expect(await to.importArchive(gz)).toMatchObject({ entries: expect.any(Number) });
+    expect((await to.exec("cat a/b/f.txt; readlink link; ls -A")).stdout).toBe("one\na/b/f.txt\na\nlink\n");
+
+    const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+    const options = { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: ((input, init) => worker.fetch(new Request(input, init))) as typeof fetch };
+    const overHttp = getHttpSandbox(to.id, options);
+    const tar = await overHttp.exportArchive({ format: "tar", paths: ["a"] });
+    const third = sandboxes.create("archive-third");
+    await third.exec("true");
+    await getHttpSandbox(third.id, options).importArchive(tar);
+    expect((await third.exec("cat a/b/f.txt; ls -A")).stdout).toBe("one\na\n");
+    await expect(third.importArchive(new Blob(["not an archive"]).stream())).rejects.toMatchObject({ code: "INVALID_ARCHIVE", httpStatus: 400 });
+    await expect(third.exportArchive({ paths: ["../up"] })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+  });
+});
+
+describe("snapshots with getHttpSandbox", () => {
+  it("the HTTP client offers the same calls, with the same codes", async () => {
+    const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+    const options = { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: ((input, init) => worker.fetch(new Request(input, init))) as typeof fetch };
+    const sandbox = getHttpSandbox(uniqueId("backup-client"), options);
+    const stranger = getHttpSandbox(uniqueId("backup-client-other"), options);
+    try {
+      await sandbox.exec("echo one > f.txt");
+      const backup = await sandbox.createBackup({ name: "one" });
+      expect(await sandbox.listBackups()).toEqual([backup]);
+      await sandbox.exec("echo two > f.txt");
+      expect((await sandbox.restoreBackup(backup.id)).backup.id).toBe(backup.id);
+      expect((await sandbox.exec("cat f.txt")).stdout).toBe("one\n");
+      await expect(stranger.restoreBackup(backup.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
+      await expect(sandbox.destroy({ keep: true })).rejects.toMatchObject({ code: "PERSISTENCE_NOT_CONFIGURED" });
+      expect(await sandbox.deleteBackup(backup.id)).toEqual({ id: backup.id });
+      expect(await sandbox.listBackups()).toEqual([]);
+    } finally {
+      await Promise.all([sandbox.destroy(), stranger.destroy()]);
+    }
+  });
+});
