@@ -14,11 +14,14 @@ export interface PackOptions {
   gzip?: boolean;
   /** Workspace-relative paths left out with everything below them (normalised, no `..`). */
   exclude?: readonly string[];
+  /** Entries also left out (with everything below them) when this says so of their workspace-relative path. */
+  leaveOut?: (relative: string) => boolean;
 }
 
 /** True when the entry (as node-tar names it: "./a/b" or "a/b") is one of `exclude` or lies below one. */
-function excluded(entryPath: string, exclude: readonly string[]): boolean {
+function excluded(entryPath: string, exclude: readonly string[], leaveOut: PackOptions["leaveOut"]): boolean {
   const relative = entryPath.replace(/^\.\/?/, "").replace(/\/+$/, "");
+  if (relative !== "" && leaveOut?.(relative)) return true;
   return exclude.some((path) => relative === path || relative.startsWith(`${path}/`));
 }
 
@@ -33,7 +36,7 @@ export function packArchive(workspace: string, relatives: readonly string[], opt
       maxReadSize: 1024 * 1024,
       follow: false,
       filter: (path: string, entry: Stats | ReadEntry) =>
-        !excluded(path, exclude) && (!("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()),
+        !excluded(path, exclude, options.leaveOut) && (!("isFile" in entry) || entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()),
     },
     [...relatives],
   );

@@ -21,6 +21,8 @@ const THEIR_CODES: Partial<Record<ErrorCode, string>> = {
   PAYLOAD_TOO_LARGE: "FILE_TOO_LARGE",
   CODE_CONTEXT_NOT_FOUND: "CONTEXT_NOT_FOUND",
   GIT_CLONE_TIMEOUT: "GIT_CLONE_FAILED",
+  INVALID_ARCHIVE: "BACKUP_RESTORE_FAILED",
+  BACKUP_FAILED: "BACKUP_CREATE_FAILED",
 };
 
 /** Our error response, with Cloudflare's name for its code where theirs differs. */

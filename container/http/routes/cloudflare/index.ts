@@ -5,6 +5,7 @@
  * route maps onto the operation our own route calls; only the shapes are converted here.
  */
 import type { RouteGroup } from "../../types.ts";
+import { cloudflareBackupRoutes } from "./backup.ts";
 import { cloudflareCodeInterpreterRoutes } from "./code-interpreter.ts";
 import { cloudflareCommandRoutes } from "./commands.ts";
 import { cloudflareFileRoutes } from "./files.ts";
@@ -27,5 +28,6 @@ export const cloudflareRoutes: RouteGroup = {
     ...cloudflareGitRoutes,
     ...cloudflareWatchRoutes,
     ...cloudflareCommandRoutes,
+    ...cloudflareBackupRoutes,
   ],
 };
