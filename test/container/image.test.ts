@@ -35,7 +35,7 @@ describe.skipIf(testImage() === undefined)("the production image", () => {
   });
 
   it("has the programs commands and the code interpreter expect", async () => {
-    const result = await run('for p in bash git python3 ps top vi; do command -v "$p" >/dev/null || echo "missing $p"; done; python3 -c "import matplotlib, numpy, pandas"');
+    const result = await run('for p in bash git curl python3 ps top vi; do command -v "$p" >/dev/null || echo "missing $p"; done; python3 -c "import matplotlib, numpy, pandas"');
     expect(result).toMatchObject({ exitCode: 0, stdout: "", stderr: "" });
   });
 
