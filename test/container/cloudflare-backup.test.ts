@@ -193,7 +193,10 @@ describe("uploadParts", () => {
   beforeAll(async () => {
     store = await startPartStore();
   });
-  afterAll(() => new Promise<void>((resolve) => store.server.close(() => resolve())));
+  afterAll(async () => {
+    store.server.closeAllConnections();
+    await new Promise<void>((resolve) => store.server.close(() => resolve()));
+  });
 
   it("PUTs each byte range of the archive to its URL and answers every part's ETag", async () => {
     const project = join(t.workspace, "large");
