@@ -46,7 +46,7 @@ const bench: BenchModule = {
       }
       // The platform's own hops, measured alongside: wrangler dev → Worker (a route that answers at
       // once), and → Worker → Durable Object (sandbox info: an RPC that does not reach the container).
-      const workerOnly = () => send(`${stack.url}/`, "GET", undefined);
+      const workerOnly = () => send(`${stack.url}/health`, "GET", undefined);
       const workerAndObject = () => send(sandbox, "GET", undefined, auth);
       const chainTimes: number[] = [];
       const directTimes: number[] = [];
@@ -96,7 +96,7 @@ const bench: BenchModule = {
             { metric: "platform hop: → Worker → Durable Object RPC (median)", ours: ms(platformHop), baseline: "—" },
           ],
           notes: [
-            "Platform hops are measured in the same run: GET / (answered by the Worker) and GET /v1/sandboxes/:id (one RPC to the Durable Object, no container call).",
+            "Platform hops are measured in the same run: GET /health (answered by the Worker alone) and GET /v1/sandboxes/:id (one RPC to the Durable Object, no container call).",
           ],
         },
         {

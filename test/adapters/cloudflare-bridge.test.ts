@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { cloudflare } from "@computesdk/cloudflare";
+import WebSocket from "ws";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
 
 const url = () => inject("stackUrl");
@@ -284,13 +285,58 @@ describe.concurrent("the Bridge API as it is framed", () => {
     expect(await empty.json()).toMatchObject({ code: "invalid_request" });
   });
 
+  it("opens the session's terminal over the Bridge's pty WebSocket, which outlives the connection", async () => {
+    const { sandboxId } = await newSandbox();
+    const ptyUrl = `${url().replace(/^http/, "ws")}/v1/sandbox/${sandboxId}/pty?cols=100&rows=30`;
+    /** Opens the socket; `until` resolves with what arrived once the output (or a text frame) matches. */
+    const open = () => {
+      const socket = new WebSocket(ptyUrl, { headers: auth() });
+      let output = "";
+      const texts: string[] = [];
+      const waiters: { test: () => boolean; resolve: () => void }[] = [];
+      const check = () => waiters.splice(0).forEach((w) => (w.test() ? w.resolve() : waiters.push(w)));
+      socket.on("message", (data, isBinary) => {
+        if (isBinary) output += data.toString();
+        else texts.push(data.toString());
+        check();
+      });
+      const until = (test: () => boolean) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`timed out; output: ${JSON.stringify(output.slice(-300))}; texts: ${texts.join(" ")}`)), 15_000);
+          waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
+          check();
+        });
+      return { socket, until, output: () => output, texts };
+    };
+
+    const first = open();
+    await first.until(() => first.texts.includes(JSON.stringify({ type: "ready" })));
+    first.socket.send(Buffer.from("stty size; echo mark-$((6*7))\r"), { binary: true });
+    await first.until(() => first.output().includes("mark-42"));
+    expect(first.output()).toContain("30 100");
+    first.socket.close();
+
+    // A reconnect finds the same shell, with its output so far replayed.
+    const second = open();
+    await second.until(() => second.output().includes("mark-42"));
+    second.socket.send(JSON.stringify({ type: "resize", cols: 90, rows: 20 }));
+    second.socket.send(Buffer.from("stty size; exit 3\r"), { binary: true });
+    await second.until(() => second.texts.some((text) => text.startsWith('{"type":"exit"')));
+    expect(second.output()).toContain("20 90");
+    expect(second.texts).toContain(JSON.stringify({ type: "exit", code: 3 }));
+    second.socket.close();
+
+    const refused = await bridge(`/v1/sandbox/${sandboxId}/pty`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ code: "invalid_request" });
+  });
+
   it("answers running, and 501 not_implemented for what it does not have yet", async () => {
     const { sandboxId } = await newSandbox();
     expect(await (await bridge(`/v1/sandbox/${sandboxId}/running`)).json()).toEqual({ running: true });
     for (const [method, path] of [
       ["POST", "mount"],
       ["POST", "unmount"],
-      ["GET", "pty"],
     ] as const) {
       const response = await bridge(`/v1/sandbox/${sandboxId}/${path}`, { method });
       expect(response.status, `${method} ${path}`).toBe(501);

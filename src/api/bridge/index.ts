@@ -14,7 +14,8 @@
  *   POST   /v1/sandbox/:id/tunnel/:port    → Tunnel (a preview port)   DELETE … → 204
  *   POST|GET /v1/sandbox/:id/persist       → the workspace as a tar (?excludes=a,b)
  *   POST   /v1/sandbox/:id/hydrate         ← a tar → {ok: true}
- *   mount, unmount, pty, /v1/pool/… → 501 not_implemented
+ *   GET    /v1/sandbox/:id/pty             → WebSocket to the session's terminal
+ *   mount, unmount, /v1/pool/… → 501 not_implemented
  */
 import { Hono } from "hono";
 import { requireToken } from "../auth.ts";
@@ -28,6 +29,7 @@ import { bridgeFileRoutes } from "./files.ts";
 import { bridgeCreateRoutes, bridgeLifecycleRoutes } from "./lifecycle.ts";
 import { bridgePoolRoutes, bridgeUnavailableRoutes } from "./unavailable.ts";
 import { bridgeSessionRoutes } from "./sessions.ts";
+import { bridgePtyRoutes } from "./pty.ts";
 import { bridgeTunnelRoutes } from "./tunnel.ts";
 
 /** A file upload (`PUT /v1/sandbox/:id/file/<path>`) and a hydrate's tar stream on: only their declared length is checked. */
@@ -39,7 +41,7 @@ export function bridgeApi(): Hono<ApiEnv> {
   for (const path of ["/v1/sandbox/*", "/v1/pool/*"]) app.use(path, bridgeErrors(), requireToken(), bodyLimits(FILE_UPLOAD));
   app.use("/v1/sandbox/:id/*", sandboxParam());
   app.route("/v1/sandbox", bridgeCreateRoutes);
-  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeTunnelRoutes, bridgeArchiveRoutes, bridgeUnavailableRoutes]) {
+  for (const routes of [bridgeLifecycleRoutes, bridgeExecRoutes, bridgeFileRoutes, bridgeSessionRoutes, bridgeTunnelRoutes, bridgeArchiveRoutes, bridgePtyRoutes, bridgeUnavailableRoutes]) {
     app.route("/v1/sandbox/:id", routes);
   }
   app.route("/v1/pool", bridgePoolRoutes);

@@ -1,7 +1,6 @@
 /**
- * Bridge routes whose capability this service does not have yet: bucket mounts, terminals and the
- * warm pool. Each answers 501 with the code `not_implemented` and says what is missing, rather than
- * pretend.
+ * Bridge routes whose capability this service does not have yet: bucket mounts and the warm pool.
+ * Each answers 501 with the code `not_implemented` and says what is missing, rather than pretend.
  */
 import { Hono } from "hono";
 import type { ApiEnv } from "../types.ts";
@@ -11,8 +10,7 @@ const notYet = (what: string) => () => bridgeError(501, "not_implemented", `${wh
 
 export const bridgeUnavailableRoutes = new Hono<ApiEnv>()
   .post("/mount", notYet("Mounting a bucket"))
-  .post("/unmount", notYet("Unmounting a bucket"))
-  .get("/pty", notYet("A terminal"));
+  .post("/unmount", notYet("Unmounting a bucket"));
 
 export const bridgePoolRoutes = new Hono<ApiEnv>()
   .get("/stats", notYet("A warm pool"))
