@@ -6,7 +6,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -351,7 +350,8 @@ describe("code interpreter (their CodeInterpreter over the route client)", () =>
 describe("git checkout (their gitCheckout)", () => {
   let repo: string;
   beforeAll(() => {
-    repo = mkdtempSync(join(tmpdir(), "cf-repo-"));
+    // In the workspace: the server may be a built image's, which sees that folder but not the host's /tmp.
+    repo = mkdtempSync(join(t.workspace, "cf-repo-"));
     const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: repo });
     git("init", "-q", "-b", "main");
     writeFileSync(join(repo, "README.md"), "hello\n");
