@@ -48,8 +48,12 @@ if (entry !== undefined) {
 
 const { startServer } = await import("./server.ts");
 let secret: string | undefined;
+/** Set for a server started before its sandbox: it tells the runtime once it serves. */
+let announceListening: (() => void) | undefined;
 if (process.env[ASSIGNMENT_FROM_STDIN_VAR] === "1") {
-  const { prepareForAssignment, readAssignment, applyAssignment } = await import("./boot/assignment.ts");
+  const assignmentModule = await import("./boot/assignment.ts");
+  const { prepareForAssignment, readAssignment, applyAssignment } = assignmentModule;
+  announceListening = assignmentModule.announceListening;
   prepareForAssignment();
   const assignment = readAssignment();
   applyAssignment(assignment);
@@ -80,6 +84,7 @@ const server = await startServer({
 });
 started = server;
 if (stopping) void server.close().finally(() => process.exit(0));
+announceListening?.();
 console.log(`container server listening on ${server.url} (workspace ${server.workspace})`);
 
 // One bad request must not take every sandbox process down with it: log and keep serving.

@@ -40,6 +40,14 @@ export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
  */
 export const ASSIGNMENT_FROM_STDIN_VAR = "SANDBOX_ASSIGNMENT_FROM_STDIN";
 
+/**
+ * Such a server reports its progress on file descriptor 3 (a pipe the runtime opened), one line each:
+ * `booted` once it waits for its assignment, `listening` once it serves; then it closes the pipe. The
+ * runtime hands a sandbox its server the moment it says so, with no polling of the port.
+ */
+export const SERVER_STATUS_FD = 3;
+export const SERVER_STATUS = { booted: "booted", listening: "listening" } as const;
+
 /** What a server waiting for its sandbox reads from stdin (one JSON object, then end of input). */
 export const serverAssignmentSchema = z.object({
   /** What the server answers to. */

@@ -75,7 +75,11 @@ export class ContainerProcess {
     for (let attempt = 1; ; attempt++) {
       const container = await ContainerProcess.#launch(options, await freePort());
       try {
-        await waitForListening(container.port, { timeoutMs: options.startTimeoutMs, abandon: container.exited });
+        // A server that reports it listens is handed over at once; others (and one that stopped
+        // reporting) are polled until their port answers.
+        if (!(await container.#server.saysListening(options.startTimeoutMs))) {
+          await waitForListening(container.port, { timeoutMs: options.startTimeoutMs, abandon: container.exited });
+        }
         return container;
       } catch (error) {
         await container.kill();

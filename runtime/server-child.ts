@@ -12,7 +12,7 @@ import { processesTagged } from "../server-kit/tagged-processes.ts";
 import type { Launch } from "./launch.ts";
 import { descendantsOf, signalAll } from "./process-tree.ts";
 import { randomUUID } from "node:crypto";
-import { RUN_TAG_VAR } from "../protocol/runtime.ts";
+import { RUN_TAG_VAR, SERVER_STATUS, SERVER_STATUS_FD } from "../protocol/runtime.ts";
 
 export interface ExitInfo {
   exitCode: number;
@@ -28,6 +28,8 @@ export class ServerChild {
   readonly exited: Promise<ExitInfo>;
   /** Resolves once the server says it has booted (a server waiting for its sandbox does), or exited. */
   readonly booted: Promise<void>;
+  /** True once the server says it listens; false when it cannot say (no status pipe) or closed it without. */
+  readonly listening: Promise<boolean>;
   #dir: string;
   #exit: ExitInfo | undefined;
 
@@ -43,7 +45,7 @@ export class ServerChild {
       this.child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
         env: { ...launch.env, ...env, [RUN_TAG_VAR]: this.runId },
-        // fd 3: where a server waiting for its sandbox says it has booted (and then closes it).
+        // fd 3: where a server waiting for its sandbox says it has booted, then that it listens.
         stdio: options.bootedPipe ? ["pipe", log, log, "pipe"] : ["pipe", log, log],
         detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
       });
@@ -51,12 +53,27 @@ export class ServerChild {
       closeSync(log);
     }
     this.child.stdin?.on("error", () => {}); // a server that died at once: its exit says why
-    const bootedPipe = options.bootedPipe ? (this.child.stdio[3] as NodeJS.ReadableStream | null) : null;
+    const statusPipe = options.bootedPipe ? (this.child.stdio[SERVER_STATUS_FD] as NodeJS.ReadableStream | null) : null;
+    let heard = "";
+    let settle: (listening: boolean) => void = () => undefined;
+    this.listening = new Promise((resolve) => (settle = resolve));
     this.booted = new Promise((resolve) => {
-      if (!bootedPipe) return resolve();
-      bootedPipe.on("data", () => resolve());
-      bootedPipe.on("end", () => resolve());
-      bootedPipe.on("error", () => resolve());
+      if (!statusPipe) {
+        settle(false);
+        return resolve();
+      }
+      statusPipe.on("data", (chunk: Buffer) => {
+        heard += chunk.toString("latin1");
+        const lines = heard.split("\n");
+        if (lines.includes(SERVER_STATUS.booted)) resolve();
+        if (lines.includes(SERVER_STATUS.listening)) settle(true);
+      });
+      const ended = () => {
+        resolve();
+        settle(false);
+      };
+      statusPipe.on("end", ended);
+      statusPipe.on("error", ended);
     });
     this.exited = new Promise((resolve) => {
       this.child.once("exit", (code, signal) => {
@@ -96,6 +113,17 @@ export class ServerChild {
     const pid = this.child.pid;
     if (this.running && pid !== undefined) signalAll([pid, ...descendantsOf(pid), ...processesTagged(this.runId)], "SIGKILL");
     return this.exited;
+  }
+
+  /** Whether the server says it listens within `timeoutMs` (false: it cannot say, it stopped, or time ran out). */
+  async saysListening(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([this.listening, late, this.exited.then(() => false)]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Writes the server's one input and closes its stdin. */

@@ -8,11 +8,8 @@
  */
 import { closeSync, readFileSync, writeSync } from "node:fs";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
-import { RUN_TAG_VAR, serverAssignmentSchema, type ServerAssignment } from "../../protocol/runtime.ts";
+import { RUN_TAG_VAR, SERVER_STATUS, SERVER_STATUS_FD, serverAssignmentSchema, type ServerAssignment } from "../../protocol/runtime.ts";
 import { serverEnvironment } from "./server-env.ts";
-
-/** The file descriptor on which a waiting server tells the runtime it has booted (a pipe the runtime opened). */
-export const BOOTED_FD = 3;
 
 /**
  * Does ahead what every server does first, so a server taken from the pool starts listening sooner:
@@ -21,9 +18,22 @@ export const BOOTED_FD = 3;
  */
 export function prepareForAssignment(): void {
   detectIsolation();
+  tellRuntime(SERVER_STATUS.booted);
+}
+
+/** Tells the runtime the server serves: the last thing said on the status pipe, which is then closed. */
+export function announceListening(): void {
+  tellRuntime(SERVER_STATUS.listening);
   try {
-    writeSync(BOOTED_FD, "booted\n");
-    closeSync(BOOTED_FD);
+    closeSync(SERVER_STATUS_FD);
+  } catch {
+    // started without that pipe
+  }
+}
+
+function tellRuntime(status: string): void {
+  try {
+    writeSync(SERVER_STATUS_FD, `${status}\n`);
   } catch {
     // started without that pipe: nobody is waiting to hear it
   }
