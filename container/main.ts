@@ -85,6 +85,17 @@ const server = await startServer({
 started = server;
 if (stopping) void server.close().finally(() => process.exit(0));
 announceListening?.();
+
+// A server whose parent is gone (the local runtime killed outright) serves no one: it stops, and its
+// processes with it, rather than live on as an orphan. In a container its parent is init, which stays.
+const parent = process.ppid;
+const ORPHAN_CHECK_MS = 2_000;
+setInterval(() => {
+  if (process.ppid === parent || stopping) return;
+  stopping = true;
+  console.error(`container server: its parent (pid ${parent}) is gone: stopping`);
+  void server.close().finally(() => process.exit(0));
+}, ORPHAN_CHECK_MS).unref();
 console.log(`container server listening on ${server.url} (workspace ${server.workspace})`);
 
 // One bad request must not take every sandbox process down with it: log and keep serving.

@@ -95,6 +95,27 @@ describe("daemons of an unconfined sandbox", () => {
       await again.close();
     }
   });
+  it("end with their server when the runtime is killed outright: the orphaned server stops by itself", async () => {
+    const dir = join(dataDir.path, "orphan");
+    const child = spawn(process.execPath, [fileURLToPath(new URL("../../runtime/main.ts", import.meta.url))], {
+      env: { ...process.env, RUNTIME_PORT: "0", SANDBOX_DATA_DIR: dir, SANDBOX_ISOLATION: "none", SANDBOX_WARM_POOL: "0" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    expect(await eventually(() => output.includes("its secret is in"), 15_000)).toBe(true);
+    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+    const secret = readFileSync(join(dir, "runtime.secret"), "utf8").trim();
+    const started = await call(url, "POST", "/containers/surv-orphan/start", {}, secret);
+    const server = `http://127.0.0.1:${started.body.ports["3000"]}`;
+    const { body } = await call(server, "POST", "/api/execute", { command: DAEMONS }, started.body.secret);
+    const pids: number[] = body.stdout.trim().split("\n").map(Number);
+    expect(alive([started.body.pid, ...pids])).toEqual([started.body.pid, ...pids]);
+
+    // Nobody restarts the runtime: the server sees its parent gone and stops, with the daemons.
+    child.kill("SIGKILL");
+    expect(await eventually(() => alive([started.body.pid, ...pids]).length === 0, 10_000)).toBe(true);
+  });
 });
 
 describe.skipIf(!detectIsolation().bwrap.available)("a daemon under bwrap", () => {
