@@ -47,6 +47,27 @@ afterAll(async () => {
   dataDir.remove();
 });
 
+/**
+ * A runtime of its own, as a separate process that can be killed without a word, with a sandbox
+ * whose command left DAEMONS behind.
+ */
+async function daemonsUnderOwnRuntime(dir: string, key: string) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("../../runtime/main.ts", import.meta.url))], {
+    env: { ...process.env, RUNTIME_PORT: "0", SANDBOX_DATA_DIR: dir, SANDBOX_ISOLATION: "none", SANDBOX_WARM_POOL: "0" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  expect(await eventually(() => output.includes("its secret is in"), 15_000)).toBe(true);
+  const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+  const secret = readFileSync(join(dir, "runtime.secret"), "utf8").trim();
+  const started = await call(url, "POST", `/containers/${key}/start`, {}, secret);
+  const server = `http://127.0.0.1:${started.body.ports["3000"]}`;
+  const { body } = await call(server, "POST", "/api/execute", { command: DAEMONS }, started.body.secret);
+  const pids: number[] = body.stdout.trim().split("\n").map(Number);
+  return { child, started, pids };
+}
+
 describe("daemons of an unconfined sandbox", () => {
   it("end when the sandbox is destroyed, and a new run starts without them", async () => {
     const pids = await startDaemons(await pool.start("surv-destroy", {}));
@@ -66,20 +87,7 @@ describe("daemons of an unconfined sandbox", () => {
 
   it("end when a runtime killed outright is started again", async () => {
     const dir = join(dataDir.path, "restart");
-    // A runtime of its own, as a separate process that can be killed without a word.
-    const child = spawn(process.execPath, [fileURLToPath(new URL("../../runtime/main.ts", import.meta.url))], {
-      env: { ...process.env, RUNTIME_PORT: "0", SANDBOX_DATA_DIR: dir, SANDBOX_ISOLATION: "none" },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    expect(await eventually(() => output.includes("its secret is in"), 15_000)).toBe(true);
-    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
-    const secret = readFileSync(join(dir, "runtime.secret"), "utf8").trim();
-    const started = await call(url, "POST", "/containers/surv-restart/start", {}, secret);
-    const server = `http://127.0.0.1:${started.body.ports["3000"]}`;
-    const { body } = await call(server, "POST", "/api/execute", { command: DAEMONS }, started.body.secret);
-    const pids: number[] = body.stdout.trim().split("\n").map(Number);
+    const { child, started, pids } = await daemonsUnderOwnRuntime(dir, "surv-restart");
     expect(alive(pids)).toEqual(pids);
 
     // The runtime and its server die without cleaning up: the daemons are left.
@@ -96,20 +104,7 @@ describe("daemons of an unconfined sandbox", () => {
     }
   });
   it("end with their server when the runtime is killed outright: the orphaned server stops by itself", async () => {
-    const dir = join(dataDir.path, "orphan");
-    const child = spawn(process.execPath, [fileURLToPath(new URL("../../runtime/main.ts", import.meta.url))], {
-      env: { ...process.env, RUNTIME_PORT: "0", SANDBOX_DATA_DIR: dir, SANDBOX_ISOLATION: "none", SANDBOX_WARM_POOL: "0" },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    expect(await eventually(() => output.includes("its secret is in"), 15_000)).toBe(true);
-    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
-    const secret = readFileSync(join(dir, "runtime.secret"), "utf8").trim();
-    const started = await call(url, "POST", "/containers/surv-orphan/start", {}, secret);
-    const server = `http://127.0.0.1:${started.body.ports["3000"]}`;
-    const { body } = await call(server, "POST", "/api/execute", { command: DAEMONS }, started.body.secret);
-    const pids: number[] = body.stdout.trim().split("\n").map(Number);
+    const { child, started, pids } = await daemonsUnderOwnRuntime(join(dataDir.path, "orphan"), "surv-orphan");
     expect(alive([started.body.pid, ...pids])).toEqual([started.body.pid, ...pids]);
 
     // Nobody restarts the runtime: the server sees its parent gone and stops, with the daemons.
