@@ -10,20 +10,16 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandboxClient } from "@cloudflare/sandbox";
+import type { SandboxClient } from "@cloudflare/sandbox";
+import { cloudflareClient, NO_SESSION } from "./cloudflare-client.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
-
-const NO_SESSION = "__DISABLE_SESSION__";
 
 let t: TestServer;
 let client: SandboxClient;
 
 beforeAll(async () => {
   t = await startTestServer();
-  const stub = {
-    containerFetch: (url: string, init: RequestInit) => fetch(url.replace("http://localhost:3000", t.url), init),
-  };
-  client = new SandboxClient({ stub: stub as never, port: 3000, retryTimeoutMs: 1_000 });
+  client = cloudflareClient(t.url);
   mkdirSync(join(t.workspace, "backups"));
 });
 afterAll(() => t.close());

@@ -11,24 +11,18 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CodeInterpreter, collectFile, parseSSEStream, SandboxClient } from "@cloudflare/sandbox";
+import { cloudflareClient, NO_SESSION } from "./cloudflare-client.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
 
 /** The version the server reports: the package's. */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
-
-/** Cloudflare's reserved session id meaning "no session". */
-const NO_SESSION = "__DISABLE_SESSION__";
 
 let t: TestServer;
 let client: SandboxClient;
 
 beforeAll(async () => {
   t = await startTestServer();
-  // Their Durable Object hands the client itself as `stub`; only containerFetch is called on it.
-  const stub = {
-    containerFetch: (url: string, init: RequestInit) => fetch(url.replace("http://localhost:3000", t.url), init),
-  };
-  client = new SandboxClient({ stub: stub as never, port: 3000, retryTimeoutMs: 1_000 });
+  client = cloudflareClient(t.url);
 });
 afterAll(() => t.close());
 

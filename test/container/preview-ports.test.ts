@@ -12,6 +12,7 @@ import { findNetworkPrograms } from "../../container/isolation/network.ts";
 import { startServer } from "../../container/server.ts";
 import { freePort } from "../../runtime/ports.ts";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
+import { pushedBody, readUntil } from "../web-streams.ts";
 import { call, eventually } from "./helpers.ts";
 import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
@@ -32,25 +33,6 @@ async function startPreviewServer(sandbox: SandboxServer, host = "127.0.0.1"): P
 }
 
 const proxyUrl = (sandbox: SandboxServer, port: number, rest = "/") => `${sandbox.url}/api/ports/${port}/proxy${rest}`;
-
-/** A request body whose chunks are handed over one at a time by the test. */
-function pushedBody(): { body: ReadableStream<Uint8Array>; push(text: string): void; end(): void } {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
-  return { body, push: (text) => controller.enqueue(new TextEncoder().encode(text)), end: () => controller.close() };
-}
-
-/** Reads from `reader` until the text so far contains `wanted`; returns all of it. */
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, wanted: string, sofar = ""): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = sofar;
-  while (!text.includes(wanted)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
-}
 
 function wsEcho(url: string, headers: Record<string, string> = {}): Promise<string[]> {
   return new Promise((resolve, reject) => {

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { getHttpSandbox } from "../../src/client/http.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
+import { pushedBody, readUntil } from "../web-streams.ts";
 import { runtimeState, sandboxPool, uniqueId } from "./helpers.ts";
 
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
@@ -35,24 +36,6 @@ const navigate = { "sec-fetch-mode": "navigate" };
 
 async function errorCode(response: Response): Promise<string> {
   return ((await response.json()) as { code: string }).code;
-}
-
-/** A request body whose chunks are handed over one at a time by the test. */
-function pushedBody(): { body: ReadableStream<Uint8Array>; push(text: string): void; end(): void } {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
-  return { body, push: (text) => controller.enqueue(new TextEncoder().encode(text)), end: () => controller.close() };
-}
-
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, wanted: string, sofar = ""): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = sofar;
-  while (!text.includes(wanted)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
 }
 
 describe("exposing ports", () => {
