@@ -1,7 +1,8 @@
 /**
  * `npm run container`: the container process server as a program. PORT (default 3000), HOST
  * (default 127.0.0.1; the image sets 0.0.0.0), WORKSPACE (default .sandbox/workspace),
- * SANDBOX_HOME (HOME of commands; default the workspace). With SANDBOX_SECRET_FROM_STDIN=1 (the local
+ * SANDBOX_HOME (HOME of commands; default the workspace), SANDBOX_LISTEN_FD (serve on that inherited
+ * listening socket instead of PORT: the runtime's containers). With SANDBOX_SECRET_FROM_STDIN=1 (the local
  * runtime sets it) the server reads its secret from stdin and answers only to requests carrying it.
  *
  * Before serving, it re-executes itself (same pid) for two reasons:
@@ -17,7 +18,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
-import { ASSIGNMENT_FROM_STDIN_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { serverNodeFlags } from "./boot/node-flags.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
 
@@ -79,6 +80,7 @@ const server = await startServer({
   ...(process.env[RUN_TAG_VAR] ? { runTag: process.env[RUN_TAG_VAR] } : {}),
   port: Number(process.env.PORT ?? 3000),
   host: process.env.HOST || "127.0.0.1",
+  ...(process.env[LISTEN_FD_VAR] ? { listenFd: Number(process.env[LISTEN_FD_VAR]) } : {}),
   workspace: process.env.WORKSPACE || ".sandbox/workspace",
   ...(process.env.SANDBOX_HOME ? { home: process.env.SANDBOX_HOME } : {}),
 });

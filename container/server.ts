@@ -29,6 +29,8 @@ export interface StartServerOptions extends ServiceOptions {
   port?: number;
   /** Default 127.0.0.1 (the image sets 0.0.0.0). */
   host?: string;
+  /** A listening socket inherited as this descriptor, served instead of `port` and `host`. */
+  listenFd?: number;
   /** Created if missing. Default `.sandbox/workspace`. */
   workspace?: string;
   /** HOME of commands. Default: the workspace. */
@@ -98,7 +100,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const ports = portProxyServing(services.isolation.ports, options.secret);
   let listening;
   try {
-    listening = await listen(ports.around(requests), { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" });
+    listening = await listen(ports.around(requests), {
+      port: options.port ?? 3000,
+      host: options.host ?? "127.0.0.1",
+      ...(options.listenFd === undefined ? {} : { fd: options.listenFd }),
+    });
   } catch (error) {
     services.close();
     throw error;

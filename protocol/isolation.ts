@@ -21,6 +21,12 @@ export const ISOLATION_ENV = {
   allowSystemBinaries: "SANDBOX_ALLOW_SYSTEM_BINARIES",
   /** Extra bwrap arguments, a JSON array. */
   bwrapArgs: "SANDBOX_BWRAP_ARGS",
+  /**
+   * Set by the local runtime on a server it starts inside a sandbox's container: the walls that
+   * container puts around the server and every command (IsolationInEffect as JSON). Such a server
+   * runs its commands as they are, as a server in a production container does, and reports these.
+   */
+  containerWalls: "SANDBOX_CONTAINER_WALLS",
 } as const;
 
 export interface IsolationOptions {
@@ -48,6 +54,13 @@ export interface IsolationInEffect {
   /** Commands see only their own processes. */
   pidNamespace: boolean;
   version?: string;
+  /**
+   * The sandbox is one long-lived container (its namespaces made when it starts): the server and
+   * every command live in it, and what a command leaves running outlives the command.
+   */
+  container?: boolean;
+  /** The unprivileged host user the container runs as (a runtime started as root gives each its own). */
+  hostUid?: number;
 }
 
 /** Absolute paths only: an isolation root is named on the machine that runs the sandbox. */

@@ -48,6 +48,15 @@ export const ASSIGNMENT_FROM_STDIN_VAR = "SANDBOX_ASSIGNMENT_FROM_STDIN";
 export const SERVER_STATUS_FD = 3;
 export const SERVER_STATUS = { booted: "booted", listening: "listening" } as const;
 
+/**
+ * A server the runtime starts inside a sandbox's container is handed its listening socket, bound on
+ * the host's loopback before the container's own network namespace existed, as this descriptor; it
+ * serves on it instead of binding a port (which would be reachable only inside the container). The
+ * variable names the descriptor.
+ */
+export const SERVER_LISTEN_FD = 4;
+export const LISTEN_FD_VAR = "SANDBOX_LISTEN_FD";
+
 /** What a server waiting for its sandbox reads from stdin (one JSON object, then end of input). */
 export const serverAssignmentSchema = z.object({
   /** What the server answers to. */

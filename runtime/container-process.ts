@@ -19,6 +19,19 @@ import { serverEnv, type Launcher, type LaunchSpec } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
 import { signalAll } from "./process-tree.ts";
 import { ServerChild, type ExitInfo } from "./server-child.ts";
+import type { IsolationOptions } from "../protocol/isolation.ts";
+import { resolveIsolationOptions } from "../container/isolation/config.ts";
+import { detectIsolation } from "../server-kit/detect-isolation.ts";
+import {
+  adoptWarm,
+  containerServerEnv,
+  containerWalls,
+  connectContainer,
+  fitsWarm,
+  spawnColdContainer,
+  type ContainerRun,
+  type ContainerSettings,
+} from "./container/sandbox-container.ts";
 
 export type { ExitInfo } from "./server-child.ts";
 
@@ -36,6 +49,10 @@ export interface ContainerOptions {
   takeWarm?: () => ServerChild | undefined;
   /** Empty the workspace before each start, as a Cloudflare container's disk is (durable workspaces restore it). */
   ephemeralWorkspaces?: boolean;
+  /** How sandboxes confined with bwrap get their containers. */
+  containers?: ContainerSettings;
+  /** A warm container (booted with the runtime's defaults), if one is at hand. */
+  takeWarmContainer?: () => ContainerRun | undefined;
 }
 
 /** Starts a server that boots in `dir` and waits for its assignment; undefined if the launcher cannot. */
@@ -56,7 +73,7 @@ export class ContainerProcess {
 
   private constructor(options: ContainerOptions, port: number, server: ServerChild) {
     this.key = options.key;
-    this.port = port;
+    this.port = server.port ?? port;
     this.#stopGraceMs = options.stopGraceMs;
     this.#server = server;
   }
@@ -103,6 +120,7 @@ export class ContainerProcess {
     mkdirSync(workspace, { recursive: true });
     const enableInternet = options.request.enableInternet ?? true;
     const isolation = resolveIsolation(options.isolation, options.request.isolation, enableInternet);
+    if (isolation.mode === "bwrap" && options.containers) return ContainerProcess.#launchContainer(options, options.containers, sandboxDir, isolation.env);
     const spec: LaunchSpec = {
       key: options.key,
       port,
@@ -131,6 +149,46 @@ export class ContainerProcess {
     const server = new ServerChild(options.launcher.launch(spec), sandboxDir, { [SECRET_FROM_STDIN_VAR]: "1" });
     const container = new ContainerProcess(options, port, server);
     server.writeInput(`${container.secret}\n`);
+    return container;
+  }
+
+  /**
+   * The sandbox as a container of its own (bwrap): a warm one adopted where the sandbox asks for
+   * nothing beyond the defaults, else one started for it. Its network is attached before it is handed over.
+   */
+  static async #launchContainer(options: ContainerOptions, settings: ContainerSettings, sandboxDir: string, isolationEnv: Record<string, string>): Promise<ContainerProcess> {
+    let walls: IsolationOptions;
+    try {
+      walls = resolveIsolationOptions({}, isolationEnv);
+    } catch (error) {
+      throw Object.assign(new Error((error as Error).message), { logTail: `[INVALID_REQUEST] ${(error as Error).message}` });
+    }
+    let warm = fitsWarm(walls) ? options.takeWarmContainer?.() : undefined;
+    // Its folders move only once its mounts are made: a server that says it booted runs inside them.
+    if (warm) await Promise.race([warm.server.booted, warm.server.exited]);
+    if (warm && !warm.server.running) warm = undefined;
+    let run: ContainerRun;
+    if (warm) {
+      adoptWarm(warm, sandboxDir, options.ephemeralWorkspaces ?? false);
+      run = warm;
+    } else {
+      if (options.ephemeralWorkspaces) rmSync(join(sandboxDir, "workspace"), { recursive: true, force: true });
+      run = await spawnColdContainer(settings, sandboxDir, walls);
+    }
+    const container = new ContainerProcess(options, 0, run.server);
+    try {
+      const support = detectIsolation({ bwrapPath: settings.bwrap });
+      const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version));
+      const assignment: ServerAssignment = { secret: container.secret, env };
+      if (walls.allowNetwork) {
+        await Promise.race([run.server.booted, run.server.exited]);
+        await connectContainer(settings, run, true);
+      }
+      run.server.writeInput(JSON.stringify(assignment));
+    } catch (error) {
+      await container.kill();
+      throw error;
+    }
     return container;
   }
 
@@ -164,7 +222,7 @@ export class ContainerProcess {
    * but SIGKILL the server gets a grace period to stop its processes; then everything is killed.
    */
   signal(signo: number): void {
-    const pid = this.#server.child.pid;
+    const pid = this.#server.serverPid;
     if (!this.running || pid === undefined) return;
     const name = parseSignal(signo) ?? signo;
     if ([1, 2, 9, 15].includes(signo)) this.#stopping = true;

@@ -42,6 +42,14 @@ export interface Launch {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Descriptors the launched program gets from fd 4 on, in order (a container's listening socket, bwrap's options, bind handles). */
+  fds?: number[];
+  /** The host user it runs as (a root runtime's containers each have their own). */
+  user?: { uid: number; gid: number };
+  /** How far below the launched program the server runs (in a container, under bwrap and its init: 2). */
+  serverDepth?: number;
+  /** The loopback port the server serves on, when the launch brings its own listening socket. */
+  port?: number;
 }
 
 export interface Launcher {
@@ -90,7 +98,7 @@ let compiledEntry: string | undefined;
  * on it with its flags and a scrubbed environment, the server boots once instead of re-executing
  * itself. Where compiling fails, the TypeScript entry (which then re-executes on its own).
  */
-async function serverEntry(): Promise<string> {
+export async function serverEntry(): Promise<string> {
   if (compiledEntry !== undefined) return compiledEntry;
   const emitWarning = process.emitWarning;
   try {

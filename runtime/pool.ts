@@ -18,7 +18,11 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { spawnUnassigned } from "./container-process.ts";
-import type { ServerChild } from "./server-child.ts";
+import type { IsolationOptions } from "../protocol/isolation.ts";
+import { resolveIsolationOptions } from "../container/isolation/config.ts";
+import { resolveIsolation } from "./isolation.ts";
+import { containerSettings } from "./container/settings.ts";
+import { fitsWarm, spawnContainer, type ContainerRun, type ContainerSettings } from "./container/sandbox-container.ts";
 
 export interface PoolOptions {
   dataDir: string;
@@ -32,6 +36,8 @@ export interface PoolOptions {
   warmServers?: number;
   /** Every start begins with an empty workspace, as a Cloudflare container does (SANDBOX_EPHEMERAL_WORKSPACES). */
   ephemeralWorkspaces?: boolean;
+  /** How sandboxes confined with bwrap get containers of their own (default: made from `isolation` and `dataDir`). */
+  containers?: ContainerSettings;
 }
 
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
@@ -39,18 +45,29 @@ const DEFAULT_MAX_CONTAINERS = 32;
 
 export class ContainerPool {
   readonly #options: Required<PoolOptions>;
+  /** Containers warm members are, when the runtime confines every sandbox (its mode is bwrap). */
+  readonly #warmContainers: IsolationOptions | undefined;
   readonly #running = new Map<string, ContainerProcess>();
   readonly #starting = new Map<string, Promise<ContainerProcess>>();
   /** The last run of each key, kept after it exited. */
   readonly #lastRun = new Map<string, ContainerProcess>();
-  /** Warm servers, oldest first: booted (or booting), assigned to no sandbox yet. */
-  readonly #warm: ServerChild[] = [];
+  /** Warm servers (in their containers, where sandboxes are containers), oldest first: booted or booting, assigned to no sandbox yet. */
+  readonly #warm: ContainerRun[] = [];
   /** Whether a refill is under way. */
   #refilling = false;
   #closed = false;
 
   constructor(options: PoolOptions) {
-    this.#options = { startTimeoutMs: 15_000, stopGraceMs: 3_000, maxContainers: DEFAULT_MAX_CONTAINERS, warmServers: 0, ephemeralWorkspaces: false, ...options };
+    this.#options = {
+      startTimeoutMs: 15_000,
+      stopGraceMs: 3_000,
+      maxContainers: DEFAULT_MAX_CONTAINERS,
+      warmServers: 0,
+      ephemeralWorkspaces: false,
+      containers: defaultContainerSettings(options.isolation, options.dataDir),
+      ...options,
+    };
+    this.#warmContainers = warmContainerOptions(options.isolation);
     this.#refill();
   }
 
@@ -61,20 +78,20 @@ export class ContainerPool {
 
   /** Warm servers alive and waiting for a sandbox. */
   get warmCount(): number {
-    return this.#warm.filter((server) => server.running).length;
+    return this.#warm.filter((run) => run.server.running).length;
   }
 
   /** The run ids of the warm servers waiting now (each is a sandbox's run id once taken). */
   get warmRunIds(): string[] {
-    return this.#warm.filter((server) => server.running).map((server) => server.runId);
+    return this.#warm.filter((run) => run.server.running).map((run) => run.server.runId);
   }
 
   /** Takes the oldest live warm server out of the pool for good, and has it replaced. */
-  #takeWarm(): ServerChild | undefined {
-    let taken: ServerChild | undefined;
+  #takeWarm(): ContainerRun | undefined {
+    let taken: ContainerRun | undefined;
     while (taken === undefined && this.#warm.length > 0) {
-      const server = this.#warm.shift()!;
-      if (server.running) taken = server;
+      const run = this.#warm.shift()!;
+      if (run.server.running) taken = run;
     }
     this.#refill();
     return taken;
@@ -93,9 +110,9 @@ export class ContainerPool {
         while (!this.#closed && this.warmCount < this.#options.warmServers) {
           while (this.#starting.size > 0 && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
           if (this.#closed) break;
-          const server = await this.#spawnWarm();
-          if (!server) break;
-          await server.booted;
+          const run = await this.#spawnWarm();
+          if (!run) break;
+          await run.server.booted;
         }
       } catch (error) {
         console.error(`runtime: could not start a warm container server (${(error as Error).message})`);
@@ -105,26 +122,29 @@ export class ContainerPool {
     })();
   }
 
-  async #spawnWarm(): Promise<ServerChild | undefined> {
+  async #spawnWarm(): Promise<ContainerRun | undefined> {
     const dir = join(this.#options.dataDir, `.warm-${randomUUID()}`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const server = await spawnUnassigned(this.#options.launcher, dir);
-    if (!server) return undefined;
+    mkdirSync(dir, { recursive: true, mode: 0o700 }); // opened to its container's user when one is made in it
+    const run = this.#warmContainers
+      ? await spawnContainer(this.#options.containers, dir, this.#warmContainers)
+      : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
+    if (!run) return undefined;
+    const server = run.server;
     if (this.#closed) {
       await server.kill();
       rmSync(dir, { recursive: true, force: true });
       return undefined;
     }
-    this.#warm.push(server);
+    this.#warm.push(run);
     // One that dies unassigned leaves the pool (and its folder); the next start has it replaced.
     void server.exited.then(() => {
-      const index = this.#warm.indexOf(server);
+      const index = this.#warm.indexOf(run);
       if (index >= 0) {
         this.#warm.splice(index, 1);
         rmSync(dir, { recursive: true, force: true });
       }
     });
-    return server;
+    return run;
   }
 
   get size(): number {
@@ -150,7 +170,14 @@ export class ContainerPool {
     }
     // A container on its way out (sleep, destroy) finishes going before the next one starts.
     const starting = (current?.stopping ? current.exited : Promise.resolve()).then(() =>
-      ContainerProcess.start({ ...this.#options, key, request, takeWarm: () => this.#takeWarm() }),
+      ContainerProcess.start({
+        ...this.#options,
+        key,
+        request,
+        // A warm server is of one kind: a plain one for plain sandboxes, a container for containers.
+        takeWarm: () => (this.#warmContainers ? undefined : this.#takeWarm()?.server),
+        takeWarmContainer: () => (this.#warmContainers ? this.#takeWarm() : undefined),
+      }),
     );
     this.#starting.set(key, starting);
     try {
@@ -197,10 +224,26 @@ export class ContainerPool {
 
   async stopAll(): Promise<void> {
     this.#closed = true;
-    const warm = this.#warm.splice(0);
+    const warm = this.#warm.splice(0).map((run) => run.server);
     await Promise.all(warm.map((server) => server.kill()));
     for (const server of warm) rmSync(join(server.logPath, ".."), { recursive: true, force: true });
     await Promise.allSettled([...this.#starting.values()]);
     await Promise.all([...this.#running.values()].map((container) => container.kill()));
+  }
+}
+
+/** Containers of a runtime that has no settings of its own for them: found as its servers would. */
+function defaultContainerSettings(isolation: RuntimeIsolation, dataDir: string): ContainerSettings {
+  return containerSettings({ dataDir, bwrapPath: isolation.bwrapPath ?? (isolation.env ?? process.env).SANDBOX_BWRAP_PATH });
+}
+
+/** The options warm containers boot with (the runtime's defaults), when the runtime runs containers and they fit one. */
+function warmContainerOptions(isolation: RuntimeIsolation): IsolationOptions | undefined {
+  if (isolation.mode !== "bwrap") return undefined;
+  try {
+    const options = resolveIsolationOptions({}, resolveIsolation(isolation, {}, true).env);
+    return fitsWarm(options) ? options : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -30,6 +30,9 @@ export class ServerChild {
   readonly booted: Promise<void>;
   /** True once the server says it listens; false when it cannot say (no status pipe) or closed it without. */
   readonly listening: Promise<boolean>;
+  /** The loopback port the server serves on, when its launch brought the listening socket. */
+  readonly port: number | undefined;
+  readonly #serverDepth: number;
   #dir: string;
   #exit: ExitInfo | undefined;
 
@@ -40,14 +43,17 @@ export class ServerChild {
   constructor(launch: Launch, dir: string, env: Record<string, string> = {}, options: { bootedPipe?: boolean } = {}) {
     this.runId = randomUUID();
     this.#dir = dir;
+    this.port = launch.port;
+    this.#serverDepth = launch.serverDepth ?? 0;
     const log = openSync(this.logPath, "w");
     try {
       this.child = spawn(launch.command, launch.args, {
         cwd: launch.cwd,
         env: { ...launch.env, ...env, [RUN_TAG_VAR]: this.runId },
         // fd 3: where a server waiting for its sandbox says it has booted, then that it listens.
-        stdio: options.bootedPipe ? ["pipe", log, log, "pipe"] : ["pipe", log, log],
+        stdio: options.bootedPipe || launch.fds ? ["pipe", log, log, options.bootedPipe ? "pipe" : "ignore", ...(launch.fds ?? [])] : ["pipe", log, log],
         detached: true, // own process group: a Ctrl-C meant for the runtime does not reach it directly
+        ...(launch.user ? { uid: launch.user.uid, gid: launch.user.gid } : {}),
       });
     } finally {
       closeSync(log);
@@ -90,6 +96,13 @@ export class ServerChild {
       });
     });
     if (this.child.pid !== undefined) writeFileSync(this.pidPath, `${this.child.pid}\n${this.runId}\n`);
+  }
+
+  /** The server's own pid: the launched program's, or the one `serverDepth` levels below it (bwrap's). */
+  get serverPid(): number | undefined {
+    let pid = this.child.pid;
+    for (let depth = 0; pid !== undefined && depth < this.#serverDepth; depth++) pid = firstChildOf(pid);
+    return pid;
   }
 
   get logPath(): string {
@@ -146,5 +159,14 @@ export class ServerChild {
     } catch {
       return "";
     }
+  }
+}
+
+function firstChildOf(pid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ")[0];
+    return first ? Number(first) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -3,7 +3,8 @@
  * stand-in `ctx.container` calls to start, watch, signal and destroy one container server per
  * sandbox (routes in routes.ts, contract in protocol/runtime.ts). It answers only to its secret.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { Router } from "../server-kit/http/router.ts";
@@ -15,6 +16,8 @@ import { directLauncher, type Launcher } from "./launch.ts";
 import { parseIsolationMode } from "./isolation.ts";
 import type { OperatorPolicy } from "./policy.ts";
 import { ContainerPool } from "./pool.ts";
+import { containerSettings } from "./container/settings.ts";
+import { assertReachable } from "./container/reachable.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 
 export interface RuntimeOptions {
@@ -45,6 +48,11 @@ export interface RuntimeOptions {
   secret?: string;
   /** Each start begins with an empty workspace, as on Cloudflare (SANDBOX_EPHEMERAL_WORKSPACES=1); default: kept on disk. */
   ephemeralWorkspaces?: boolean;
+  /**
+   * A built image's root file system that containers run on (SANDBOX_ROOTFS), with its own tools and
+   * server; default: the host's system folders and this checkout's server.
+   */
+  rootfs?: string;
 }
 
 export interface RunningRuntime {
@@ -66,6 +74,12 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   const dataDir = resolve(options.dataDir ?? ".sandbox");
   // Only its owner may reach what sandboxes keep (a file a command made setuid among it).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [], ...(options.rootfs ? { rootfs: options.rootfs } : {}) });
+  if (containers.users.switching) {
+    // Containers' users pass through (never list) the data folder to their own folder, which only they may enter.
+    chmodSync(dataDir, 0o711);
+    assertReachable([dataDir, process.execPath, fileURLToPath(new URL("../node_modules/", import.meta.url))]);
+  }
   const leftovers = readdirSync(dataDir)
     .map((name) => join(dataDir, name, "container.pid"))
     .filter((file) => existsSync(file));
@@ -83,6 +97,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     ...(options.maxContainers === undefined ? {} : { maxContainers: options.maxContainers }),
     ...(options.warmServers === undefined ? {} : { warmServers: options.warmServers }),
     ...(options.ephemeralWorkspaces === undefined ? {} : { ephemeralWorkspaces: options.ephemeralWorkspaces }),
+    containers,
   });
 
   const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])], networkAllowed };

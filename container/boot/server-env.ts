@@ -6,7 +6,7 @@
  * variables it (or Node) reads: changing process.env later would not change that file.
  */
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
-import { ASSIGNMENT_FROM_STDIN_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
 
 /** Every variable the server reads, by name. Anything else is dropped. */
 export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
@@ -16,6 +16,7 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "WORKSPACE",
   "SANDBOX_HOME",
   "SANDBOX_PRECOMPILE",
+  LISTEN_FD_VAR,
   SECRET_FROM_STDIN_VAR,
   ASSIGNMENT_FROM_STDIN_VAR,
   // services/options.ts, isolation/config.ts, isolation/detect.ts
@@ -36,6 +37,8 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "LC_CTYPE",
   "TZ",
   "TMPDIR",
+  // Set by whatever changed into the working directory before the server (bwrap's --chdir).
+  "PWD",
   // Node itself.
   "NODE_OPTIONS",
   "NODE_ENV",

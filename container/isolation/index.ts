@@ -13,7 +13,7 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import type { IsolationInEffect, IsolationOptions, IsolationSupport } from "../../protocol/isolation.ts";
+import { ISOLATION_ENV, type IsolationInEffect, type IsolationOptions, type IsolationSupport } from "../../protocol/isolation.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { HOOK_ORDER, type SpawnHook } from "../engine/hooks.ts";
@@ -22,6 +22,17 @@ import { bwrapBaseArgs, bwrapCommand, SYSTEM_PATHS, type BwrapLayout } from "./b
 import { findNetworkPrograms, findNsenter, SandboxNetwork } from "./network.ts";
 import { directConnector, ForwarderConnector, type PortConnector } from "../ports/port-connector.ts";
 import { createStateDir } from "./state-dir.ts";
+
+/** The walls a launcher says it put around this server (ISOLATION_ENV.containerWalls), if any. */
+export function containerWallsFromEnv(env: Record<string, string | undefined>): IsolationInEffect | undefined {
+  const text = env[ISOLATION_ENV.containerWalls];
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as IsolationInEffect;
+  } catch {
+    throw new ServiceError("INVALID_REQUEST", `${ISOLATION_ENV.containerWalls} must be JSON`);
+  }
+}
 
 /** Where commands under bwrap find the per-run state directory. */
 const RUNS_PATH = "/.sandbox-state";
@@ -32,6 +43,8 @@ export interface IsolationSetup {
   stateDir?: string;
   /** HOME as commands see it. */
   home?: string;
+  /** The walls of the container this server runs in, as its launcher describes them (reported as they are). */
+  walls?: IsolationInEffect;
 }
 
 export class CommandIsolation {
@@ -44,6 +57,7 @@ export class CommandIsolation {
   readonly #stateDir: string;
   readonly #ownsStateDir: boolean;
   readonly #network: SandboxNetwork | undefined;
+  readonly #walls: IsolationInEffect | undefined;
   /** How the server reaches a port of the sandbox (preview ports). */
   readonly ports: PortConnector;
 
@@ -73,6 +87,7 @@ export class CommandIsolation {
     for (const p of [...options.readOnlyPaths, ...options.readWritePaths]) {
       if (!existsSync(p)) throw new ServiceError("INVALID_REQUEST", `isolation config: configured path does not exist: ${p}`, { path: p });
     }
+    this.#walls = setup.walls;
     this.#ownsStateDir = setup.stateDir === undefined;
     this.#stateDir = setup.stateDir ?? createStateDir();
     const runs = path.join(this.#stateDir, "runs");
@@ -103,6 +118,7 @@ export class CommandIsolation {
   }
 
   info(): IsolationInEffect {
+    if (this.#walls) return this.#walls;
     const bwrap = this.options.isolation === "bwrap";
     return {
       mode: this.options.isolation,

@@ -6,8 +6,9 @@
  */
 import type { ProcessTable } from "../engine/process-table.ts";
 import { PathPolicy } from "../files/paths.ts";
+import type { IsolationInEffect } from "../../protocol/isolation.ts";
 import { resolveIsolationOptions } from "../isolation/config.ts";
-import { CommandIsolation } from "../isolation/index.ts";
+import { CommandIsolation, containerWallsFromEnv } from "../isolation/index.ts";
 import { sessionSpawnHook } from "../sessions/hook.ts";
 import { SessionStore } from "../sessions/store.ts";
 import { fileLimitsOf, isolationFieldsOf, serviceOptionsFromEnv, type ResolvedFileLimits, type ServiceOptions } from "./options.ts";
@@ -35,6 +36,7 @@ export function createServerServices(setup: ServicesSetup, given: ServiceOptions
     workspace: setup.workspace,
     ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
     ...(setup.home ? { home: setup.home } : {}),
+    ...withWalls(containerWallsFromEnv(process.env)),
   });
   const paths = new PathPolicy({
     workspace: setup.workspace,
@@ -71,4 +73,8 @@ function withEnvironmentDefaults(options: ServiceOptions): ServiceOptions {
     if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
   }
   return merged;
+}
+
+function withWalls(walls: IsolationInEffect | undefined): { walls?: IsolationInEffect } {
+  return walls ? { walls } : {};
 }

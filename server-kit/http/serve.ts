@@ -79,7 +79,11 @@ export interface Listening {
 }
 
 /** Starts an HTTP/1.1 server and resolves once it listens (port 0 lets the OS pick). */
-export async function listen(listener: RequestListener, options: { port: number; host: string }): Promise<Listening> {
+/**
+ * Serves on `port` of `host`, or, given `fd`, on a listening socket inherited as that descriptor (a
+ * server inside a container whose socket was bound on the host's loopback before it started).
+ */
+export async function listen(listener: RequestListener, options: { port: number; host: string; fd?: number }): Promise<Listening> {
   const server = createServer({ keepAliveTimeout: 65_000, noDelay: true }, listener);
   server.on("clientError", (_error, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
@@ -88,10 +92,12 @@ export async function listen(listener: RequestListener, options: { port: number;
   const { host } = options;
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
-    server.listen(options.port, host, () => {
+    const ready = () => {
       server.off("error", reject);
       resolveListen();
-    });
+    };
+    if (options.fd === undefined) server.listen(options.port, host, ready);
+    else server.listen({ fd: options.fd }, ready);
   });
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;

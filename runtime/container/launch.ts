@@ -1,0 +1,144 @@
+/**
+ * How the runtime starts a sandbox's container: one bubblewrap with its namespaces (user, mount, pid,
+ * ipc, uts, network), made once and kept until the sandbox sleeps or is destroyed. The container
+ * server runs inside it, as in production, with root's name and the image's paths, and runs every
+ * command there as it is: processes a command leaves behind live on beside the next command, as in a
+ * container. bwrap's own init is PID 1 and reaps orphans (tini's job in the image).
+ *
+ * The server's listening socket is bound on the host's loopback by the runtime and handed in as a
+ * descriptor, so the Durable Object reaches it while the container's own network holds only loopback
+ * (or slirp4netns's way out, attached from outside: network.ts). bwrap reads its options from a
+ * descriptor too, so `ps` inside shows no host path.
+ */
+import { chmodSync, chownSync, closeSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ASSIGNMENT_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
+import { DEFAULT_PATH } from "../../container/engine/environment.ts";
+import { serverNodeFlags } from "../../container/boot/node-flags.ts";
+import type { Launch } from "../launch.ts";
+import { ownTree, type HostUser } from "./host-users.ts";
+import { freshLayer } from "./layer.ts";
+import { containerMounts, NAMESPACE_ARGS } from "./mounts.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Where things are inside a container: as container/Dockerfile lays them out. */
+export const CONTAINER_PATHS = { workspace: "/workspace", home: "/root", node: "/usr/local/bin/node", app: "/app" } as const;
+
+/** The server's descriptor for bwrap's options (3 is the status pipe, 4 the listening socket). */
+const ARGS_FD = 5;
+
+export interface ContainerLaunchOptions {
+  /** The folder holding the container's `workspace` and `layer`. */
+  dir: string;
+  /** Host user the container runs as (undefined: the runtime's own). */
+  user: HostUser | undefined;
+  bwrap: string;
+  /** A built image's root file system to run on (SANDBOX_ROOTFS); default the host's system folders and this checkout's server. */
+  rootfs?: string;
+  /** The container server's compiled entry on the host (host system only). */
+  serverEntry: string;
+  readOnly: readonly string[];
+  readWrite: readonly string[];
+  systemBinaries: boolean;
+  extraArgs: readonly string[];
+}
+
+export interface PreparedContainer {
+  launch: Launch;
+  /** Closes the runtime's copies of what the child inherited; call once it is spawned. */
+  release(): void;
+}
+
+export async function prepareContainer(options: ContainerLaunchOptions): Promise<PreparedContainer> {
+  const workspace = join(options.dir, "workspace");
+  mkdirSync(workspace, { recursive: true, mode: 0o755 });
+  if (options.user) {
+    // The container's user walks into its folder by group; nobody else on the machine can.
+    chownSync(options.dir, 0, options.user.gid);
+    chmodSync(options.dir, 0o710);
+    ownTree(workspace, options.user);
+  }
+  const layer = freshLayer(join(options.dir, "layer"), options.user);
+
+  const onHost = options.rootfs === undefined;
+  const modules = join(ROOT, "node_modules");
+  const entry = onHost ? join(CONTAINER_PATHS.app, "node_modules", inside(modules, options.serverEntry)) : join(CONTAINER_PATHS.app, "container/main.ts");
+  const mounts = containerMounts({
+    systemRoot: options.rootfs ?? "/",
+    workspace,
+    layer,
+    ...(onHost ? { node: process.execPath, app: { node_modules: modules } } : {}),
+    readOnly: options.readOnly,
+    readWrite: options.readWrite,
+    systemBinaries: options.systemBinaries,
+    extraArgs: options.extraArgs,
+  });
+  let listener: { server: Server; fd: number; port: number } | undefined;
+  let argsFd: number | undefined;
+  try {
+    listener = await loopbackListener();
+    argsFd = argumentsDescriptor(options.dir, [...mounts, ...NAMESPACE_ARGS]);
+  } catch (error) {
+    listener?.server.close();
+    throw error;
+  }
+  const flags = onHost ? serverNodeFlags([]) : [];
+  const launch: Launch = {
+    command: options.bwrap,
+    args: ["--args", String(ARGS_FD), "--", CONTAINER_PATHS.node, ...flags, entry],
+    env: { PATH: DEFAULT_PATH, HOME: CONTAINER_PATHS.home, [ASSIGNMENT_FROM_STDIN_VAR]: "1" },
+    cwd: "/",
+    fds: [listener.fd, argsFd],
+    ...(options.user ? { user: options.user } : {}),
+    serverDepth: 2,
+    port: listener.port,
+  };
+  const server = listener.server;
+  const opened = argsFd;
+  return {
+    launch,
+    release() {
+      server.close();
+      closeSync(opened);
+    },
+  };
+}
+
+/** `file` as a path below `dir`; the server's compiled tree must live under node_modules to be bound. */
+function inside(dir: string, file: string): string {
+  const path = relative(dir, file);
+  if (path.startsWith("..")) throw new Error(`the container server's code (${file}) is not under ${dir}`);
+  return path;
+}
+
+/**
+ * A socket listening on the host's loopback, for the server inside to accept on. The runtime's copy
+ * is closed right after the spawn; until then it holds incoming connections unaccepted.
+ */
+async function loopbackListener(): Promise<{ server: Server; fd: number; port: number }> {
+  const server = createServer({ pauseOnConnect: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port: 0, host: "127.0.0.1", backlog: 511 }, () => resolve());
+  });
+  const fd = (server as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (typeof fd !== "number" || fd < 0) {
+    server.close();
+    throw new Error("this Node does not expose a listening socket's descriptor");
+  }
+  return { server, fd, port: (server.address() as { port: number }).port };
+}
+
+/** bwrap's options as NUL-separated text behind a descriptor (a file removed at once: only the child reads it). */
+function argumentsDescriptor(dir: string, args: readonly string[]): number {
+  const file = join(dir, `.bwrap-args-${process.pid}-${Date.now()}`);
+  writeFileSync(file, args.map((arg) => `${arg}\0`).join(""), { mode: 0o600 });
+  try {
+    return openSync(file, "r");
+  } finally {
+    rmSync(file, { force: true });
+  }
+}

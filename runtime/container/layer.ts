@@ -1,0 +1,77 @@
+/**
+ * A container's writable layer: the folders a program in the image may write besides /workspace
+ * (/tmp, /var, /root, /home, /opt, /srv, /mnt, /run, /usr/local), and the files of /etc that say
+ * who the machine is (hostname, hosts, DNS). It is made anew at every start, as a container's
+ * own disk is; only the workspace outlives a container.
+ */
+import { chmodSync, lchownSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { HostUser } from "./host-users.ts";
+
+export const CONTAINER_HOSTNAME = "sandbox";
+
+/** Folder in the layer → where the container sees it, and its mode. */
+export const LAYER_DIRS = [
+  { name: "tmp", path: "/tmp", mode: 0o1777 },
+  { name: "var", path: "/var", mode: 0o755 },
+  { name: "root", path: "/root", mode: 0o700 },
+  { name: "home", path: "/home", mode: 0o755 },
+  { name: "opt", path: "/opt", mode: 0o755 },
+  { name: "srv", path: "/srv", mode: 0o755 },
+  { name: "mnt", path: "/mnt", mode: 0o755 },
+  { name: "run", path: "/run", mode: 0o755 },
+  { name: "usr-local", path: "/usr/local", mode: 0o755 },
+] as const;
+
+/** Made inside those, as the image has them. */
+const SUBDIRS: readonly [string, number][] = [
+  ["var/tmp", 0o1777],
+  ["var/log", 0o755],
+  ["var/cache", 0o755],
+  ["var/lib", 0o755],
+  ["var/spool", 0o755],
+  ["usr-local/bin", 0o755],
+  ["usr-local/sbin", 0o755],
+  ["usr-local/lib", 0o755],
+  ["usr-local/share", 0o755],
+  ["usr-local/include", 0o755],
+  ["usr-local/src", 0o755],
+];
+
+/** Files laid over /etc (the image's own would say another machine's name and DNS). */
+export const ETC_FILES = ["hostname", "hosts", "resolv.conf"] as const;
+
+/** slirp4netns's DNS forwarder: where a container with network asks for names (without, nothing answers). */
+const SLIRP_DNS = "10.0.2.3";
+
+/** Makes `layer` anew, owned by `user` (or the runtime's own user), and returns it. */
+export function freshLayer(layer: string, user: HostUser | undefined): string {
+  rmSync(layer, { recursive: true, force: true });
+  mkdirSync(layer, { mode: 0o755 });
+  for (const { name, mode } of LAYER_DIRS) makeDir(join(layer, name), mode);
+  for (const [name, mode] of SUBDIRS) makeDir(join(layer, name), mode);
+  // Mount points for what the runtime binds over the layer (the Node of the image).
+  writeFileSync(join(layer, "usr-local/bin/node"), "");
+  const etc = join(layer, "etc");
+  makeDir(etc, 0o755);
+  writeFileSync(join(etc, "hostname"), `${CONTAINER_HOSTNAME}\n`);
+  writeFileSync(join(etc, "hosts"), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${CONTAINER_HOSTNAME}\n`);
+  writeFileSync(join(etc, "resolv.conf"), `nameserver ${SLIRP_DNS}\n`);
+  if (user) ownAll(layer, user);
+  return layer;
+}
+
+function makeDir(path: string, mode: number): void {
+  mkdirSync(path, { recursive: true });
+  chmodSync(path, mode); // the umask would take the sticky and group/other bits off
+}
+
+/** The layer was just made by the runtime: nothing in it is a sandbox's yet, so a plain walk is safe. */
+function ownAll(dir: string, user: HostUser): void {
+  lchownSync(dir, user.uid, user.gid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) ownAll(path, user);
+    else lchownSync(path, user.uid, user.gid);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The file system a program sees inside a sandbox's container: the image's layout. System folders
+ * (the host's, or the built image's root file system) read-only; /workspace; the writable layer
+ * (/tmp, /var, /root, /home, /opt, /srv, /mnt, /run, /usr/local); /etc with the container's own
+ * hostname, hosts and DNS; the operator-allowed host paths at their own paths (checked through an open
+ * handle first: path-handle.ts). bwrap resolves every source by path as the container's own host
+ * user, so a source is reachable only where that user may walk. The root itself is bwrap's scratch
+ * tmpfs, read-only once every mount point exists.
+ */
+import { lstatSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { CONTAINER_HOSTNAME, ETC_FILES, LAYER_DIRS } from "./layer.ts";
+
+/** Top-level folders of a Debian root that programs need; links among them (merged /usr) stay links. */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+
+export interface MountPlan {
+  /** Root file system to take the system folders from: "/" (the host's) or a built image's. */
+  systemRoot: string;
+  workspace: string;
+  layer: string;
+  /** Host file bound as /usr/local/bin/node (the host root's Node is not the image's). */
+  node?: string;
+  /** Host folders bound read-only under /app (the container server's code: the image keeps it there). */
+  app?: Record<string, string>;
+  /** Host paths the operator allows, already checked (their real paths): each bound at its own path. */
+  readOnly: readonly string[];
+  readWrite: readonly string[];
+  /** False hides the system folders (SANDBOX_ALLOW_SYSTEM_BINARIES=0): only what the sandbox brings runs. */
+  systemBinaries: boolean;
+  /** The operator's own bwrap arguments (SANDBOX_BWRAP_ARGS), after the mounts. */
+  extraArgs: readonly string[];
+}
+
+export function containerMounts(plan: MountPlan): string[] {
+  const args: string[] = [];
+  const bind = (kind: "--bind" | "--ro-bind", source: string, dest: string) => args.push(kind, source, dest);
+  const hostPath = (path: string) => path;
+
+  if (plan.systemBinaries) {
+    for (const dir of SYSTEM_DIRS) {
+      const source = join(plan.systemRoot, dir);
+      const stats = lstatSync(source, { throwIfNoEntry: false });
+      if (!stats) continue;
+      if (stats.isSymbolicLink()) args.push("--symlink", readlinkSync(source), dir);
+      else if (stats.isDirectory()) bind("--ro-bind", hostPath(source), dir);
+    }
+    // The machine's identity, over the image's /etc (only where the image has a plain file to cover).
+    for (const name of ETC_FILES) {
+      if (lstatSync(join(plan.systemRoot, "etc", name), { throwIfNoEntry: false })?.isFile()) {
+        bind("--ro-bind", hostPath(join(plan.layer, "etc", name)), `/etc/${name}`);
+      }
+    }
+  }
+  args.push("--proc", "/proc", "--dev", "/dev");
+  for (const { name, path } of LAYER_DIRS) {
+    // /usr/local needs /usr to hold its mount point: without system folders it is made in the root.
+    bind("--bind", hostPath(join(plan.layer, name)), path);
+  }
+  if (plan.node) bind("--ro-bind", hostPath(plan.node), "/usr/local/bin/node");
+  if (plan.app) for (const [name, source] of Object.entries(plan.app)) bind("--ro-bind", hostPath(source), `/app/${name}`);
+  for (const path of plan.readOnly) bind("--ro-bind", path, path);
+  for (const path of plan.readWrite) bind("--bind", path, path);
+  bind("--bind", hostPath(plan.workspace), "/workspace");
+  args.push(...plan.extraArgs);
+  args.push("--remount-ro", "/");
+  return args;
+}
+
+/** The namespaces of a container, made once when it starts: root inside, unprivileged outside. */
+export const NAMESPACE_ARGS = [
+  "--unshare-user", "--uid", "0", "--gid", "0",
+  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
+  "--hostname", CONTAINER_HOSTNAME,
+  "--cap-drop", "ALL",
+  "--die-with-parent",
+  "--chdir", "/workspace",
+];

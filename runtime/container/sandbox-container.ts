@@ -1,0 +1,195 @@
+/**
+ * A sandbox's container as the runtime's pool deals with it: started cold for a sandbox, or booted
+ * ahead (warm, for no sandbox yet) and later adopted by one. Either way the same walls: a warm
+ * container is taken only by a sandbox that asks for nothing beyond the runtime's defaults (extra
+ * host paths are bound when a container starts, so those sandboxes start cold), and the network a
+ * sandbox is allowed is attached at assignment, from outside.
+ *
+ * The server inside is told its sandbox on stdin (protocol ServerAssignment): the in-container paths,
+ * the sandbox's env vars, and the walls it sits in, which it reports as its isolation.
+ */
+import { existsSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { IsolationInEffect, IsolationOptions } from "../../protocol/isolation.ts";
+import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import { LISTEN_FD_VAR, SERVER_LISTEN_FD } from "../../protocol/runtime.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import { isServerControlVar, serverEntry } from "../launch.ts";
+import { ServerChild } from "../server-child.ts";
+import { ownTree, type HostUser, type HostUsers } from "./host-users.ts";
+import { CONTAINER_PATHS, prepareContainer } from "./launch.ts";
+import { attachNetwork, type ContainerNetwork } from "./network.ts";
+import { closeHandles, openPathHandle, type PathHandle } from "./path-handle.ts";
+
+/** What every container of one runtime shares. */
+export interface ContainerSettings {
+  users: HostUsers;
+  bwrap: string;
+  /** slirp4netns, for sandboxes allowed the network (undefined: not installed). */
+  slirp4netns: string | undefined;
+  /** A built image's root file system (SANDBOX_ROOTFS); default the host's system and this checkout's server. */
+  rootfs?: string;
+  /** Where allowed host paths may lie (the operator's SANDBOX_ALLOWED_PATHS). */
+  allowedPaths: readonly string[];
+  /** The runtime's data folder: no sandbox may mount any of it. */
+  dataDir: string;
+}
+
+/** A container server with what the runtime lent it: its host user and, once assigned, its network. */
+export interface ContainerRun {
+  server: ServerChild;
+  user: HostUser | undefined;
+  network?: ContainerNetwork;
+}
+
+/** Whether a sandbox with these options may take a warm container (booted with the runtime's defaults). */
+export function fitsWarm(options: IsolationOptions): boolean {
+  return options.readOnlyPaths.length === 0 && options.readWritePaths.length === 0 && options.bwrapArgs.length === 0 && options.allowSystemBinaries;
+}
+
+/** Boots a container in `dir` that waits for its sandbox. */
+export async function spawnContainer(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid?: number): Promise<ContainerRun> {
+  const user = settings.users.take(preferredUid);
+  const readOnly: string[] = [];
+  const readWrite: string[] = [];
+  try {
+    for (const path of options.readOnlyPaths) readOnly.push(checkedPath(settings, path, "readOnlyPaths"));
+    for (const path of options.readWritePaths) readWrite.push(checkedPath(settings, path, "readWritePaths"));
+    const prepared = await prepareContainer({
+      dir,
+      user,
+      bwrap: settings.bwrap,
+      ...(settings.rootfs ? { rootfs: settings.rootfs } : {}),
+      serverEntry: await serverEntry(),
+      readOnly,
+      readWrite,
+      systemBinaries: options.allowSystemBinaries,
+      extraArgs: options.bwrapArgs,
+    });
+    let server: ServerChild;
+    try {
+      server = new ServerChild(prepared.launch, dir, {}, { bootedPipe: true });
+    } finally {
+      prepared.release();
+    }
+    void server.exited.then(() => settings.users.release(user));
+    return { server, user };
+  } catch (error) {
+    settings.users.release(user);
+    throw error;
+  }
+}
+
+/** Starts a container for the sandbox whose folder is `sandboxDir` (its workspace kept, its layer made anew). */
+export function spawnColdContainer(settings: ContainerSettings, sandboxDir: string, options: IsolationOptions): Promise<ContainerRun> {
+  const workspace = join(sandboxDir, "workspace");
+  // The uid the workspace already belongs to, where free: then no file needs a new owner.
+  const owner = existsSync(workspace) ? statSync(workspace).uid : undefined;
+  return spawnContainer(settings, sandboxDir, options, owner);
+}
+
+/**
+ * Makes a warm container (booted in its own folder) the sandbox's: the sandbox's workspace moves into
+ * the one the container has bound (entry by entry: a rename each), then the container's folders take
+ * the sandbox's place. Nothing of the sandbox runs meanwhile: its last container has exited.
+ */
+export function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: boolean): void {
+  const warmDir = join(run.server.logPath, "..");
+  const workspace = join(sandboxDir, "workspace");
+  const warmWorkspace = join(warmDir, "workspace");
+  if (existsSync(workspace)) {
+    if (ephemeral) rmSync(workspace, { recursive: true, force: true });
+    else {
+      if (run.user) ownTree(workspace, run.user);
+      for (const name of readdirSync(workspace)) renameSync(join(workspace, name), join(warmWorkspace, name));
+      rmdirSync(workspace);
+    }
+  }
+  rmSync(join(sandboxDir, "layer"), { recursive: true, force: true });
+  renameSync(warmWorkspace, workspace);
+  renameSync(join(warmDir, "layer"), join(sandboxDir, "layer"));
+  run.server.moveTo(sandboxDir);
+  rmSync(warmDir, { recursive: true, force: true });
+}
+
+/** The server's environment for its sandbox: the image's paths, the sandbox's env vars, then the walls (last: nothing above loosens them). */
+export function containerServerEnv(key: string, sandboxEnv: Record<string, string>, walls: IsolationInEffect): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(sandboxEnv)) if (!isServerControlVar(name)) env[name] = value;
+  return {
+    ...env,
+    WORKSPACE: CONTAINER_PATHS.workspace,
+    SANDBOX_HOME: CONTAINER_PATHS.home,
+    SANDBOX_ID: key,
+    [LISTEN_FD_VAR]: String(SERVER_LISTEN_FD),
+    // The container is the wall: the server runs commands as they are, and says which walls hold.
+    [ISOLATION_ENV.mode]: "none",
+    [ISOLATION_ENV.readOnlyPaths]: JSON.stringify(walls.readOnlyPaths),
+    [ISOLATION_ENV.readWritePaths]: JSON.stringify(walls.readWritePaths),
+    [ISOLATION_ENV.containerWalls]: JSON.stringify(walls),
+  };
+}
+
+/** The walls a container with these options has. */
+export function containerWalls(options: IsolationOptions, user: HostUser | undefined, version: string | undefined): IsolationInEffect {
+  return {
+    mode: "bwrap",
+    allowNetwork: options.allowNetwork,
+    readOnlyPaths: options.readOnlyPaths,
+    readWritePaths: options.readWritePaths,
+    allowSystemBinaries: options.allowSystemBinaries,
+    pidNamespace: true,
+    container: true,
+    ...(user ? { hostUid: user.uid } : {}),
+    ...(version ? { version } : {}),
+  };
+}
+
+/** Gives the container its way out, if the sandbox may have one. */
+export async function connectContainer(settings: ContainerSettings, run: ContainerRun, allowNetwork: boolean): Promise<void> {
+  if (!allowNetwork) return;
+  if (!settings.slirp4netns) {
+    throw new ServiceError("ISOLATION_UNAVAILABLE", "a sandbox with network allowed needs slirp4netns: apt-get install slirp4netns", {
+      isolation: "bwrap",
+      reason: "slirp4netns is not installed",
+    });
+  }
+  const init = run.server.child.pid === undefined ? undefined : firstDescendant(run.server);
+  if (init === undefined) throw new Error("the container is gone before its network could be attached");
+  run.network = await attachNetwork(settings.slirp4netns, init, run.user);
+  void run.server.exited.then(() => run.network?.close());
+}
+
+/** A process inside the container (bwrap's init), whose namespaces the network joins. */
+function firstDescendant(server: ServerChild): number | undefined {
+  const pid = server.serverPid;
+  return pid === server.child.pid ? undefined : pid;
+}
+
+/**
+ * Opens an allowed host path as a handle and checks the object it holds: under an allowed root, and
+ * not inside the runtime's data folder (another sandbox's writable files).
+ */
+function checkedPath(settings: ContainerSettings, path: string, field: string): string {
+  let handle: PathHandle;
+  try {
+    handle = openPathHandle(path);
+  } catch (error) {
+    throw new ServiceError("INVALID_REQUEST", `${field}: ${path} cannot be opened without following a link (${(error as NodeJS.ErrnoException).code})`, {
+      field,
+      path,
+    });
+  }
+  const real = handle.realPath;
+  const allowed = settings.allowedPaths.some((root) => within(real, root)) && !within(real, settings.dataDir) && !within(settings.dataDir, real);
+  if (!allowed) {
+    closeHandles([handle]);
+    throw new ServiceError("ISOLATION_NOT_ALLOWED", `${field}: ${path} is not under a path the operator allows sandboxes to mount`, { field, path });
+  }
+  closeHandles([handle]);
+  return real;
+}
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+}

@@ -1,0 +1,43 @@
+/**
+ * What every container of one runtime shares, found once: bubblewrap and slirp4netns as this machine
+ * has them, the host users lent to containers, the operator's allowed host paths (their real paths),
+ * and the root file system containers run on.
+ */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { findExecutable } from "../../server-kit/executables.ts";
+import { DEFAULT_UID_BASE, HostUsers } from "./host-users.ts";
+import type { ContainerSettings } from "./sandbox-container.ts";
+
+export interface ContainerSettingsInput {
+  dataDir: string;
+  bwrapPath?: string | undefined;
+  allowedPaths?: readonly string[];
+  rootfs?: string;
+  /** First host uid lent to containers when the runtime runs as root (SANDBOX_UID_BASE). */
+  uidBase?: number;
+}
+
+const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
+
+export function containerSettings(input: ContainerSettingsInput): ContainerSettings {
+  const support = detectIsolation(input.bwrapPath ? { bwrapPath: input.bwrapPath } : {});
+  const dirs = [...(process.env.PATH ?? "").split(":").filter(Boolean), ...SYSTEM_DIRS];
+  return {
+    users: new HostUsers(input.uidBase ?? DEFAULT_UID_BASE),
+    bwrap: support.bwrap.path ?? input.bwrapPath ?? "bwrap",
+    slirp4netns: findExecutable("slirp4netns", dirs),
+    ...(input.rootfs ? { rootfs: realOrSelf(resolve(input.rootfs)) } : {}),
+    allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),
+    dataDir: realOrSelf(input.dataDir),
+  };
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
