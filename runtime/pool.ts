@@ -14,7 +14,7 @@ import { ServiceError } from "../server-kit/service-error.ts";
 import { ContainerProcess } from "./container-process.ts";
 import type { RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
-import { mkdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { spawnUnassigned } from "./container-process.ts";
@@ -68,6 +68,11 @@ export class ContainerPool {
       ...options,
     };
     this.#warmContainers = warmContainerOptions(options.isolation);
+    if (this.#options.containers.users.switching) {
+      // Containers' users pass through (never list) the data folder to their own folder, which only they may enter.
+      mkdirSync(options.dataDir, { recursive: true, mode: 0o711 });
+      chmodSync(options.dataDir, 0o711);
+    }
     this.#refill();
   }
 

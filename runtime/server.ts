@@ -3,8 +3,7 @@
  * stand-in `ctx.container` calls to start, watch, signal and destroy one container server per
  * sandbox (routes in routes.ts, contract in protocol/runtime.ts). It answers only to its secret.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { Router } from "../server-kit/http/router.ts";
@@ -17,7 +16,6 @@ import { parseIsolationMode } from "./isolation.ts";
 import type { OperatorPolicy } from "./policy.ts";
 import { ContainerPool } from "./pool.ts";
 import { containerSettings } from "./container/settings.ts";
-import { assertReachable } from "./container/reachable.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 
 export interface RuntimeOptions {
@@ -75,11 +73,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   // Only its owner may reach what sandboxes keep (a file a command made setuid among it).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [], ...(options.rootfs ? { rootfs: options.rootfs } : {}) });
-  if (containers.users.switching) {
-    // Containers' users pass through (never list) the data folder to their own folder, which only they may enter.
-    chmodSync(dataDir, 0o711);
-    assertReachable([dataDir, process.execPath, fileURLToPath(new URL("../node_modules/", import.meta.url))]);
-  }
+
   const leftovers = readdirSync(dataDir)
     .map((name) => join(dataDir, name, "container.pid"))
     .filter((file) => existsSync(file));

@@ -9,7 +9,7 @@
  * bwrap, how the operator's floor holds against API callers; a fourth, which runs one sandbox at most,
  * how its limit reaches them.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -29,6 +29,8 @@ declare module "vitest" {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dataDir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
+  // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
+  chmodSync(dataDir, 0o711);
   // One secret for both runtimes: the Worker has one binding, and tests point sandboxes at either.
   const secret = newSecret();
   // The operator asks for none: sandboxes run unconfined unless they ask for bwrap, and may mount

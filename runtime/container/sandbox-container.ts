@@ -10,21 +10,28 @@
  */
 import { existsSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { IsolationInEffect, IsolationOptions } from "../../protocol/isolation.ts";
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
 import { LISTEN_FD_VAR, SERVER_LISTEN_FD } from "../../protocol/runtime.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { isServerControlVar, serverEntry } from "../launch.ts";
 import { ServerChild } from "../server-child.ts";
+import { assertReachable } from "./reachable.ts";
 import { ownTree, type HostUser, type HostUsers } from "./host-users.ts";
 import { CONTAINER_PATHS, prepareContainer } from "./launch.ts";
 import { attachNetwork, type ContainerNetwork } from "./network.ts";
 import { closeHandles, openPathHandle, type PathHandle } from "./path-handle.ts";
 
+/** This checkout's packages, which containers on the host's system bind as the server's. */
+const MODULES = fileURLToPath(new URL("../../node_modules/", import.meta.url));
+
 /** What every container of one runtime shares. */
 export interface ContainerSettings {
   users: HostUsers;
   bwrap: string;
+  /** Why bubblewrap cannot make containers here, if it cannot. */
+  unavailable?: string;
   /** slirp4netns, for sandboxes allowed the network (undefined: not installed). */
   slirp4netns: string | undefined;
   /** A built image's root file system (SANDBOX_ROOTFS); default the host's system and this checkout's server. */
@@ -49,6 +56,19 @@ export function fitsWarm(options: IsolationOptions): boolean {
 
 /** Boots a container in `dir` that waits for its sandbox. */
 export async function spawnContainer(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid?: number): Promise<ContainerRun> {
+  if (settings.unavailable) {
+    throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${settings.unavailable}`, {
+      isolation: "bwrap",
+      reason: settings.unavailable,
+    });
+  }
+  if (settings.users.switching) {
+    try {
+      assertReachable([dir, process.execPath, ...(settings.rootfs ? [settings.rootfs] : [MODULES])]);
+    } catch (error) {
+      throw new ServiceError("CONTAINER_UNAVAILABLE", (error as Error).message);
+    }
+  }
   const user = settings.users.take(preferredUid);
   const readOnly: string[] = [];
   const readWrite: string[] = [];

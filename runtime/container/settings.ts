@@ -27,6 +27,7 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
   return {
     users: new HostUsers(input.uidBase ?? DEFAULT_UID_BASE),
     bwrap: support.bwrap.path ?? input.bwrapPath ?? "bwrap",
+    ...(support.bwrap.available ? {} : { unavailable: support.bwrap.reason ?? "bwrap cannot run here" }),
     slirp4netns: findExecutable("slirp4netns", dirs),
     ...(input.rootfs ? { rootfs: realOrSelf(resolve(input.rootfs)) } : {}),
     allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),

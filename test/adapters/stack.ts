@@ -6,7 +6,7 @@
  * test file waits for the stack to answer (test/adapters/ready.ts). One Ctrl-C stops it at the end.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +28,8 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dataDir = mkdtempSync(join(tmpdir(), "sandbox-adapters-"));
+  // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
+  chmodSync(dataDir, 0o711);
   const log = join(dataDir, "stack.log");
   const token = `adapters-${Math.random().toString(36).slice(2)}-token`;
   const port = await freePort();

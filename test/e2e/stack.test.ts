@@ -4,7 +4,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +27,8 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "sandbox-e2e-"));
+  // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
+  chmodSync(dataDir, 0o711);
   const port = await freePort();
   stack = spawn(process.execPath, [join(root, "scripts/start.ts")], {
     cwd: root,

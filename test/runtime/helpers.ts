@@ -4,7 +4,7 @@
  * its container servers with their secrets. Polling and the process list come from the container
  * tests' helpers.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ContainerProcess } from "../../runtime/container-process.ts";
@@ -19,6 +19,8 @@ export interface DataDir {
 
 export function tempDataDir(): DataDir {
   const path = mkdtempSync(join(tmpdir(), "sandbox-runtime-test-"));
+  // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
+  chmodSync(path, 0o711);
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 

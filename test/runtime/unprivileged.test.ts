@@ -33,15 +33,29 @@ afterAll(async () => {
 });
 
 describe.skipIf(!bwrap)("a command under bwrap", () => {
-  it("runs as an unprivileged user in its own user namespace", async () => {
+  it("runs as root of its own user namespace, which is an unprivileged user of the host", async () => {
     const container = await pool.start("unpriv-id", {});
-    const reply = await containerCall(container, "POST", "/api/execute", { command: "id -u; id -g; cat /proc/self/uid_map" });
+    const reply = await containerCall(container, "POST", "/api/execute", { command: "id -u; id -g; cat /proc/self/uid_map; touch made-here" });
     const [uid, gid, ...map] = reply.body.stdout.trim().split("\n");
-    expect(Number(uid)).toBeGreaterThan(0);
-    expect(Number(gid)).toBeGreaterThan(0);
-    // Only that one id is mapped: root of the host is not there to become.
+    // Root inside, as in the image.
+    expect([uid, gid]).toEqual(["0", "0"]);
+    // Only that one id is mapped, to a host user that is not root (where the runtime is root, one of its own).
     expect(map).toHaveLength(1);
-    expect(map[0]!.trim().split(/\s+/)[0]).toBe(uid);
+    const [inside, outside, count] = map[0]!.trim().split(/\s+/).map(Number);
+    expect([inside, count]).toEqual([0, 1]);
+    if (!asRoot) expect(outside).toBe(process.getuid!());
+    expect(outside).not.toBe(0);
+    // What it makes belongs to that host user on disk.
+    expect(statSync(join(sandboxes, "unpriv-id", "workspace", "made-here")).uid).toBe(outside);
+  });
+
+  it("gives two live sandboxes two host users when the runtime is root", async () => {
+    const [a, b] = await Promise.all([pool.start("unpriv-a", {}), pool.start("unpriv-b", {})]);
+    const owner = async (container: typeof a) =>
+      Number((await containerCall(container, "POST", "/api/execute", { command: "awk '{print $2}' /proc/self/uid_map" })).body.stdout.trim());
+    const [ua, ub] = await Promise.all([owner(a), owner(b)]);
+    if (asRoot) expect(ua).not.toBe(ub);
+    else expect([ua, ub]).toEqual([process.getuid!(), process.getuid!()]);
   });
 
   it("cannot leave a setuid program another user of the machine can run", async () => {
@@ -49,7 +63,8 @@ describe.skipIf(!bwrap)("a command under bwrap", () => {
     const made = await containerCall(container, "POST", "/api/execute", { command: "cp /bin/bash rootsh && chmod 4755 rootsh && echo made" });
     expect(made.body.stdout).toBe("made\n");
     const program = join(sandboxes, "unpriv-setuid", "workspace", "rootsh");
-    expect(statSync(join(sandboxes, "unpriv-setuid")).mode & 0o777).toBe(0o700);
+    // Only the container's own user passes into its folder (by group), and lists nothing there.
+    expect(statSync(join(sandboxes, "unpriv-setuid")).mode & 0o777).toBe(asRoot ? 0o710 : 0o700);
     if (!asRoot) {
       // Run by anyone else it would be setuid to this user only: nothing to gain.
       expect(statSync(program).uid).toBe(process.getuid!());

@@ -105,11 +105,43 @@ describe("a sandbox given a warm server", () => {
     expect(seen.serverEnvironHasSandboxEnv).toBe(false);
   });
 
-  it.skipIf(!detectIsolation().bwrap.available)("runs its commands under the bwrap it asked for, as a cold one does", async () => {
-    const seen = await compare("wp-bwrap", { isolation: { isolation: "bwrap", allowNetwork: false } });
-    expect(seen.isolation).toMatchObject({ mode: "bwrap", allowNetwork: false, pidNamespace: true });
-    const container = await warm.start("wp-bwrap", {});
-    const ps = await containerCall(container, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
-    expect(Number(ps.body.stdout.trim())).toBeLessThan(10);
+});
+
+describe.skipIf(!detectIsolation().bwrap.available)("a sandbox given a warm container", () => {
+  const containerPool = (name: string, warmServers = 0) =>
+    new ContainerPool({ launcher: directLauncher, isolation: { mode: "bwrap", env: {} }, stopGraceMs: 1_000, dataDir: join(dataDir.path, name), warmServers });
+  const inside = async (container: ContainerProcess) => {
+    const info = (await containerCall(container, "GET", "/api/info")).body;
+    const run = await containerCall(container, "POST", "/api/execute", { command: 'printf "%s\\n" "$PWD" "$HOME" "$(id -un)" "$(hostname)"; cat kept 2>/dev/null' });
+    return { isolation: { ...info.isolation, hostUid: undefined }, seen: run.body.stdout as string };
+  };
+
+  it("sees what a cold one sees, and takes the sandbox's workspace with it", async () => {
+    const warmPool = containerPool("warm-containers", 1);
+    const coldPool = containerPool("cold-containers");
+    try {
+      expect(await eventually(() => warmPool.warmCount === 1, 10_000)).toBe(true);
+      const waiting = warmPool.warmRunIds;
+      const fromPool = await warmPool.start("wc", {});
+      expect(waiting).toContain(fromPool.runId);
+      const started = await coldPool.start("wc", {});
+      const [w, c] = await Promise.all([inside(fromPool), inside(started)]);
+      expect(w).toEqual(c);
+      expect(w.seen).toBe("/workspace\n/root\nroot\nsandbox\n");
+      expect(w.isolation).toMatchObject({ mode: "bwrap", container: true, pidNamespace: true, allowNetwork: false });
+      // The server's environ holds none of what it was handed on stdin.
+      expect(readFileSync(`/proc/${fromPool.info().pid}/environ`, "utf8")).not.toContain(fromPool.secret);
+
+      // The workspace outlives its container, also when the next start adopts a warm one.
+      await containerCall(fromPool, "POST", "/api/execute", { command: "echo from-before > kept" });
+      await warmPool.destroy("wc");
+      expect(await eventually(() => warmPool.warmCount === 1, 10_000)).toBe(true);
+      const next = warmPool.warmRunIds;
+      const again = await warmPool.start("wc", {});
+      expect(next).toContain(again.runId);
+      expect((await inside(again)).seen).toBe("/workspace\n/root\nroot\nsandbox\nfrom-before\n");
+    } finally {
+      await Promise.all([warmPool.stopAll(), coldPool.stopAll()]);
+    }
   });
 });
