@@ -113,15 +113,15 @@ describe("daemons of an unconfined sandbox", () => {
   });
 });
 
-describe.skipIf(!detectIsolation().bwrap.available)("a daemon under bwrap", () => {
-  it("ends with the command that started it: its pid namespace goes", async () => {
+describe.skipIf(!detectIsolation().bwrap.available)("a daemon in a sandbox's container", () => {
+  it("outlives the command that started it, as in a container, and ends with the container", async () => {
     const confined = new ContainerPool({ dataDir: join(dataDir.path, "bwrap"), launcher: directLauncher, isolation: { mode: "bwrap", env: {} } });
     try {
       const container = await confined.start("surv-bwrap", {});
       const tag = `sleep-${process.pid}-${Date.now()}`;
       // A daemon, and the command returns: the daemon is named by a marker on its command line.
       const { body } = await containerCall(container, "POST", "/api/execute", {
-        command: `setsid sh -c 'exec -a ${tag} sleep 300' >/dev/null 2>&1 </dev/null & echo started`,
+        command: `setsid bash -c 'exec -a ${tag} sleep 300' >/dev/null 2>&1 </dev/null & echo started`,
       });
       expect(body.stdout).toBe("started\n");
       const withMarker = () =>
@@ -132,11 +132,13 @@ describe.skipIf(!detectIsolation().bwrap.available)("a daemon under bwrap", () =
             return false;
           }
         });
-      expect(await eventually(() => withMarker().length === 0, 3_000)).toBe(true);
-      // A background process of the API's own (startProcess) is how something keeps running.
-      const server = await containerCall(container, "POST", "/api/process/start", { command: `exec -a ${tag} sleep 300`, processId: "kept" });
-      expect(server.status).toBe(200);
       expect(await eventually(() => withMarker().length === 1, 3_000)).toBe(true);
+      // The next command sees it among the container's processes.
+      const ps = await containerCall(container, "POST", "/api/execute", { command: `ps -eo args | grep -c '^${tag}'` });
+      expect(ps.body.stdout).toBe("1\n");
+      // Destroyed, the container takes it along: nothing of it is left on the host.
+      await confined.destroy("surv-bwrap");
+      expect(await eventually(() => withMarker().length === 0, 3_000)).toBe(true);
     } finally {
       await confined.stopAll();
     }
