@@ -1,0 +1,72 @@
+/**
+ * What a program sees inside a sandbox: the same facts locally and in the built image. One file, two
+ * targets: under `npm test` a sandbox of the local runtime (its container on this machine's system
+ * folders), under `npm run test:image` a sandbox of the same runtime on the built image's root file
+ * system (SANDBOX_ROOTFS), with the image's own Node and server. No assertion knows which it runs on.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { startSandboxTarget, type SandboxTarget } from "./sandbox-target.ts";
+
+interface ExecBody {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a sandbox", () => {
+  let target: SandboxTarget;
+  beforeAll(async () => {
+    target = await startSandboxTarget("parity");
+  }, 60_000);
+  afterAll(() => target?.close());
+
+  const run = async (command: string, cwd?: string) => (await target.call("POST", "/api/execute", { command, ...(cwd ? { cwd } : {}) })).body as ExecBody;
+
+  it("starts in /workspace, as root named root, with the image's HOME, PATH and hostname", async () => {
+    const { stdout } = await run('pwd; id -u; id -un; id -gn; echo "$HOME"; echo "$PATH"; hostname; getent passwd root | cut -d: -f6');
+    expect(stdout).toBe("/workspace\n0\nroot\nroot\n/root\n/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nsandbox\n/root\n");
+  });
+
+  it("has the image's folders, with /tmp, /var/tmp, /root and the workspace writable", async () => {
+    const dirs = "/workspace /tmp /var/tmp /root /var /home /opt /usr/local /etc /usr/bin";
+    expect((await run(`for d in ${dirs}; do test -d "$d" || echo "missing $d"; done`)).stdout).toBe("");
+    const write = await run("for d in /workspace /tmp /var/tmp /root; do echo hi > \"$d/parity-probe\" && cat \"$d/parity-probe\"; done");
+    expect(write).toMatchObject({ exitCode: 0, stdout: "hi\nhi\nhi\nhi\n" });
+    // System folders are the image's, not the sandbox's to change.
+    expect((await run("touch /usr/bin/parity-probe")).exitCode).not.toBe(0);
+  });
+
+  it("names paths as the sandbox sees them in what the API returns", async () => {
+    const started = (await target.call("POST", "/api/process/start", { command: "sleep 30", processId: "parity-paths" })).body;
+    expect(started.process).toMatchObject({ id: "parity-paths" });
+    const listed = (await target.call("POST", "/api/files/list", { path: "/workspace" })).body;
+    expect(JSON.stringify(listed)).not.toContain(target.hostDir);
+    const info = (await target.call("GET", "/api/info")).body;
+    expect(JSON.stringify(info)).not.toContain(target.hostDir);
+    expect(info).toMatchObject({ workspace: "/workspace" });
+    await target.call("DELETE", "/api/process/parity-paths");
+  });
+
+  it("keeps a daemon a command started, answering the next command on its port", async () => {
+    const started = await run("nohup python3 -m http.server 8765 --bind 127.0.0.1 >/tmp/http.log 2>&1 & echo started");
+    expect(started.stdout).toBe("started\n");
+    // The next command: the daemon is still there, listening on the sandbox's own loopback.
+    const fetched = await run("for i in $(seq 1 50); do curl -sf -o /dev/null http://127.0.0.1:8765/ && echo answered && break; sleep 0.1; done");
+    expect(fetched.stdout).toBe("answered\n");
+    const ps = await run("ps -eo args | grep -c '^python3 -m http.server 8765'");
+    expect(ps.stdout).toBe("1\n");
+  });
+
+  it("sees its own processes only, under an init of its own", async () => {
+    const { stdout } = await run("ps -eo pid= | wc -l; ps -o pid= -p 1");
+    const [count, init] = stdout.trim().split("\n").map((line) => Number(line.trim()));
+    expect(count).toBeLessThan(20);
+    expect(init).toBe(1);
+  });
+
+  it("has the tools commands and the code interpreter expect", async () => {
+    const result = await run('for p in bash sh git curl python3 node ps; do command -v "$p" >/dev/null || echo "missing $p"; done; node -e "process.stdout.write(process.versions.node.split(\'.\')[0])"; python3 -c "import numpy, pandas, matplotlib"');
+    expect(result).toMatchObject({ exitCode: 0, stdout: "22", stderr: "" });
+  });
+});
