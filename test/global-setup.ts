@@ -19,6 +19,8 @@ import { newSecret } from "../server-kit/http/bearer.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     runtimeUrl: string;
+    /** A host folder the main runtime lets sandboxes mount. */
+    sharedDir: string;
     noBwrapRuntimeUrl: string;
     bwrapRuntimeUrl: string;
     oneSandboxRuntimeUrl: string;
@@ -35,7 +37,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const secret = newSecret();
   // The operator asks for none: sandboxes run unconfined unless they ask for bwrap, and may mount
   // host paths from the test folder.
-  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir], stopGraceMs: 1_000, secret });
+  // Host folders sandboxes may mount: outside the data folder (no sandbox may mount another's files).
+  const sharedDir = mkdtempSync(join(tmpdir(), "sandbox-shared-"));
+  chmodSync(sharedDir, 0o755);
+  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], stopGraceMs: 1_000, secret });
   const noBwrap = await startRuntime({
     dataDir: join(dataDir, "no-bwrap"),
     isolation: "none",
@@ -46,6 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const bwrapOnly = await startRuntime({ dataDir: join(dataDir, "bwrap-only"), isolation: "bwrap", stopGraceMs: 1_000, secret });
   const oneOnly = await startRuntime({ dataDir: join(dataDir, "one-only"), isolation: "none", maxContainers: 1, stopGraceMs: 1_000, secret });
   project.provide("runtimeUrl", runtime.url);
+  project.provide("sharedDir", sharedDir);
   project.provide("bwrapRuntimeUrl", bwrapOnly.url);
   project.provide("oneSandboxRuntimeUrl", oneOnly.url);
   project.provide("runtimeSecret", secret);
@@ -56,5 +62,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close(), ephemeral.close()]);
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(sharedDir, { recursive: true, force: true });
   };
 }

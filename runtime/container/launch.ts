@@ -10,7 +10,7 @@
  * (or slirp4netns's way out, attached from outside: network.ts). bwrap reads its options from a
  * descriptor too, so `ps` inside shows no host path.
  */
-import { chmodSync, chownSync, closeSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -65,12 +65,13 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
 
   const onHost = options.rootfs === undefined;
   const modules = join(ROOT, "node_modules");
-  const entry = onHost ? join(CONTAINER_PATHS.app, "node_modules", inside(modules, options.serverEntry)) : join(CONTAINER_PATHS.app, "container/main.ts");
+  const entry = onHost ? join(CONTAINER_PATHS.app, "node_modules", inside(modules, options.serverEntry)) : imageServerEntry(options.rootfs!);
   const mounts = containerMounts({
     systemRoot: options.rootfs ?? "/",
     workspace,
     layer,
-    ...(onHost ? { node: process.execPath, app: { node_modules: modules } } : {}),
+    // On the host's system, this checkout's Node and server; an image brings its own (its /usr/local among them).
+    ...(onHost ? { node: process.execPath, app: { node_modules: modules } } : { keepUsrLocal: true }),
     readOnly: options.readOnly,
     readWrite: options.readWrite,
     systemBinaries: options.systemBinaries,
@@ -105,6 +106,19 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
       closeSync(opened);
     },
   };
+}
+
+/**
+ * The server an image built from container/Dockerfile runs: the JavaScript tree its build compiled,
+ * started directly (the TypeScript entry would re-execute itself onto it, and a re-executed server
+ * loses the descriptors the runtime handed it).
+ */
+function imageServerEntry(rootfs: string): string {
+  const cache = "app/node_modules/.cache/sandbox-container";
+  const trees = existsSync(join(rootfs, cache)) ? readdirSync(join(rootfs, cache)) : [];
+  const tree = trees.find((name) => existsSync(join(rootfs, cache, name, "container/main.js")));
+  if (!tree) throw new Error(`${rootfs} holds no compiled container server (${cache}/*/container/main.js): is it an image of container/Dockerfile?`);
+  return `/${cache}/${tree}/container/main.js`;
 }
 
 /** `file` as a path below `dir`; the server's compiled tree must live under node_modules to be bound. */

@@ -28,6 +28,8 @@ export interface MountPlan {
   readWrite: readonly string[];
   /** False hides the system folders (SANDBOX_ALLOW_SYSTEM_BINARIES=0): only what the sandbox brings runs. */
   systemBinaries: boolean;
+  /** Leave the system's /usr/local as it is (an image's holds its Node) instead of the layer's. */
+  keepUsrLocal?: boolean;
   /** The operator's own bwrap arguments (SANDBOX_BWRAP_ARGS), after the mounts. */
   extraArgs: readonly string[];
 }
@@ -54,6 +56,7 @@ export function containerMounts(plan: MountPlan): string[] {
   }
   args.push("--proc", "/proc", "--dev", "/dev");
   for (const { name, path } of LAYER_DIRS) {
+    if (path === "/usr/local" && plan.keepUsrLocal) continue;
     // /usr/local needs /usr to hold its mount point: without system folders it is made in the root.
     bind("--bind", hostPath(join(plan.layer, name)), path);
   }

@@ -139,9 +139,10 @@ describe("code contexts in the sandbox's walls", () => {
   it("see the sandbox's env vars and run under its isolation", async () => {
     const sandbox = sandboxes.create("code-walls", { isolation: "bwrap", allowNetwork: false });
     await sandbox.setEnvVars({ FROM_THE_SANDBOX: "set" });
-    const python = await sandbox.runCode("import os\n(os.environ.get('FROM_THE_SANDBOX'), os.getpid() < 10, os.path.exists('/work'))");
-    expect(text(python)).toBe("('set', True, False)");
-    const js = await sandbox.runCode("[process.env.FROM_THE_SANDBOX, process.pid < 10]", { language: "javascript" });
+    // In the sandbox's container: its own (small) pid numbers, /workspace, none of the host's folders.
+    const python = await sandbox.runCode("import os\n(os.environ.get('FROM_THE_SANDBOX'), os.getpid() < 1000, os.getcwd(), os.path.exists('/work'))");
+    expect(text(python)).toBe("('set', True, '/workspace', False)");
+    const js = await sandbox.runCode("[process.env.FROM_THE_SANDBOX, process.pid < 1000]", { language: "javascript" });
     expect(text(js)).toBe("[ 'set', true ]");
   });
 });

@@ -24,13 +24,19 @@ describe("bwrap sandboxes", () => {
   let host: SandboxClient;
   let a: SandboxClient;
   let b: SandboxClient;
+  /** Where a's workspace is on the host (a sees it as /workspace). */
   let aWorkspace: string;
 
   beforeAll(async () => {
     host = sandboxes.create("iso-host");
     a = sandboxes.create("iso-a", { isolation: "bwrap" });
     b = sandboxes.create("iso-b", { isolation: "bwrap" });
-    aWorkspace = (await a.getInfo()).workspace;
+    expect((await a.getInfo()).workspace).toBe("/workspace");
+    await a.writeFile("whoami.txt", "iso-a");
+    // The unconfined sandbox runs on the host: its workspace's folder is the runtime's data folder.
+    const dataDir = (await host.getInfo()).workspace.replace(/\/[^/]+\/workspace$/, "");
+    aWorkspace = (await host.exec(`dirname $(grep -lx iso-a ${dataDir}/*/workspace/whoami.txt)`)).stdout.trim();
+    expect(aWorkspace).toMatch(/\/workspace$/);
   });
 
   it("run with the isolation they asked for", async () => {
@@ -80,13 +86,13 @@ describe("bwrap sandboxes", () => {
   });
 
   it("mount extra paths read-only or read-write as configured", async () => {
-    const hostDir = (await host.getInfo()).workspace;
-    await host.exec("mkdir -p ro rw && echo shared > ro/data.txt");
+    const hostDir = inject("sharedDir");
+    await host.exec(`cd ${hostDir} && mkdir -p ro rw && echo shared > ro/data.txt && chmod 777 rw`);
     const c = sandboxes.create("iso-paths", { isolation: "bwrap", readOnlyPaths: [`${hostDir}/ro`], readWritePaths: [`${hostDir}/rw`] });
     expect((await c.exec(`cat ${hostDir}/ro/data.txt`)).stdout).toBe("shared\n");
     expect((await c.exec(`echo no > ${hostDir}/ro/data.txt`)).exitCode).not.toBe(0);
     expect((await c.exec(`echo yes > ${hostDir}/rw/out.txt`)).exitCode).toBe(0);
-    expect((await host.exec("cat rw/out.txt ro/data.txt")).stdout).toBe("yes\nshared\n");
+    expect((await host.exec(`cd ${hostDir} && cat rw/out.txt ro/data.txt`)).stdout).toBe("yes\nshared\n");
     // File operations follow the same roots.
     expect((await c.readFile(`${hostDir}/ro/data.txt`)).content).toBe("shared\n");
     await expect(c.writeFile(`${hostDir}/ro/data.txt`, "no")).rejects.toMatchObject({ code: "PATH_OUTSIDE_WORKSPACE" });
