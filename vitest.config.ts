@@ -24,6 +24,14 @@ export default defineConfig({
         },
       },
       {
+        // The project's own scripts (scripts/): the OS package checker.
+        test: {
+          name: "scripts",
+          environment: "node",
+          include: ["test/scripts/**/*.test.ts"],
+        },
+      },
+      {
         // The local container runtime (runtime/) on its own, with real container servers.
         test: {
           name: "runtime",
