@@ -21,6 +21,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
+import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import type { WorkerDevAnswer, WorkerDevSettings } from "./worker-dev.ts";
@@ -40,6 +41,10 @@ async function port(value: string | undefined, fallback: number): Promise<number
   if (!Number.isInteger(wanted) || wanted < 0 || wanted > 65535) throw new Error(`not a port: ${value}`);
   return wanted === 0 ? freePort(HOST) : wanted;
 }
+
+// The OS packages the service needs (os-packages/packages.ts): installed here when we can, else named
+// with the command that installs them. Without isolation (SANDBOX_ISOLATION=none) it starts anyway.
+if (!ensureOsPackages(["start"], { required: process.env.SANDBOX_ISOLATION !== "none" })) process.exit(1);
 
 const token = process.env.SANDBOX_API_TOKEN || tokenFromDevVars() || randomBytes(24).toString("base64url");
 const generated = !process.env.SANDBOX_API_TOKEN && !tokenFromDevVars();
