@@ -80,7 +80,8 @@ export default defineConfig({
         },
       },
       {
-        // npm start's whole stack (wrangler dev + local runtime) driven over HTTP. Slow to boot: one file.
+        // npm start's whole stack (wrangler dev + local runtime) driven over HTTP, and killed in parts
+        // (crash-recovery.test.ts). Slow to boot: each file boots one.
         test: {
           name: "e2e",
           environment: "node",
