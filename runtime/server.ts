@@ -45,6 +45,8 @@ export interface RuntimeOptions {
   secret?: string;
   /** Each start begins with an empty workspace, as on Cloudflare (SANDBOX_EPHEMERAL_WORKSPACES=1); default: kept on disk. */
   ephemeralWorkspaces?: boolean;
+  /** Called when a caller asks a container to stop (sleep, destroy): what `npm start`'s watch tells from a crash. */
+  onStopAsked?: (key: string) => void;
 }
 
 export interface RunningRuntime {
@@ -86,7 +88,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   });
 
   const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])], networkAllowed };
-  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy };
+  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy, onStopAsked: options.onStopAsked };
   const secret = options.secret ?? newSecret();
   const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }), {
     secret,

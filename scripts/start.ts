@@ -25,6 +25,7 @@ import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { runtimeSettingsFromEnv } from "../runtime/settings.ts";
+import { watchContainers } from "./supervise/container-watch.ts";
 import { watchRuntime, type RuntimeWatch } from "./supervise/runtime-watch.ts";
 import { WorkerSupervisor } from "./supervise/worker-supervisor.ts";
 import { startWorkerProcess } from "./supervise/worker-process.ts";
@@ -56,8 +57,11 @@ const workerPort = await port(process.env.PORT, 8787);
 const inspectorPort = process.env.SANDBOX_INSPECTOR_PORT ? await port(process.env.SANDBOX_INSPECTOR_PORT, 0) : undefined;
 
 let runtime: RunningRuntime;
+// Unset until the runtime is up: the watch waits for it.
+const containerWatch = watchContainers(() => runtime as RunningRuntime | undefined, (line) => console.log(line));
 try {
   runtime = await startRuntime({
+    onStopAsked: (key) => containerWatch.stopAsked(key),
     ...runtimeSettingsFromEnv(process.env),
     port: await port(process.env.RUNTIME_PORT, 0),
     host: HOST,
@@ -88,6 +92,7 @@ let stopping: Promise<void> | undefined;
 function stop(code: number): Promise<void> {
   stopping ??= (async () => {
     runtimeWatch?.stop();
+    containerWatch.stop();
     await supervisor?.stop(5_000);
     await runtime.close();
     process.exit(code);
