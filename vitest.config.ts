@@ -24,6 +24,14 @@ export default defineConfig({
         },
       },
       {
+        // The project's own scripts (scripts/): the OS package checker.
+        test: {
+          name: "scripts",
+          environment: "node",
+          include: ["test/scripts/**/*.test.ts"],
+        },
+      },
+      {
         // The local container runtime (runtime/) on its own, with real container servers.
         test: {
           name: "runtime",
@@ -72,7 +80,8 @@ export default defineConfig({
         },
       },
       {
-        // npm start's whole stack (wrangler dev + local runtime) driven over HTTP. Slow to boot: one file.
+        // npm start's whole stack (wrangler dev + local runtime) driven over HTTP, and killed in parts
+        // (crash-recovery.test.ts). Slow to boot: each file boots one.
         test: {
           name: "e2e",
           environment: "node",

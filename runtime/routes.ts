@@ -34,7 +34,12 @@ export interface RuntimeContext {
   readonly bwrapPath: string | undefined;
   /** The operator's walls every sandbox's isolation is checked against. */
   readonly policy: OperatorPolicy;
+  /** Told when a caller asks a container to stop (sleep, destroy), so a watcher can tell that from a crash. */
+  readonly onStopAsked?: ((key: string) => void) | undefined;
 }
+
+/** Signals that stop a container server (what a sleep or a destroy sends). */
+const STOP_SIGNALS = new Set([1, 2, 9, 15]);
 
 export interface RuntimeRequest extends RoutedRequest {
   readonly runtime: RuntimeContext;
@@ -108,11 +113,14 @@ async function signal(ctx: RuntimeRequest): Promise<void> {
     whenEmpty: {},
     invalidCode: "INVALID_SIGNAL",
   });
+  if (STOP_SIGNALS.has(request.signal)) ctx.runtime.onStopAsked?.(key);
   sendJson(ctx.res, 200, ctx.runtime.pool.signal(key, request.signal));
 }
 
 async function destroy(ctx: RuntimeRequest): Promise<void> {
-  sendJson(ctx.res, 200, await ctx.runtime.pool.destroy(containerKey(ctx)));
+  const key = containerKey(ctx);
+  ctx.runtime.onStopAsked?.(key);
+  sendJson(ctx.res, 200, await ctx.runtime.pool.destroy(key));
 }
 
 export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [

@@ -51,6 +51,8 @@ export interface RuntimeOptions {
    * server; default: the host's system folders and this checkout's server.
    */
   rootfs?: string;
+  /** Called when a caller asks a container to stop (sleep, destroy): what `npm start`'s watch tells from a crash. */
+  onStopAsked?: (key: string) => void;
 }
 
 export interface RunningRuntime {
@@ -95,7 +97,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   });
 
   const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])], networkAllowed };
-  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy };
+  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy, onStopAsked: options.onStopAsked };
   const secret = options.secret ?? newSecret();
   const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }), {
     secret,

@@ -1,7 +1,9 @@
 /**
  * `npm start`: the whole service on this machine, no Docker. Runs the local container runtime and the
  * Worker under wrangler's dev server (worker-dev.ts; containers disabled: the runtime stands in for
- * them) together; prints the URL and API token; one Ctrl-C stops both.
+ * them) together; prints the URL and API token; one Ctrl-C stops both. Both are watched
+ * (supervise/): a Worker whose workerd or process died is brought back on the same port, with a
+ * health line saying so; what cannot be brought back stops everything with a failure.
  *
  * Secrets stay off every command line and out of every environment: the API token and the runtime's
  * secret reach the Worker in an IPC message. The Worker's inspector (which can read any binding) is
@@ -15,15 +17,19 @@
  * console at / and the API reference at /v1/docs), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
  * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
-import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
+import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { runtimeSettingsFromEnv } from "../runtime/settings.ts";
-import type { WorkerDevAnswer, WorkerDevSettings } from "./worker-dev.ts";
+import { watchContainers } from "./supervise/container-watch.ts";
+import { watchRuntime, type RuntimeWatch } from "./supervise/runtime-watch.ts";
+import { WorkerSupervisor } from "./supervise/worker-supervisor.ts";
+import { startWorkerProcess } from "./supervise/worker-process.ts";
+import type { WorkerDevSettings } from "./worker-dev.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const HOST = "127.0.0.1";
@@ -41,14 +47,21 @@ async function port(value: string | undefined, fallback: number): Promise<number
   return wanted === 0 ? freePort(HOST) : wanted;
 }
 
+// The OS packages the service needs (os-packages/packages.ts): installed here when we can, else named
+// with the command that installs them. Without isolation (SANDBOX_ISOLATION=none) it starts anyway.
+if (!ensureOsPackages(["start"], { required: process.env.SANDBOX_ISOLATION !== "none" })) process.exit(1);
+
 const token = process.env.SANDBOX_API_TOKEN || tokenFromDevVars() || randomBytes(24).toString("base64url");
 const generated = !process.env.SANDBOX_API_TOKEN && !tokenFromDevVars();
 const workerPort = await port(process.env.PORT, 8787);
 const inspectorPort = process.env.SANDBOX_INSPECTOR_PORT ? await port(process.env.SANDBOX_INSPECTOR_PORT, 0) : undefined;
 
 let runtime: RunningRuntime;
+// Unset until the runtime is up: the watch waits for it.
+const containerWatch = watchContainers(() => runtime as RunningRuntime | undefined, (line) => console.log(line));
 try {
   runtime = await startRuntime({
+    onStopAsked: (key) => containerWatch.stopAsked(key),
     ...runtimeSettingsFromEnv(process.env),
     port: await port(process.env.RUNTIME_PORT, 0),
     host: HOST,
@@ -60,11 +73,6 @@ try {
   process.exit(1);
 }
 
-const worker = fork(fileURLToPath(new URL("worker-dev.ts", import.meta.url)), [], {
-  cwd: root,
-  env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
-  stdio: ["ignore", "inherit", "inherit", "ipc"],
-});
 const settings: WorkerDevSettings = {
   config: process.env.SANDBOX_WRANGLER_CONFIG ?? `${root}wrangler.toml`,
   host: HOST,
@@ -75,37 +83,39 @@ const settings: WorkerDevSettings = {
   vars: { SANDBOX_CONTAINER_URL: runtime.url, SANDBOX_CONSOLE: process.env.SANDBOX_CONSOLE || "on" },
   secrets: { SANDBOX_API_TOKEN: token, SANDBOX_RUNTIME_SECRET: runtime.secret },
 };
-worker.send(settings);
+const startWorker = () =>
+  startWorkerProcess(settings, root, { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" });
 
+let supervisor: WorkerSupervisor | undefined;
+let runtimeWatch: RuntimeWatch | undefined;
 let stopping: Promise<void> | undefined;
 function stop(code: number): Promise<void> {
   stopping ??= (async () => {
-    if (worker.exitCode === null && worker.signalCode === null) {
-      const exited = new Promise((resolve) => worker.once("exit", resolve));
-      worker.kill("SIGTERM");
-      const timer = setTimeout(() => worker.kill("SIGKILL"), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    runtimeWatch?.stop();
+    containerWatch.stop();
+    await supervisor?.stop(5_000);
     await runtime.close();
     process.exit(code);
   })();
   return stopping;
 }
+/** Says why the service cannot go on, then stops everything with a failure. */
+function giveUp(reason: string): void {
+  console.error(`\nnpm start: ${reason}: stopping\n`);
+  void stop(1);
+}
 process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
-worker.once("exit", (code) => void stop(code ?? 1));
-
-const ready = await new Promise<WorkerDevAnswer>((resolve) => {
-  worker.once("message", (message: WorkerDevAnswer) => resolve(message));
-  worker.once("exit", (code) => resolve({ error: `it exited (code ${code})` }));
-});
-if ("error" in ready) {
-  console.error(`\nnpm start: the Worker did not start: ${ready.error}`);
-  await stop(1);
-}
 
 const url = `http://${HOST}:${workerPort}`;
+try {
+  supervisor = new WorkerSupervisor(await startWorker(), { healthUrl: `${url}/health`, start: startWorker, say: (line) => console.log(line), giveUp });
+} catch (error) {
+  console.error(`\nnpm start: the Worker did not start: ${(error as Error).message}`);
+  await stop(1);
+}
+runtimeWatch = watchRuntime(runtime, { say: (line) => console.log(line), giveUp });
+
 const isolation =
   runtime.isolation === "none"
     ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`

@@ -4,7 +4,8 @@
  * project's own Node (image/base.ts, kept between runs), then runs container tests against the
  * image's own server, started from its root filesystem under bubblewrap (test/container/image-server.ts).
  *
- * Arguments go to vitest (CI adds its reporters). Needs Linux, root (buildah and mmdebstrap build root filesystems), buildah, mmdebstrap and bwrap;
+ * Arguments go to vitest (CI adds its reporters). Needs Linux, root (buildah and mmdebstrap build root filesystems) and the
+ * OS packages os-packages/packages.ts declares for it (installed here when missing);
  * the Debian mirrors and the npm registry must be reachable. Prints how long each stage took.
  */
 import { spawnSync } from "node:child_process";
@@ -14,7 +15,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureBaseImage } from "./image/base.ts";
 import { buildImage, imageSource, wranglerConfig } from "./image/build.ts";
-import { run, succeeds } from "./image/command.ts";
+import { run } from "./image/command.ts";
+import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { openImage } from "./image/rootfs.ts";
 import { TEST_IMAGE_VAR, type ImageDescriptor } from "../test/container/image-server.ts";
 
@@ -38,8 +40,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 function requirements(): string | undefined {
   if (process.platform !== "linux") return "it runs on Linux only";
   if (process.getuid?.() !== 0) return "it must run as root (buildah and mmdebstrap build root filesystems)";
-  const missing = ["buildah", "mmdebstrap", "bwrap"].filter((program) => !succeeds("sh", ["-c", `command -v ${program}`]));
-  if (missing.length > 0) return `${missing.join(", ")} not installed: apt-get install ${missing.map((name) => (name === "bwrap" ? "bubblewrap" : name)).join(" ")}`;
+  if (!ensureOsPackages(["image"])) return "its OS packages are missing (above)";
   return undefined;
 }
 

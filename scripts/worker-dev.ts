@@ -25,6 +25,20 @@ function answer(message: WorkerDevAnswer): void {
   process.send?.(message);
 }
 
+// `npm start` gone without stopping us (we lead a process group of our own, so no Ctrl-C reaches us
+// directly): the Worker goes too, whether it is up yet or not, and with it our whole group (workerd).
+let disposing: (() => Promise<void>) | undefined;
+process.once("disconnect", () => {
+  const late = new Promise((resolve) => setTimeout(resolve, 3_000));
+  void Promise.race([disposing?.(), late]).finally(() => {
+    try {
+      process.kill(-process.pid, "SIGKILL");
+    } finally {
+      process.exit(0); // not a group leader (started some other way): ourselves at least
+    }
+  });
+});
+
 process.once("message", async (settings: WorkerDevSettings) => {
   const bindings = {
     ...Object.fromEntries(Object.entries(settings.vars).map(([name, value]) => [name, { type: "plain_text", value }])),
@@ -42,9 +56,8 @@ process.once("message", async (settings: WorkerDevSettings) => {
         watch: true,
       },
     });
+    disposing = () => worker.dispose();
     await worker.ready;
-    // `npm start` gone without stopping us: the Worker goes too.
-    process.once("disconnect", () => void worker.dispose().finally(() => process.exit(0)));
     answer({ ready: true });
   } catch (error) {
     answer({ error: (error as Error).message });

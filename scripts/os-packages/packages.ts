@@ -1,0 +1,43 @@
+/**
+ * The operating system packages this project needs, declared once: the Debian package, how to tell
+ * it is installed, and which of `npm start`, `npm test` and `npm run test:image` need it. The checker
+ * (ensure.ts) derives everything from this list: what to probe, what to install, what to tell a user.
+ */
+
+/** What needs a package: `npm start`, `npm test`, or `npm run test:image`. */
+export type Need = "start" | "test" | "image";
+
+/** How to tell a package is installed: every command is on PATH, or the system Python imports a module. */
+export type Probe = { commands: readonly string[] } | { pythonImport: string };
+
+export interface OsPackage {
+  /** The Debian package (what apt-get installs). */
+  name: string;
+  probe: Probe;
+  needs: readonly Need[];
+  /** What it is for, in a few words (said when it is missing). */
+  why: string;
+}
+
+/** The system Python, where Debian's Python libraries live (the code interpreter's default). */
+export const SYSTEM_PYTHON = "/usr/bin/python3";
+
+export const OS_PACKAGES: readonly OsPackage[] = [
+  { name: "bubblewrap", probe: { commands: ["bwrap"] }, needs: ["start", "test", "image"], why: "sandbox isolation, and running the built image" },
+  { name: "slirp4netns", probe: { commands: ["slirp4netns"] }, needs: ["start", "test"], why: "the network of a confined sandbox" },
+  { name: "util-linux", probe: { commands: ["unshare", "nsenter", "setpriv"] }, needs: ["start", "test"], why: "unshare and nsenter for sandbox networks" },
+  { name: "procps", probe: { commands: ["ps", "top"] }, needs: ["start", "test"], why: "ps for the runtime, top in terminals" },
+  { name: "git", probe: { commands: ["git"] }, needs: ["start", "test"], why: "git checkout in sandboxes" },
+  { name: "vim", probe: { commands: ["vim"] }, needs: ["test"], why: "the terminal test" },
+  { name: "python3-numpy", probe: { pythonImport: "numpy" }, needs: ["test"], why: "the code interpreter's Python tests" },
+  { name: "python3-pandas", probe: { pythonImport: "pandas" }, needs: ["test"], why: "the code interpreter's Python tests" },
+  { name: "python3-matplotlib", probe: { pythonImport: "matplotlib" }, needs: ["test"], why: "the code interpreter's chart tests" },
+  { name: "chromium", probe: { commands: ["chromium"] }, needs: ["test"], why: "the web console's browser test" },
+  { name: "buildah", probe: { commands: ["buildah"] }, needs: ["image"], why: "building the image" },
+  { name: "mmdebstrap", probe: { commands: ["mmdebstrap"] }, needs: ["image"], why: "the image's Debian base" },
+];
+
+/** The packages any of `needs` needs, in declaration order. */
+export function packagesFor(needs: readonly Need[], packages: readonly OsPackage[] = OS_PACKAGES): OsPackage[] {
+  return packages.filter((pkg) => pkg.needs.some((need) => needs.includes(need)));
+}
