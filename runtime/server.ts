@@ -15,6 +15,7 @@ import { directLauncher, type Launcher } from "./launch.ts";
 import { parseIsolationMode } from "./isolation.ts";
 import type { OperatorPolicy } from "./policy.ts";
 import { ContainerPool } from "./pool.ts";
+import { lockDataDir } from "./data-dir-lock.ts";
 import { containerSettings } from "./container/settings.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 
@@ -76,6 +77,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [], ...(options.rootfs ? { rootfs: options.rootfs } : {}) });
 
+  const unlock = lockDataDir(dataDir);
   const leftovers = readdirSync(dataDir)
     .map((name) => join(dataDir, name, "container.pid"))
     .filter((file) => existsSync(file));
@@ -119,6 +121,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
         await new Promise((resolve) => setTimeout(resolve, 50));
         server.close();
         server.closeAllConnections();
+        unlock();
       })();
       return closing;
     },

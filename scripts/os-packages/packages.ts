@@ -28,6 +28,7 @@ export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "util-linux", probe: { commands: ["unshare", "nsenter", "setpriv"] }, needs: ["start", "test"], why: "unshare and nsenter for sandbox networks" },
   { name: "procps", probe: { commands: ["ps", "top"] }, needs: ["start", "test"], why: "ps for the runtime, top in terminals" },
   { name: "git", probe: { commands: ["git"] }, needs: ["start", "test"], why: "git checkout in sandboxes" },
+  { name: "curl", probe: { commands: ["curl"] }, needs: ["start", "test"], why: "commands expect it, as in the image" },
   { name: "vim", probe: { commands: ["vim"] }, needs: ["test"], why: "the terminal test" },
   { name: "python3-numpy", probe: { pythonImport: "numpy" }, needs: ["test"], why: "the code interpreter's Python tests" },
   { name: "python3-pandas", probe: { pythonImport: "pandas" }, needs: ["test"], why: "the code interpreter's Python tests" },

@@ -3,6 +3,7 @@
  * reach its server through the port the runtime reports, watch and destroy it; bad calls get a
  * coded error with the right status.
  */
+import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { CONTAINER_SERVER_PORT, type RuntimeContainerInfo } from "../../protocol/runtime.ts";
@@ -119,6 +120,25 @@ describe("the runtime's limit of live sandboxes", () => {
       expect((await runtimeCall(limited, "GET", "/health")).body).toMatchObject({ containers: 2, maxContainers: 2 });
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe("two runtimes on one data folder", () => {
+  it("the second refuses in one line, and never stops the first one's sandboxes", async () => {
+    const dir = tempDataDir();
+    const first = await startRuntime({ dataDir: dir.path, isolation: "none" });
+    try {
+      const started = await runtimeCall(first, "POST", "/containers/lock-a/start", {});
+      expect(started.status).toBe(200);
+      // Another process tries the same folder (in this process the lock is ours to take again).
+      const second = spawnSync(process.execPath, ["-e", `import(${JSON.stringify(new URL("../../runtime/server.ts", import.meta.url).href)}).then(m => m.startRuntime({ dataDir: ${JSON.stringify(dir.path)}, isolation: "none" })).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(3); })`], { encoding: "utf8" });
+      expect(second.status).toBe(3);
+      expect(second.stderr).toContain(`another runtime (pid ${process.pid}) uses ${dir.path}`);
+      expect((await runtimeCall(first, "GET", "/containers/lock-a")).body).toMatchObject({ running: true });
+    } finally {
+      await first.close();
+      dir.remove();
     }
   });
 });
