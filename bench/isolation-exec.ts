@@ -4,7 +4,12 @@
  * alternating; the same with network allowed (a network namespace of the sandbox's own, behind
  * slirp4netns); and what a session costs (the exit trap that carries cwd/env out).
  */
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
+import { directLauncher } from "../runtime/launch.ts";
+import { ContainerPool } from "../runtime/pool.ts";
 import { median, ms, nowMs, percentile, postJson, startServerProcess } from "./support.ts";
 import type { BenchModule, BenchTable } from "./types.ts";
 
@@ -34,6 +39,48 @@ async function alternate(a: () => Promise<number>, b: () => Promise<number>): Pr
   return [first, second];
 }
 
+/** An exec into a sandbox's container (the local runtime's default), as the Durable Object sends it. */
+async function containerExecOnce(url: string, secret: string): Promise<number> {
+  const t0 = nowMs();
+  const response = await fetch(`${url}/api/execute`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+    body: JSON.stringify({ command: COMMAND }),
+  });
+  const result = (await response.json()) as { stdout: string };
+  if (result.stdout !== "hello\n") throw new Error(`unexpected output ${JSON.stringify(result)}`);
+  return nowMs() - t0;
+}
+
+/** Exec in a running container (entered, not built per command) beside the same exec without isolation. */
+async function containerTable(plainUrl: string): Promise<BenchTable> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-containers-"));
+  chmodSync(dir, 0o711);
+  const pool = new ContainerPool({ dataDir: dir, launcher: directLauncher, isolation: { mode: "bwrap", env: {} } });
+  try {
+    const container = await pool.start("bench-exec", {});
+    const url = `http://127.0.0.1:${container.port}`;
+    const [inside, none] = await alternate(
+      () => containerExecOnce(url, container.secret),
+      () => execOnce(plainUrl, { command: COMMAND }),
+    );
+    const overhead = median(inside) - median(none);
+    return {
+      title: `Exec in a sandbox's container (\`${COMMAND}\`, ${RUNS} runs each)`,
+      baselineLabel: "isolation: none, same server",
+      rows: [
+        { metric: "median", ours: ms(median(inside)), baseline: ms(median(none)), target: "≤ baseline + 1.5 ms", met: overhead <= 1.5 },
+        { metric: "p99", ours: ms(percentile(inside, 99)), baseline: ms(percentile(none, 99)) },
+        { metric: "median overhead", ours: ms(overhead), baseline: "0.00 ms" },
+      ],
+      notes: ["One bubblewrap per sandbox made at its start (user, mount, pid, ipc, uts, net namespaces): the server runs inside it and spawns commands there directly."],
+    };
+  } finally {
+    await pool.stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const bench: BenchModule = {
   name: "isolation-exec",
   async run() {
@@ -41,6 +88,7 @@ const bench: BenchModule = {
     const plain = await startServerProcess({ SANDBOX_ISOLATION: "none" });
     try {
       const support = detectIsolation();
+      if (support.bwrap.available) tables.push(await containerTable(plain.url));
       if (support.bwrap.available) {
         for (const networked of [false, true]) {
           const confined = await startServerProcess({ SANDBOX_ISOLATION: "bwrap", SANDBOX_ALLOW_NETWORK: networked ? "1" : "0" });
@@ -61,7 +109,7 @@ const bench: BenchModule = {
               notes: [
                 networked
                   ? "bwrap entered into the sandbox's own network namespace (nsenter), which slirp4netns connects outward, host loopback excluded."
-                  : "bwrap: own user (an unprivileged uid), pid, ipc and uts namespaces, entered into the sandbox's loopback-only network namespace (nsenter), read-only system mounts, no capabilities.",
+                  : "A server run outside any container (`npm run container` with SANDBOX_ISOLATION=bwrap) wraps each command in its own bwrap: what the runtime's containers avoid.",
               ],
             });
           } finally {

@@ -17,6 +17,8 @@ export interface ContainerSettingsInput {
   rootfs?: string;
   /** First host uid lent to containers when the runtime runs as root (SANDBOX_UID_BASE). */
   uidBase?: number;
+  /** Whether a root runtime lends each container a user of its own (default: yes, when root). */
+  switchUsers?: boolean;
 }
 
 const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
@@ -25,7 +27,7 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
   const support = detectIsolation(input.bwrapPath ? { bwrapPath: input.bwrapPath } : {});
   const dirs = [...(process.env.PATH ?? "").split(":").filter(Boolean), ...SYSTEM_DIRS];
   return {
-    users: new HostUsers(input.uidBase ?? DEFAULT_UID_BASE),
+    users: new HostUsers(input.uidBase ?? DEFAULT_UID_BASE, input.switchUsers ?? process.getuid?.() === 0),
     bwrap: support.bwrap.path ?? input.bwrapPath ?? "bwrap",
     ...(support.bwrap.available ? {} : { unavailable: support.bwrap.reason ?? "bwrap cannot run here" }),
     slirp4netns: findExecutable("slirp4netns", dirs),

@@ -26,7 +26,8 @@ export async function startSandboxTarget(key: string): Promise<SandboxTarget> {
     launcher: directLauncher,
     isolation: { mode: "bwrap", env: {} },
     stopGraceMs: 1_000,
-    containers: containerSettings({ dataDir: hostDir, ...(rootfs ? { rootfs } : {}) }),
+    // An image mounted by buildah lies in its root-only storage: its containers run as this user.
+    containers: containerSettings({ dataDir: hostDir, ...(rootfs ? { rootfs, switchUsers: false } : {}) }),
   });
   const container = await pool.start(key, {});
   const url = `http://127.0.0.1:${container.port}`;
