@@ -32,7 +32,6 @@ const IMAGE_TESTS = [
   "test/container/code-python.test.ts",
   "test/container/exec.test.ts",
   "test/container/image.test.ts",
-  "test/container/parity.test.ts",
 ];
 
 const root = fileURLToPath(new URL("..", import.meta.url));
