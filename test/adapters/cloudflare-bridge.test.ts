@@ -10,7 +10,7 @@ import { inject } from "vitest";
 import { cloudflare } from "@computesdk/cloudflare";
 import WebSocket from "ws";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
-import { previewFetch } from "./preview-fetch.ts";
+import { previewFetch } from "../preview-fetch.ts";
 
 const url = () => inject("stackUrl");
 const token = () => inject("stackToken");

@@ -11,7 +11,7 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../runtime/ports.ts";
 import { uniqueId } from "./helpers.ts";
-import { previewFetch } from "./preview-fetch.ts";
+import { previewFetch } from "../preview-fetch.ts";
 
 /** Debian's chromium package; CHROMIUM_PATH names another build. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

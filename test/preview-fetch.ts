@@ -21,7 +21,7 @@ interface NodeResponse {
 const http = (process as unknown as { getBuiltinModule(id: "node:http"): NodeHttp }).getBuiltinModule("node:http");
 
 /** Loopback for every name (only `*.localhost` URLs are sent here). */
-function loopback(_host: string, options: unknown, done: (error: null, address: string, family: number) => void): void {
+export function loopback(_host: string, options: unknown, done: (error: null, address: string, family: number) => void): void {
   const all = (options as { all?: boolean } | undefined)?.all;
   if (all) (done as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: "127.0.0.1", family: 4 }]);
   else done(null, "127.0.0.1", 4);
