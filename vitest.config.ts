@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 export const TEST_API_TOKEN = "test-token-0123456789";
 /** Preview domain of the workers tests: host-based preview URLs are `<port>-<id>.preview.test`. */
 export const TEST_PREVIEW_DOMAIN = "preview.test";
+/** The origin of path-based preview URLs in the workers tests (for ids that cannot be host names). */
+export const TEST_PREVIEW_PATH_ORIGIN = "http://paths.test";
 
 export default defineConfig({
   test: {
@@ -52,6 +54,7 @@ export default defineConfig({
                 SANDBOX_RUNTIME_SECRET: inject("runtimeSecret"),
                 SANDBOX_API_TOKEN: TEST_API_TOKEN,
                 SANDBOX_PREVIEW_DOMAIN: TEST_PREVIEW_DOMAIN,
+                SANDBOX_PREVIEW_PATH_ORIGIN: TEST_PREVIEW_PATH_ORIGIN,
               },
             },
           })),

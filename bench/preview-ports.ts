@@ -107,7 +107,9 @@ async function chainTable(): Promise<BenchTable> {
     await api("POST", "/files/write", { path: "preview-server.cjs", content: PREVIEW_SERVER_SOURCE });
     const port = await previewServerIn(api, "/processes", (id) => `/processes/${id}/logs`);
     await api("POST", "/ports", { port });
-    const [ours, baseline] = await measure({ base: `${sandbox}/ports/${port}/`, headers: auth }, { base: `http://127.0.0.1:${port}/`, headers: {} });
+    // The port's own host (`<port>-<id>.localhost`), sent to the Worker's loopback address as its Host.
+    const previewHost = `${port}-bench-ports.localhost:${new URL(stack.url).port}`;
+    const [ours, baseline] = await measure({ base: `${stack.url}/`, headers: { ...auth, host: previewHost } }, { base: `http://127.0.0.1:${port}/`, headers: {} });
     // The platform's own hop, for the aim: wrangler dev → Worker → Durable Object (an RPC that does not reach the container).
     const hops: number[] = [];
     for (let i = 0; i < ROUNDS; i++) hops.push(await timed(() => send(sandbox, "GET", undefined, auth)));

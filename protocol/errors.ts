@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   UNAUTHORIZED: 401,
   /** A request to a private preview port with neither its token, its cookie nor the API token. */
   PORT_TOKEN_REQUIRED: 401,
+  /** A sandbox id that cannot be a host name (capitals, `.` or `_`, too long) asked for a preview URL where only host-based ones are served. */
+  SANDBOX_ID_NOT_HOST_SAFE: 400,
   /** A signed stream URL whose signature does not match what it names (tampered, or for another sandbox, stream or route). */
   STREAM_URL_INVALID: 401,
   /** A signed stream URL past its expiry (its signature was good): mint a new one. */
@@ -24,6 +26,8 @@ export const ERROR_CODES = {
   PERMISSION_DENIED: 403,
   /** A preview port's token (in `?token=` or the cookie) that is not the port's current one. */
   PORT_TOKEN_INVALID: 403,
+  /** A service worker script whose scope (by its `Service-Worker-Allowed` header) would reach outside its preview port. */
+  SERVICE_WORKER_SCOPE_REFUSED: 403,
   /** The sandbox asked for walls lower than the operator allows (isolation below the floor, a path not allowed, raw bwrap arguments). */
   ISOLATION_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
@@ -38,6 +42,8 @@ export const ERROR_CODES = {
   TERMINAL_NOT_FOUND: 404,
   /** A preview port that is not exposed (never, or no longer): answered without waking the container. */
   PORT_NOT_EXPOSED: 404,
+  /** A request on the origin of path-based preview URLs for anything but a preview port: the API and the console are not served there. */
+  PREVIEW_ORIGIN_ONLY: 404,
   /** A backup id this sandbox does not have (never made, deleted, or another sandbox's). */
   BACKUP_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -77,6 +83,8 @@ export const ERROR_CODES = {
   PERSISTENCE_NOT_CONFIGURED: 501,
   /** Saving to or restoring from the bucket failed; an earlier save is left as it was. */
   BACKUP_FAILED: 502,
+  /** No preview URL can be made on an origin of its own: no SANDBOX_PREVIEW_DOMAIN, and the service is not on a loopback origin (or none was given). */
+  PREVIEW_DOMAIN_NOT_CONFIGURED: 501,
   /** The interpreter a code context needs is not installed (the message says what to install). */
   INTERPRETER_UNAVAILABLE: 501,
   CONTAINER_UNAVAILABLE: 503,

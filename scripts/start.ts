@@ -14,7 +14,8 @@
  * generated), SANDBOX_DATA_DIR (default .sandbox), the runtime's operator settings (runtime/settings.ts:
  * SANDBOX_ISOLATION — bwrap by default, `none` only when asked for —, SANDBOX_ALLOWED_PATHS,
  * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_CONSOLE (default on: the web
- * console at / and the API reference at /v1/docs), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
+ * console at / and the API reference at /v1/docs), SANDBOX_PREVIEW_DOMAIN and SANDBOX_PREVIEW_PATH_ORIGIN
+ * (default unset: preview ports at http://<port>-<id>.localhost:<PORT>/), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
  * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
 import { randomBytes } from "node:crypto";
@@ -80,7 +81,13 @@ const settings: WorkerDevSettings = {
   ...(inspectorPort === undefined ? {} : { inspectorPort }),
   persistTo: process.env.WRANGLER_PERSIST_TO ?? `${root}.wrangler/state`,
   // The web console and the API reference are on here unless SANDBOX_CONSOLE says otherwise.
-  vars: { SANDBOX_CONTAINER_URL: runtime.url, SANDBOX_CONSOLE: process.env.SANDBOX_CONSOLE || "on" },
+  vars: {
+    SANDBOX_CONTAINER_URL: runtime.url,
+    SANDBOX_CONSOLE: process.env.SANDBOX_CONSOLE || "on",
+    // Preview ports: <port>-<id>.localhost on this port unless the operator chooses otherwise.
+    ...(process.env.SANDBOX_PREVIEW_DOMAIN ? { SANDBOX_PREVIEW_DOMAIN: process.env.SANDBOX_PREVIEW_DOMAIN } : {}),
+    ...(process.env.SANDBOX_PREVIEW_PATH_ORIGIN ? { SANDBOX_PREVIEW_PATH_ORIGIN: process.env.SANDBOX_PREVIEW_PATH_ORIGIN } : {}),
+  },
   secrets: { SANDBOX_API_TOKEN: token, SANDBOX_RUNTIME_SECRET: runtime.secret },
 };
 const startWorker = () =>
@@ -107,6 +114,13 @@ function giveUp(reason: string): void {
 process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
 
+/** Where exposed ports' pages are: each on an origin of its own, never the console's. */
+function previewsLine(vars: Record<string, string>, port: number): string {
+  if (vars.SANDBOX_PREVIEW_DOMAIN) return `https://<port>-<id>.${vars.SANDBOX_PREVIEW_DOMAIN}/`;
+  if (vars.SANDBOX_PREVIEW_PATH_ORIGIN) return `${vars.SANDBOX_PREVIEW_PATH_ORIGIN}/v1/sandboxes/<id>/ports/<port>/  (that origin serves nothing else)`;
+  return `http://<port>-<id>.localhost:${port}/  (browsers and curl resolve *.localhost to this machine)`;
+}
+
 const url = `http://${HOST}:${workerPort}`;
 try {
   supervisor = new WorkerSupervisor(await startWorker(), { healthUrl: `${url}/health`, start: startWorker, say: (line) => console.log(line), giveUp });
@@ -128,6 +142,7 @@ console.log(`
     Isolation: ${isolation}
     Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
+    Previews:  ${previewsLine(settings.vars, workerPort)}
     API docs:  ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/v1/docs  ·  ` : ""}${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}
 
   Try:

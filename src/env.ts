@@ -10,10 +10,19 @@ export interface Env {
   /** The local runtime's secret (`npm start` sets it): the runtime answers to nothing else. */
   SANDBOX_RUNTIME_SECRET?: string;
   /**
-   * Where host-based preview URLs live (`<port>-<id>.<domain>`, e.g. "preview.example.com", with a
-   * wildcard DNS record and route to this Worker). Unset: preview URLs are path-based only.
+   * Where preview URLs live (`<port>-<id>.<domain>`, e.g. "preview.example.com", with a wildcard DNS
+   * record and route to this Worker; the domain must serve nothing else). Unset: a service reached on
+   * loopback hands out `<port>-<id>.localhost` URLs, and one reached elsewhere none
+   * (PREVIEW_DOMAIN_NOT_CONFIGURED) unless SANDBOX_PREVIEW_PATH_ORIGIN is set.
    */
   SANDBOX_PREVIEW_DOMAIN?: string;
+  /**
+   * Path-based preview URLs, off unless set: the origin they are served on (e.g.
+   * "https://preview.example.com", or locally "http://localhost:8787" beside the console at
+   * http://127.0.0.1:8787). That origin serves preview ports only: the API, the console and the docs
+   * answer 404 PREVIEW_ORIGIN_ONLY there, and other origins serve no path-based preview URL.
+   */
+  SANDBOX_PREVIEW_PATH_ORIGIN?: string;
   /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
   SANDBOX_SLEEP_AFTER?: string;
   /** "on": serve the web console at / and the API reference at /v1/docs (`npm start` turns it on). */

@@ -1,9 +1,10 @@
 /**
  * Worker entry: the /v1 HTTP API, and the Sandbox Durable Object class the platform instantiates.
- * Requests whose Host names a preview port (`<port>-<id>.<SANDBOX_PREVIEW_DOMAIN>`) go to that port.
+ * Preview-port traffic, told apart by its Host (`<port>-<id>.localhost`, `<port>-<id>.<SANDBOX_PREVIEW_DOMAIN>`,
+ * or the origin of path-based URLs), goes to the port and never reaches the API or the console.
  */
 import { createApp } from "./api/app.ts";
-import { hostPortProxy } from "./api/port-proxy.ts";
+import { previewPortDoor } from "./api/port-proxy.ts";
 import type { Env } from "./env.ts";
 
 export { Sandbox } from "./sandbox.ts";
@@ -12,6 +13,6 @@ const app = createApp();
 
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
-    return hostPortProxy(request, env) ?? app.fetch(request, env, ctx);
+    return previewPortDoor(request, env) ?? app.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

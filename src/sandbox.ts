@@ -73,6 +73,8 @@ import { parseRequest } from "./sandbox/request.ts";
 import * as sessions from "./sandbox/sessions.ts";
 import * as terminals from "./sandbox/terminals.ts";
 import { forwardToPort, PortRegistry, type UrlContext } from "./sandbox/ports.ts";
+import { guardedPortResponse } from "./sandbox/port-guards.ts";
+import { previewSettings } from "./rpc/preview-urls.ts";
 import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "./rpc/ports.ts";
 import { asSandboxError } from "./rpc/errors.ts";
 import { guardStream } from "./sandbox/stream-guard.ts";
@@ -570,7 +572,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   #previewUrls(): UrlContext {
-    return { sandboxId: this.ctx.id.name ?? this.ctx.id.toString(), previewDomain: this.env.SANDBOX_PREVIEW_DOMAIN || undefined };
+    return { sandboxId: this.ctx.id.name ?? this.ctx.id.toString(), settings: previewSettings(this.env) };
   }
 
   /**
@@ -582,7 +584,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       const { answer, isPublic } = await this.#ports.admit(parts, request);
       if (answer) return answer;
       await this.#link();
-      const response = await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic);
+      const response = guardedPortResponse(parts, request, await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic));
       if (response.status === 101 || response.body === null) return response;
       // A long answer (a stream, a download) keeps the container awake while it flows.
       return new Response(this.#guardStream(response.body), response);

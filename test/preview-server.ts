@@ -7,6 +7,7 @@
  *   POST /echo            the request body back, each chunk as it arrives
  *   GET  /drip?n=&ms=     n lines, `ms` apart (a response that streams)
  *   GET  /bytes?size=     `size` bytes (for throughput)
+ *   GET  /reply?status=&h=name:value  an answer with that status (200) and those headers (`h` repeats)
  *   any upgrade           a WebSocket that echoes text and binary messages
  */
 export const PREVIEW_SERVER_SOURCE = String.raw`
@@ -51,6 +52,13 @@ const server = http.createServer((req, res) => {
       res.end();
     };
     pump();
+    return;
+  }
+  if (url.pathname === "/reply") {
+    req.resume();
+    const headers = url.searchParams.getAll("h").map((line) => [line.slice(0, line.indexOf(":")).trim(), line.slice(line.indexOf(":") + 1).trim()]);
+    res.writeHead(Number(url.searchParams.get("status") || 200), Object.fromEntries(headers));
+    res.end("reply");
     return;
   }
   req.resume();

@@ -15,7 +15,7 @@ import { backupRoutes } from "./routes/backups.ts";
 import { codeRoutes } from "./routes/code.ts";
 import { terminalRoutes } from "./routes/terminals.ts";
 import { portRoutes } from "./routes/ports.ts";
-import { pathPortProxy } from "./port-proxy.ts";
+import { noPathPreviews } from "./port-proxy.ts";
 import { execRoutes } from "./routes/exec.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { gitRoutes } from "./routes/git.ts";
@@ -37,8 +37,8 @@ export function createApp(): Hono<ApiEnv> {
   app.route("/", consoleRoutes);
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
-  // Preview-port traffic first: the port's token or cookie may admit it instead of the API token.
-  app.use("/v1/sandboxes/:id/ports/:port/*", pathPortProxy());
+  // Preview ports are served on origins of their own (src/index.ts, ./port-proxy.ts), never here.
+  app.use("/v1/sandboxes/:id/ports/:port/*", noPathPreviews());
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());

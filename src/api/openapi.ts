@@ -383,8 +383,11 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/ports`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         post: op(
-          "Expose a port of the sandbox (1024–65535, not the sandbox's own server port) at a preview URL. Private unless `public`: the URL " +
-            "carries a token once. 400 INVALID_PORT, 409 PORT_ALREADY_EXPOSED.",
+          "Expose a port of the sandbox (1024–65535, not the sandbox's own server port) at a preview URL on an origin of its own: " +
+            "https://{port}-{id}.{SANDBOX_PREVIEW_DOMAIN}/, or http://{port}-{id}.localhost:{port}/ when this service is on a loopback origin, " +
+            "or {SANDBOX_PREVIEW_PATH_ORIGIN}/v1/sandboxes/{id}/ports/{port}/ where the operator set one. Private unless `public`: the URL " +
+            "carries a token once. 400 INVALID_PORT, 400 SANDBOX_ID_NOT_HOST_SAFE (host-based URLs need an id of lowercase letters, digits and -), " +
+            "409 PORT_ALREADY_EXPOSED, 501 PREVIEW_DOMAIN_NOT_CONFIGURED.",
           { 201: json(s.exposedPortResponseSchema, "Exposed") },
           { requestBody: body(exposePortRequestSchema) },
         ),
@@ -401,11 +404,14 @@ export function openApiDocument(serverUrl?: string): Json {
           { name: "path", in: "path", required: true, schema: { type: "string" }, description: "Any path (and query), passed on to the port" },
         ],
         get: op(
-          "The preview URL of an exposed port: any method, any path, WebSocket upgrades too, proxied to the port inside the sandbox with the " +
-            "prefix stripped (sent as X-Forwarded-Prefix). A private port admits `?token=<token>` (a browser's navigation is answered " +
-            "with 302 to the same URL without it and a cookie scoped to the port's path), then that cookie, or the API token. 401 PORT_TOKEN_REQUIRED, 403 " +
-            "PORT_TOKEN_INVALID, 404 PORT_NOT_EXPOSED, 502 PORT_NOT_LISTENING. Also served as https://{port}-{id}.{SANDBOX_PREVIEW_DOMAIN}/{path} " +
-            "where the operator sets a preview domain.",
+          "The path-based preview URL of an exposed port, served only on the origin the operator set apart for it (SANDBOX_PREVIEW_PATH_ORIGIN, " +
+            "which serves nothing else: 404 PREVIEW_ORIGIN_ONLY), never on this API's origin (404 NOT_FOUND). The usual form is host-based, " +
+            "{port}-{id}.{SANDBOX_PREVIEW_DOMAIN} or {port}-{id}.localhost, with the path as it is. Any method, any path, WebSocket upgrades " +
+            "too, proxied to the port inside the sandbox with the prefix stripped (sent as X-Forwarded-Prefix). A private port admits " +
+            "`?token=<token>` (a browser's navigation is answered with 302 to the same URL without it and a cookie scoped to the port's path " +
+            "or host), then that cookie, or the API token. The answer never carries Service-Worker-Allowed; a service worker script asking " +
+            "for a scope outside the port is 403 SERVICE_WORKER_SCOPE_REFUSED. 401 PORT_TOKEN_REQUIRED, 403 PORT_TOKEN_INVALID, " +
+            "404 PORT_NOT_EXPOSED, 502 PORT_NOT_LISTENING.",
           { 200: { description: "The port's own answer" }, 302: { description: "The token traded for a cookie" }, 101: { description: "A WebSocket to the port" } },
           { security: [{}, { bearer: [] }] },
         ),

@@ -3,21 +3,26 @@
  * of exposePort, the URL forms of an exposed port (decided here once, built by the Durable Object and
  * read by the Worker), and the internal request a proxied call becomes.
  *
- * URL forms: path-based on the service's own origin, `/v1/sandboxes/{id}/ports/{port}/…`; and, where
- * the operator sets a preview domain, host-based, `https://{port}-{id}.{domain}/…`. A private port's
- * URL carries its token once, as `?token=`.
+ * URL forms (./preview-urls.ts): each port on an origin of its own, `{port}-{id}.{domain}` or
+ * `{port}-{id}.localhost`; path-based only on an origin the operator names for them. A private
+ * port's URL carries its token once, as `?token=`.
  *
  * Workers RPC cannot carry a WebSocket or a streaming request body, so a proxied request reaches the
  * Durable Object through its fetch handler at `/__sandbox/ports/{port}{rest}`, with what the Worker
  * knows in headers it sets itself (never taken from the caller as they came).
  */
 import { PORT_HEADERS, type ExposedPort, type ExposePortRequest } from "../../protocol/preview-ports.ts";
+import { previewBaseUrl, type PreviewSettings } from "./preview-urls.ts";
 
 export type { ExposedPort };
 
-/** exposePort's options: a `name`, `public: true` to need no token, and the `origin` path-based URLs start with. */
+/** exposePort's options: a `name`, `public: true` to need no token, and the service's `origin`. */
 export interface ExposePortOptions extends Omit<ExposePortRequest, "port"> {
-  /** The service's origin (e.g. `https://sandbox.example.com`); without it a path-based URL is relative. */
+  /**
+   * The service's origin, where callers reach its API (the HTTP API passes its own). Needed where
+   * no preview domain is set: a loopback origin (e.g. `http://127.0.0.1:8787`) gives
+   * `http://{port}-{id}.localhost:8787/` URLs.
+   */
   origin?: string;
 }
 
@@ -38,32 +43,10 @@ export const PORT_TOKEN_COOKIE = "sandbox_port_token";
 const API_AUTHORIZED_HEADER = "x-sandbox-api-authorized";
 const INTERNAL_PATH = /^\/__sandbox\/ports\/(\d{1,5})(\/.*)?$/;
 
-/** A sandbox id usable as part of a host name (one DNS label with its port, lowercase). */
-const HOST_SAFE_ID = /^[a-z0-9](?:[a-z0-9-]{0,50}[a-z0-9])?$/;
-const PREVIEW_HOST = /^(\d{1,5})-([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)\.(.+)$/;
-
-/** The path prefix of a port in the path-based form. */
-export function portPathPrefix(sandboxId: string, port: number): string {
-  return `/v1/sandboxes/${encodeURIComponent(sandboxId)}/ports/${port}`;
-}
-
-/** The URL handed out for an exposed port: host-based where a preview domain is set and the id fits a host name. */
-export function previewUrl(options: { sandboxId: string; port: number; token?: string; origin?: string; previewDomain?: string }): string {
-  const { sandboxId, port, token, previewDomain } = options;
-  const base =
-    previewDomain && HOST_SAFE_ID.test(sandboxId)
-      ? `https://${port}-${sandboxId}.${previewDomain}/`
-      : `${(options.origin ?? "").replace(/\/+$/, "")}${portPathPrefix(sandboxId, port)}/`;
-  return token === undefined ? base : `${base}?${PORT_TOKEN_PARAM}=${encodeURIComponent(token)}`;
-}
-
-/** `{port}-{id}.{domain}` (the Host of a request, port suffix ignored) → the sandbox and port, when it is one. */
-export function parsePreviewHost(host: string | null, previewDomain: string | undefined): { sandboxId: string; port: number } | undefined {
-  if (!host || !previewDomain) return undefined;
-  const name = host.toLowerCase().replace(/:\d+$/, "");
-  const match = PREVIEW_HOST.exec(name);
-  if (!match || match[3] !== previewDomain.toLowerCase()) return undefined;
-  return { port: Number(match[1]), sandboxId: match[2]! };
+/** The URL handed out for an exposed port (its form: ./preview-urls.ts), with the token of a private one. */
+export function previewUrl(options: { sandboxId: string; port: number; token?: string; origin?: string; settings: PreviewSettings }): string {
+  const base = previewBaseUrl(options.sandboxId, options.port, options.settings, options.origin);
+  return options.token === undefined ? base : `${base}?${PORT_TOKEN_PARAM}=${encodeURIComponent(options.token)}`;
 }
 
 export interface PortRequestParts {

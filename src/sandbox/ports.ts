@@ -13,6 +13,8 @@
 import { exposePortRequestSchema, PORT_HEADERS, PORT_PROXY_ROUTES, previewPortSchema, type ExposedPort } from "../../protocol/preview-ports.ts";
 import { errorFromCode } from "../rpc/errors.ts";
 import { PORT_INTERNAL_HEADERS, PORT_TOKEN_COOKIE, PORT_TOKEN_PARAM, previewUrl, type ExposePortOptions, type PortRequestParts } from "../rpc/ports.ts";
+import type { PreviewSettings } from "../rpc/preview-urls.ts";
+import { localLocation } from "./port-guards.ts";
 import type { PortFetcher } from "./container-api.ts";
 import { parseRequest } from "./request.ts";
 
@@ -28,7 +30,7 @@ interface StoredPort {
 
 export interface UrlContext {
   sandboxId: string;
-  previewDomain: string | undefined;
+  settings: PreviewSettings;
 }
 
 function invalidPort(value: unknown): never {
@@ -64,7 +66,7 @@ function exposedPortOf(stored: StoredPort, urls: UrlContext, origin: string | un
     port: stored.port,
     ...(stored.public ? {} : { token: stored.token }),
     ...(origin === undefined ? {} : { origin }),
-    ...(urls.previewDomain ? { previewDomain: urls.previewDomain } : {}),
+    settings: urls.settings,
   });
   return { port: stored.port, url, ...(stored.name === undefined ? {} : { name: stored.name }), public: stored.public, exposedAt: stored.exposedAt };
 }
@@ -93,8 +95,10 @@ export class PortRegistry {
       token: newToken(),
       exposedAt: new Date().toISOString(),
     };
+    // The URL first: a port is not exposed where no URL of its own origin can be made for it.
+    const exposed = exposedPortOf(stored, urls, origin);
     await this.#storage.put(REGISTRY_KEY, { ...all, [String(port)]: stored });
-    return exposedPortOf(stored, urls, origin);
+    return exposed;
   }
 
   async unexpose(port: number): Promise<void> {
@@ -150,11 +154,15 @@ function tokenInvalid(port: number): Error {
   return errorFromCode("PORT_TOKEN_INVALID", `the token is not port ${port}'s (it was unexposed, or the URL is wrong)`, { context: { port } });
 }
 
-/** The same URL without the token, and the token as a cookie for the port's path (or its host, in the host-based form). */
+/**
+ * The same URL without the token, and the token as a cookie for the port's path (or its host, in the
+ * host-based form). The location stays on this host: a path like `//evil.example/x` is not let become
+ * a redirect to another one.
+ */
 function tokenRedirect(parts: PortRequestParts, url: URL, token: string, secure: boolean): Response {
   url.searchParams.delete(PORT_TOKEN_PARAM);
   const path = parts.rest.split("?")[0]!;
-  const location = `${parts.prefix}${path}${url.search}`;
+  const location = localLocation(`${parts.prefix}${path}${url.search}`);
   const cookie = [`${PORT_TOKEN_COOKIE}=${token}`, `Path=${parts.prefix || "/"}`, "HttpOnly", "SameSite=Lax", ...(secure ? ["Secure"] : [])].join("; ");
   return new Response(null, { status: 302, headers: { location, "set-cookie": cookie, "cache-control": "no-store" } });
 }

@@ -10,6 +10,7 @@ import { inject } from "vitest";
 import { cloudflare } from "@computesdk/cloudflare";
 import WebSocket from "ws";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
+import { previewFetch } from "../preview-fetch.ts";
 
 const url = () => inject("stackUrl");
 const token = () => inject("stackToken");
@@ -125,17 +126,19 @@ describe.concurrent("@computesdk/cloudflare against our Worker", () => {
     expect(listening).toBe(true);
 
     const tunnelUrl = await sandbox.getUrl({ port });
-    expect(tunnelUrl.startsWith(`${url()}/v1/sandboxes/${sandbox.sandboxId}/ports/${port}/?token=`)).toBe(true);
-    const page = await fetch(tunnelUrl.replace("/?token=", "/info?token="));
+    // A host of the port's own: the service is on loopback, so <port>-<id>.localhost on its port.
+    const tunnelHost = `${port}-${sandbox.sandboxId}.localhost:${new URL(url()).port}`;
+    expect(tunnelUrl.startsWith(`http://${tunnelHost}/?token=`)).toBe(true);
+    const page = await previewFetch(tunnelUrl.replace("/?token=", "/info?token="));
     expect(page.status).toBe(200);
     expect(await page.json()).toMatchObject({ method: "GET", path: "/info" });
     // Without its token the address refuses; asking again reuses the tunnel.
-    expect((await fetch(tunnelUrl.replace(/\?token=.*$/, "info"))).status).toBe(401);
+    expect((await previewFetch(tunnelUrl.replace(/\?token=.*$/, "info"))).status).toBe(401);
     const again = await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/${port}`, { method: "POST" });
-    expect(await again.json()).toMatchObject({ port, url: tunnelUrl, hostname: new URL(url()).host, createdAt: expect.any(String) });
+    expect(await again.json()).toMatchObject({ port, url: tunnelUrl, hostname: tunnelHost, createdAt: expect.any(String) });
 
     expect((await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/${port}`, { method: "DELETE" })).status).toBe(204);
-    expect((await fetch(tunnelUrl.replace("/?token=", "/info?token="))).status).toBe(404);
+    expect((await previewFetch(tunnelUrl.replace("/?token=", "/info?token="))).status).toBe(404);
     expect((await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/${port}`, { method: "DELETE" })).status).toBe(204);
     const reserved = await bridge(`/v1/sandbox/${sandbox.sandboxId}/tunnel/80`, { method: "POST" });
     expect(reserved.status).toBe(400);

@@ -11,6 +11,7 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../runtime/ports.ts";
 import { uniqueId } from "./helpers.ts";
+import { previewFetch } from "../preview-fetch.ts";
 
 /** Debian's chromium package; CHROMIUM_PATH names another build. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -46,7 +47,7 @@ async function waitForText(page: Page, selector: string, predicate: string): Pro
 /** Until the server behind a preview URL answers (it starts in the background). */
 async function waitUntilServing(href: string): Promise<void> {
   const deadline = Date.now() + STEP_MS;
-  while ((await fetch(href).catch(() => undefined))?.status !== 200) {
+  while ((await previewFetch(href).catch(() => undefined))?.status !== 200) {
     if (Date.now() > deadline) throw new Error(`${href} did not answer 200 in time`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -137,7 +138,8 @@ describe("web console", () => {
     await page.click("#ports-form button[type=submit]");
     const link = await page.waitForSelector(`#ports-list [data-port="${port}"] a`, { timeout: STEP_MS });
     const href = await link!.evaluate((anchor) => (anchor as HTMLAnchorElement).href);
-    expect(href).toContain(`/v1/sandboxes/${sandboxId}/ports/${port}/`);
+    // The port's page is on an origin of its own, never the console's.
+    expect(href).toMatch(new RegExp(`^http://${port}-${sandboxId}\\.localhost:${new URL(url).port}/\\?token=`));
     await waitUntilServing(href);
     const preview = await newPage();
     expect((await preview.goto(href, { waitUntil: "load" }))?.status()).toBe(200);

@@ -14,6 +14,7 @@ import { getHttpSandbox } from "../../src/client/http.ts";
 import type { OutputChunk } from "../../src/client/api.ts";
 import { freePort } from "../../runtime/ports.ts";
 import { startCuttingProxy } from "../cutting-proxy.ts";
+import { loopback, previewFetch } from "../preview-fetch.ts";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
 import WebSocket from "ws";
 
@@ -277,19 +278,22 @@ describe("npm start", () => {
     const { match } = await server.waitForLog(/listening (\d+)/, 20_000);
     const port = Number((match as RegExpMatchArray)[1]);
     const exposed = await sandbox.exposePort(port);
-    expect(exposed.url.startsWith(`${url}/v1/sandboxes/e2e-ports/ports/${port}/?token=`)).toBe(true);
+    // An origin of the port's own: <port>-<id>.localhost on the Worker's port (curl and browsers resolve it to loopback).
+    const host = `${port}-e2e-ports.localhost:${new URL(url).port}`;
+    expect(exposed.url.startsWith(`http://${host}/?token=`)).toBe(true);
 
-    expect((await fetch(exposed.url.replace(/\?token=.*$/, "info"))).status).toBe(401);
-    expect((await fetch(exposed.url.replace("/?token=", "/info?token="))).status).toBe(200);
-    const first = await fetch(exposed.url, { redirect: "manual", headers: { "sec-fetch-dest": "document" } }); // as a browser opening the page (fetch sets its own mode)
+    expect((await previewFetch(exposed.url.replace(/\?token=.*$/, "info"))).status).toBe(401);
+    expect((await previewFetch(exposed.url.replace("/?token=", "/info?token="))).status).toBe(200);
+    const first = await previewFetch(exposed.url, { headers: { "sec-fetch-dest": "document" } }); // as a browser opening the page
     expect(first.status).toBe(302);
+    expect(first.headers.get("location")).toBe("/");
     const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
-    const page = await fetch(new URL(first.headers.get("location")!, url).href + "info", { headers: { cookie } });
+    const page = await previewFetch(`http://${host}/info`, { headers: { cookie } });
     expect(page.status).toBe(200);
-    expect(await page.json()).toMatchObject({ path: "/info", headers: { "x-forwarded-prefix": `/v1/sandboxes/e2e-ports/ports/${port}` } });
+    expect(await page.json()).toMatchObject({ path: "/info", headers: { "x-forwarded-prefix": "", "x-forwarded-host": host } });
 
     const echoed = await new Promise<string>((resolve, reject) => {
-      const socket = new WebSocket(`${url.replace("http:", "ws:")}/v1/sandboxes/e2e-ports/ports/${port}/socket`, { headers: { cookie } });
+      const socket = new WebSocket(`ws://${host}/socket`, { headers: { cookie }, lookup: loopback as never });
       socket.on("open", () => socket.send("through-wrangler"));
       socket.on("message", (data) => {
         resolve(data.toString());
@@ -300,7 +304,7 @@ describe("npm start", () => {
     });
     expect(echoed).toBe("echo:through-wrangler");
     await sandbox.unexposePort(port);
-    expect((await fetch(exposed.url, { redirect: "manual" })).status).toBe(404);
+    expect((await previewFetch(exposed.url)).status).toBe(404);
   });
 
   it("runs a command handle through a TCP proxy that cuts its stream again and again: the bytes received are the bytes written", async () => {

@@ -13,6 +13,8 @@ import { runtimeState, sandboxPool, uniqueId } from "./helpers.ts";
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
 const workerFetch: typeof fetch = (input, init) => worker.fetch(new Request(input, init));
 const ORIGIN = "http://sandbox.test";
+/** Where path-based preview URLs are served in these tests (SANDBOX_PREVIEW_PATH_ORIGIN), apart from the API's origin. */
+const PATHS = "http://paths.test";
 const bearer = { authorization: `Bearer ${env.SANDBOX_API_TOKEN}` };
 
 const pool = sandboxPool();
@@ -58,8 +60,8 @@ describe("exposing ports", () => {
     expect(await errorCode(low)).toBe("INVALID_PORT");
     const exposed = await http.exposePort(5173, { name: "vite" });
     expect(exposed).toMatchObject({ port: 5173, name: "vite", public: false });
-    // This id is not a host name (capitals), so its URL is path-based, on the service's origin.
-    expect(exposed.url).toMatch(new RegExp(`^${ORIGIN}/v1/sandboxes/${id}/ports/5173/\\?token=[A-Za-z0-9_-]{43}$`));
+    // This id is not a host name (capitals), so its URL is path-based, on the origin set apart for them.
+    expect(exposed.url).toMatch(new RegExp(`^${PATHS}/v1/sandboxes/${id}/ports/5173/\\?token=[A-Za-z0-9_-]{43}$`));
     await http.exposePort(5174, { public: true });
     expect((await http.getExposedPorts()).map(({ port, public: open }) => [port, open])).toEqual([
       [5173, false],
@@ -98,7 +100,7 @@ describe("a private port (path-based URLs)", () => {
     expect(cookie).toMatch(new RegExp(`^sandbox_port_token=[A-Za-z0-9_-]+; Path=${prefix}; HttpOnly; SameSite=Lax$`));
     const token = cookie.split(";")[0]!;
 
-    const withCookie = await visit(`${ORIGIN}${prefix}/info?keep=1`, { headers: { cookie: `other=1; ${token}` } });
+    const withCookie = await visit(`${PATHS}${prefix}/info?keep=1`, { headers: { cookie: `other=1; ${token}` } });
     expect(withCookie.status).toBe(200);
     const seen = (await withCookie.json()) as { path: string; query: string; headers: Record<string, string> };
     expect(seen).toMatchObject({ path: "/info", query: "?keep=1" });
@@ -166,7 +168,7 @@ describe("a private port (path-based URLs)", () => {
 describe("ports that cannot be reached", () => {
   it("answers a port that was never exposed with 404 without waking the container", async () => {
     const id = uniqueId("Ports-asleep");
-    const response = await visit(`${ORIGIN}/v1/sandboxes/${id}/ports/8080/`, { headers: { ...bearer } });
+    const response = await visit(`${PATHS}/v1/sandboxes/${id}/ports/8080/`, { headers: { ...bearer } });
     expect(response.status).toBe(404);
     expect(await errorCode(response)).toBe("PORT_NOT_EXPOSED");
     expect((await runtimeState(id)).running).toBe(false);
@@ -189,7 +191,7 @@ describe("ports that cannot be reached", () => {
   it("answers an exposed port nothing listens on with 502 PORT_NOT_LISTENING", async () => {
     const sandbox = pool.create("Ports-idle");
     await sandbox.exposePort(45678, { public: true, origin: ORIGIN });
-    const response = await visit(`${ORIGIN}/v1/sandboxes/${sandbox.id}/ports/45678/`);
+    const response = await visit(`${PATHS}/v1/sandboxes/${sandbox.id}/ports/45678/`);
     expect(response.status).toBe(502);
     expect(await errorCode(response)).toBe("PORT_NOT_LISTENING");
   });
@@ -200,7 +202,7 @@ describe("a public port, and host-based URLs", () => {
     const sandbox = pool.create("Ports-public");
     const port = await startPreviewServer(sandbox);
     const { url } = await sandbox.exposePort(port, { public: true, origin: ORIGIN });
-    expect(url).toBe(`${ORIGIN}/v1/sandboxes/${sandbox.id}/ports/${port}/`);
+    expect(url).toBe(`${PATHS}/v1/sandboxes/${sandbox.id}/ports/${port}/`);
     const response = await visit(`${url}info?token=apps-own`);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ path: "/info", query: "?token=apps-own" });

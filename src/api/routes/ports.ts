@@ -1,8 +1,8 @@
 /**
  * Preview ports of a sandbox: expose (`POST /ports {port, name?, public?}`), list, unexpose
- * (`DELETE /ports/:port`). URLs are made on this service's origin (or the preview domain). The
- * proxied requests themselves (`/ports/:port/…`) are served by ../port-proxy.ts, ahead of the API's
- * bearer auth, since a port's own token or cookie may admit them instead.
+ * (`DELETE /ports/:port`). Each port's URL is an origin of its own (../../rpc/preview-urls.ts; this
+ * route passes its own origin, which on loopback gives `<port>-<id>.localhost`). The proxied
+ * requests themselves are served by ../port-proxy.ts, by their Host, never on the API's origin.
  */
 import { Hono } from "hono";
 import { z } from "zod";
