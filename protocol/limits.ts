@@ -56,6 +56,14 @@ export const LIMITS = {
    * seconds; at a dozen bytes a beat it costs nothing worth counting.
    */
   keepaliveMs: 5_000,
+  /**
+   * A request body a server stopped reading (refused midway, or answered before it was read) is read
+   * on and thrown away up to this many bytes, for at most refusedBodyDrainMs, so its connection can
+   * carry the next request; past either, the connection is closed instead. Never left half-read: a
+   * kept-alive connection with a body still in it wedges the next call that reuses it.
+   */
+  refusedBodyDrainBytes: 1024 * 1024,
+  refusedBodyDrainMs: 2_000,
   maxProcessIdLength: 128,
   maxCommandLength: 256 * 1024,
 } as const;

@@ -79,7 +79,10 @@ export async function unpackArchive(workspace: string, body: AsyncIterable<Buffe
     if (!unpack.write(chunk)) await Promise.race([once(unpack as never, "drain"), finished]);
   }
   unpack.end();
-  await finished;
+  // A refusal stops the reading midway: the cut tar that follows is not the reason to report.
+  await finished.catch((error: unknown) => {
+    throw refusal ?? error;
+  });
   if (refusal) throw refusal;
 
   for (const link of links) await makeLink(workspace, link);

@@ -13,6 +13,7 @@ import {
 } from "../../../protocol/archive.ts";
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
+import { bodyChunks } from "../../../server-kit/http/unread-body.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { packArchive } from "../../archive/pack.ts";
 import { archivePaths, existingPaths } from "../../archive/paths.ts";
@@ -45,7 +46,7 @@ async function extractArchive(ctx: RequestContext): Promise<void> {
   }
   const { workspace } = ctx.server;
   const clear = parsed.data.clear ? await archivePaths(workspace, parsed.data.paths) : [];
-  sendOk(ctx.res, await unpackArchive(workspace, ctx.req, { clear }));
+  sendOk(ctx.res, await unpackArchive(workspace, bodyChunks(ctx.req), { clear }));
 }
 
 export const archiveRoutes: RouteGroup = {
