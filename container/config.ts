@@ -2,6 +2,7 @@
  * Server configuration: where it listens, the workspace, and the limits it enforces. Every limit
  * defaults to the shared protocol value; tests and the local runtime may tighten them.
  */
+import { ARCHIVE_LIMITS } from "../protocol/archive.ts";
 import { CODE_LIMITS } from "../protocol/code.ts";
 import { LIMITS } from "../protocol/limits.ts";
 
@@ -31,6 +32,9 @@ export interface ServerLimits {
   codeInterruptGraceMs: number;
   /** How long an interpreter may take to start. */
   codeStartTimeoutMs: number;
+  /** What one archive extraction may write (declared sizes) and how many entries. */
+  maxExtractedBytes: number;
+  maxExtractedEntries: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -52,6 +56,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxCodeContexts: CODE_LIMITS.maxContexts,
   codeInterruptGraceMs: CODE_LIMITS.interruptGraceMs,
   codeStartTimeoutMs: CODE_LIMITS.startTimeoutMs,
+  maxExtractedBytes: ARCHIVE_LIMITS.maxExtractedBytes,
+  maxExtractedEntries: ARCHIVE_LIMITS.maxExtractedEntries,
 };
 
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {

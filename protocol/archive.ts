@@ -27,6 +27,13 @@ export const ARCHIVE_LIMITS = {
   /** Paths one archive may name; more is a mistake, not a workspace. */
   maxPaths: 64,
   maxPathLength: 4096,
+  /**
+   * What one extraction may write, as the archive's headers declare it: a gzip'd archive of a few
+   * MB can unfold to terabytes. Past either limit the extraction stops with PAYLOAD_TOO_LARGE and
+   * the workspace is left as it was.
+   */
+  maxExtractedBytes: 64 * 1024 ** 3,
+  maxExtractedEntries: 2_000_000,
 } as const;
 
 /**

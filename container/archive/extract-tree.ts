@@ -1,8 +1,10 @@
 /**
- * Extracting a tar (gzip-compressed or not: node-tar tells them apart) into the workspace as it streams in (node-tar's Unpack, fed chunk
- * by chunk with backpressure), so an archive of any size passes through in bounded memory.
+ * Extracting a tar (gzip-compressed or not: node-tar tells them apart) into a folder as it streams in
+ * (node-tar's Unpack, fed chunk by chunk with backpressure), so an archive of any size passes through
+ * in bounded memory. The folder is a fresh staging folder (unpack.ts swaps its content into place).
  *
- * Everything lands inside the workspace. node-tar refuses absolute paths, `..` and any entry whose
+ * Everything lands inside the folder, within the extraction limits (total size and entries declared
+ * by the archive: a small gzip'd archive may unfold to terabytes). node-tar refuses absolute paths, `..` and any entry whose
  * way passes through a symbolic link (one in the archive or one already on disk), hard links
  * included; each such refusal stops the extraction with INVALID_ARCHIVE. Symbolic links are the one
  * kind made here rather than by node-tar: node-tar would rewrite a link to an absolute or outside
@@ -12,7 +14,7 @@
  * Modes keep their permission bits (the executable bit) and lose setuid, setgid and sticky.
  */
 import { once } from "node:events";
-import { lstat, mkdir, readdir, rm, symlink } from "node:fs/promises";
+import { lstat, mkdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import { Unpack, type ReadEntry } from "tar";
 import { ServiceError } from "../../server-kit/service-error.ts";
@@ -20,9 +22,11 @@ import { ServiceError } from "../../server-kit/service-error.ts";
 /** Links an archive may make; more is not a workspace but an attempt to exhaust memory. */
 const MAX_LINKS = 100_000;
 
-export interface UnpackOptions {
-  /** Empty these paths first (relative, checked by archivePaths): afterwards they hold exactly the archive's. */
-  clear?: readonly string[];
+export interface ExtractLimits {
+  /** Total size of the files the archive holds (as its headers declare them). */
+  maxBytes: number;
+  /** Entries (files, folders, links) at most. */
+  maxEntries: number;
 }
 
 export interface UnpackResult {
@@ -40,17 +44,30 @@ function invalid(message: string, context?: Record<string, unknown>): ServiceErr
   return new ServiceError("INVALID_ARCHIVE", message, context);
 }
 
-export async function unpackArchive(workspace: string, body: AsyncIterable<Buffer>, options: UnpackOptions = {}): Promise<UnpackResult> {
-  for (const relative of options.clear ?? []) await clearPath(workspace, relative);
+/** Out of space while writing: its own code, not a bad archive. */
+function storageError(errno: unknown): ServiceError | undefined {
+  if (errno !== "ENOSPC" && errno !== "EDQUOT") return undefined;
+  return new ServiceError("INSUFFICIENT_STORAGE", `the archive does not fit: ${errno === "ENOSPC" ? "no space left on device" : "disk quota exceeded"}`, { errno });
+}
 
+export async function extractTree(workspace: string, body: AsyncIterable<Buffer>, limits: ExtractLimits): Promise<UnpackResult> {
   const links: PendingLink[] = [];
   let entries = 0;
+  let declaredBytes = 0;
   let refusal: ServiceError | undefined;
   const unpack = new Unpack({
     cwd: workspace,
     preserveOwner: false,
     filter: (entryPath: string, entry: unknown) => {
       const read = entry as ReadEntry;
+      declaredBytes += read.size ?? 0;
+      if (declaredBytes > limits.maxBytes || entries + links.length >= limits.maxEntries) {
+        refusal ??= new ServiceError("PAYLOAD_TOO_LARGE", `the archive unpacks to more than ${limits.maxBytes} bytes or ${limits.maxEntries} entries`, {
+          maxBytes: limits.maxBytes,
+          maxEntries: limits.maxEntries,
+        });
+        return false;
+      }
       if (read.type === "SymbolicLink") {
         if (links.length >= MAX_LINKS) refusal ??= invalid(`the archive has more than ${MAX_LINKS} symbolic links`);
         else links.push({ path: entryPath, target: String(read.linkpath ?? "") });
@@ -63,12 +80,15 @@ export async function unpackArchive(workspace: string, body: AsyncIterable<Buffe
     onwarn: (code: string, message: string | Error, data: Record<string, unknown>) => {
       const entry = data.entry as ReadEntry | undefined;
       const text = message instanceof Error ? message.message : message;
+      refusal ??= storageError((data as { code?: unknown }).code ?? (message as { code?: unknown }).code);
       refusal ??= invalid(`the archive was refused: ${text}`, { tarCode: code, ...(entry ? { entry: entry.path } : {}) });
     },
   });
   const finished = new Promise<void>((resolve, reject) => {
     unpack.on("finish", () => resolve());
-    unpack.on("error", (error: Error) => reject(invalid(`not a tar or gzip-compressed tar archive: ${error.message}`)));
+    unpack.on("error", (error: Error) =>
+      reject(storageError((error as NodeJS.ErrnoException).code) ?? invalid(`not a tar or gzip-compressed tar archive: ${error.message}`)),
+    );
   });
   finished.catch(() => undefined);
 
@@ -87,15 +107,6 @@ export async function unpackArchive(workspace: string, body: AsyncIterable<Buffe
 
   for (const link of links) await makeLink(workspace, link);
   return { entries: entries + links.length, bytes };
-}
-
-/** Removes the path (or, for ".", everything in the workspace); a link is removed, not followed. */
-async function clearPath(workspace: string, relative: string): Promise<void> {
-  if (relative === ".") {
-    for (const name of await readdir(workspace)) await rm(path.join(workspace, name), { recursive: true, force: true });
-    return;
-  }
-  await rm(path.resolve(workspace, relative), { recursive: true, force: true });
 }
 
 /** Makes one link at its place in the workspace, after checking every folder on the way is a real one. */

@@ -44,9 +44,10 @@ async function extractArchive(ctx: RequestContext): Promise<void> {
     const { message, issues } = describeValidationError(parsed.error, "query");
     throw new ServiceError("INVALID_REQUEST", message, { issues });
   }
-  const { workspace } = ctx.server;
+  const { workspace, limits } = ctx.server;
   const clear = parsed.data.clear ? await archivePaths(workspace, parsed.data.paths) : [];
-  sendOk(ctx.res, await unpackArchive(workspace, bodyChunks(ctx.req), { clear }));
+  const extractLimits = { maxBytes: limits.maxExtractedBytes, maxEntries: limits.maxExtractedEntries };
+  sendOk(ctx.res, await unpackArchive(workspace, bodyChunks(ctx.req), { clear, limits: extractLimits }));
 }
 
 export const archiveRoutes: RouteGroup = {
