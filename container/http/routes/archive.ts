@@ -45,6 +45,11 @@ async function extractArchive(ctx: RequestContext): Promise<void> {
     throw new ServiceError("INVALID_REQUEST", message, { issues });
   }
   const { workspace, limits } = ctx.server;
+  const maxBytes = ctx.server.services.fileLimits.maxStreamedFileBytes;
+  const declared = Number(ctx.req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    throw new ServiceError("PAYLOAD_TOO_LARGE", `an archive of ${declared} bytes exceeds ${maxBytes} bytes`, { maxBytes });
+  }
   const clear = parsed.data.clear ? await archivePaths(workspace, parsed.data.paths) : [];
   const extractLimits = { maxBytes: limits.maxExtractedBytes, maxEntries: limits.maxExtractedEntries };
   sendOk(ctx.res, await unpackArchive(workspace, bodyChunks(ctx.req), { clear, limits: extractLimits }));
