@@ -35,23 +35,43 @@ export function settleUnreadBody(req: IncomingMessage, res: ServerResponse, limi
     timer.unref();
     socket.once("close", () => clearTimeout(timer));
   };
+  const closeAfterAnswer = () => {
+    if (res.writableFinished) lingeringClose();
+    else res.once("finish", lingeringClose);
+  };
   if (!res.headersSent) {
+    // The answer says it closes, so the client never sends another request on this connection.
     res.setHeader("connection", "close");
     // node:http ends a `connection: close` socket with destroySoon, which resets it while the client still sends.
     socket.destroySoon = lingeringClose;
-  } else if (res.writableFinished) lingeringClose();
-  else res.once("finish", lingeringClose);
-
-  if (req.destroyed) return;
+  }
+  const closesAnyway = !res.headersSent || res.getHeader("connection") === "close";
+  if (req.destroyed) {
+    if (!closesAnyway) closeAfterAnswer();
+    return;
+  }
+  // An answer already out as kept-alive: the connection carries on once the body is drained, and is
+  // closed only if it is not drained within the limits.
+  const timer = setTimeout(() => {
+    stop();
+    if (!closesAnyway) closeAfterAnswer();
+  }, limits.ms);
+  timer.unref();
   let drained = 0;
   const onData = (chunk: Buffer) => {
     drained += chunk.length;
     if (drained <= limits.bytes) return;
-    // Enough: stop reading; the lingering close ends the connection.
+    stop();
+    if (!closesAnyway) closeAfterAnswer();
+  };
+  const stop = () => {
+    clearTimeout(timer);
     req.off("data", onData);
+    req.off("end", stop);
     req.pause();
   };
   req.on("data", onData);
+  req.once("end", stop);
   req.resume();
 }
 
