@@ -50,7 +50,7 @@ export const archivePathSchema = z
 
 export const archivePathsSchema = z.array(archivePathSchema).min(1).max(ARCHIVE_LIMITS.maxPaths);
 
-export const createArchiveRequestSchema = z.object({
+export const createArchiveRequestSchema = z.strictObject({
   /** What to archive (default: the whole workspace). */
   paths: archivePathsSchema.optional(),
   /** Workspace paths left out, with everything below them. */
