@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   STREAM_URL_INVALID: 401,
   /** A signed stream URL past its expiry (its signature was good): mint a new one. */
   STREAM_URL_EXPIRED: 401,
+  /** Input or a resize on a terminal socket opened view-only (a `mode: "view"` URL). */
+  TERMINAL_VIEW_ONLY: 403,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
   /** A preview port's token (in `?token=` or the cookie) that is not the port's current one. */
@@ -56,6 +58,8 @@ export const ERROR_CODES = {
   /** The context is running a cell and the caller asked not to wait (`wait: false`). */
   CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
+  /** A signed stream URL for a process that is gone: another run now has its id (the URL names the run it was minted for). */
+  STREAM_URL_STALE: 410,
   PAYLOAD_TOO_LARGE: 413,
   /** A watch or a change digest over more directories or entries than WATCH_LIMITS allows. */
   WATCH_LIMIT_EXCEEDED: 413,
