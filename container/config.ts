@@ -26,6 +26,10 @@ export interface ServerLimits {
   chunkMaxBytes: number;
   chunkMaxDelayMs: number;
   keepaliveMs: number;
+  /** Live terminals at most. */
+  maxTerminals: number;
+  /** Watches open at once at most. */
+  maxWatches: number;
   /** Code contexts (interpreter processes) at most. */
   maxCodeContexts: number;
   /** After an interrupt, how long a cell gets to stop before its interpreter is killed and restarted. */
@@ -53,6 +57,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   chunkMaxBytes: LIMITS.chunkMaxBytes,
   chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,
   keepaliveMs: LIMITS.keepaliveMs,
+  maxTerminals: LIMITS.maxTerminals,
+  maxWatches: LIMITS.maxWatches,
   maxCodeContexts: CODE_LIMITS.maxContexts,
   codeInterruptGraceMs: CODE_LIMITS.interruptGraceMs,
   codeStartTimeoutMs: CODE_LIMITS.startTimeoutMs,

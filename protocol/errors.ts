@@ -72,6 +72,10 @@ export const ERROR_CODES = {
   /** The local runtime runs as many sandboxes as its operator allows. */
   TOO_MANY_SANDBOXES: 429,
   TOO_MANY_CODE_CONTEXTS: 429,
+  /** Live terminals per sandbox at most (LIMITS.maxTerminals). */
+  TOO_MANY_TERMINALS: 429,
+  /** Open watches per sandbox at most (LIMITS.maxWatches). */
+  TOO_MANY_WATCHES: 429,
   EXECUTION_TIMEOUT: 408,
   /** git clone ran out of its time limit (and was killed with everything it started). */
   GIT_CLONE_TIMEOUT: 408,

@@ -12,6 +12,13 @@ export const LIMITS = {
   maxStdinBytes: 8 * 1024 * 1024,
   /** Live (starting or running) processes per container. */
   maxLiveProcesses: 256,
+  /**
+   * Live terminals per container, and watches open at once: each holds descriptors of the server
+   * (a PTY; inotify watches and a descriptor per watched folder), so one sandbox cannot exhaust the
+   * server's and make every call fail. Past them: TOO_MANY_TERMINALS, TOO_MANY_WATCHES.
+   */
+  maxTerminals: 32,
+  maxWatches: 16,
   /** Output retained per process log unless the caller sets `logRetentionBytes`. */
   defaultLogRetentionBytes: 8 * 1024 * 1024,
   /** Largest `logRetentionBytes` a caller may ask for. */
