@@ -2,6 +2,7 @@
  * Server configuration: where it listens, the workspace, and the limits it enforces. Every limit
  * defaults to the shared protocol value; tests and the local runtime may tighten them.
  */
+import { ARCHIVE_LIMITS } from "../protocol/archive.ts";
 import { CODE_LIMITS } from "../protocol/code.ts";
 import { LIMITS } from "../protocol/limits.ts";
 
@@ -25,12 +26,19 @@ export interface ServerLimits {
   chunkMaxBytes: number;
   chunkMaxDelayMs: number;
   keepaliveMs: number;
+  /** Live terminals at most. */
+  maxTerminals: number;
+  /** Watches open at once at most. */
+  maxWatches: number;
   /** Code contexts (interpreter processes) at most. */
   maxCodeContexts: number;
   /** After an interrupt, how long a cell gets to stop before its interpreter is killed and restarted. */
   codeInterruptGraceMs: number;
   /** How long an interpreter may take to start. */
   codeStartTimeoutMs: number;
+  /** What one archive extraction may write (declared sizes) and how many entries. */
+  maxExtractedBytes: number;
+  maxExtractedEntries: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -49,9 +57,13 @@ export const DEFAULT_LIMITS: ServerLimits = {
   chunkMaxBytes: LIMITS.chunkMaxBytes,
   chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,
   keepaliveMs: LIMITS.keepaliveMs,
+  maxTerminals: LIMITS.maxTerminals,
+  maxWatches: LIMITS.maxWatches,
   maxCodeContexts: CODE_LIMITS.maxContexts,
   codeInterruptGraceMs: CODE_LIMITS.interruptGraceMs,
   codeStartTimeoutMs: CODE_LIMITS.startTimeoutMs,
+  maxExtractedBytes: ARCHIVE_LIMITS.maxExtractedBytes,
+  maxExtractedEntries: ARCHIVE_LIMITS.maxExtractedEntries,
 };
 
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {

@@ -19,6 +19,7 @@ import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy-serving.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
+import { WatchSlots } from "./watch/watch-slots.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
 import { createServerServices } from "./services/server-services.ts";
@@ -85,6 +86,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     environment,
     services,
     code,
+    watches: new WatchSlots(() => limits.maxWatches),
     workspace,
     limits,
     instanceId,

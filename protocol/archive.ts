@@ -27,6 +27,13 @@ export const ARCHIVE_LIMITS = {
   /** Paths one archive may name; more is a mistake, not a workspace. */
   maxPaths: 64,
   maxPathLength: 4096,
+  /**
+   * What one extraction may write, as the archive's headers declare it: a gzip'd archive of a few
+   * MB can unfold to terabytes. Past either limit the extraction stops with PAYLOAD_TOO_LARGE and
+   * the workspace is left as it was.
+   */
+  maxExtractedBytes: 64 * 1024 ** 3,
+  maxExtractedEntries: 2_000_000,
 } as const;
 
 /**
@@ -43,7 +50,7 @@ export const archivePathSchema = z
 
 export const archivePathsSchema = z.array(archivePathSchema).min(1).max(ARCHIVE_LIMITS.maxPaths);
 
-export const createArchiveRequestSchema = z.object({
+export const createArchiveRequestSchema = z.strictObject({
   /** What to archive (default: the whole workspace). */
   paths: archivePathsSchema.optional(),
   /** Workspace paths left out, with everything below them. */

@@ -21,7 +21,7 @@ export const backupIdSchema = z.uuid("a backup id is the UUID createBackup retur
  * bucket when the container goes to sleep (`onSleep: "save"`, the default) or is destroyed with
  * `keep: true`, and restored before the first command after the next start.
  */
-export const persistenceConfigSchema = z.object({
+export const persistenceConfigSchema = z.strictObject({
   /** Name of the Worker's R2 bucket binding (default SANDBOX_BACKUPS). */
   bucket: z
     .string()
@@ -34,7 +34,7 @@ export const persistenceConfigSchema = z.object({
 });
 export type PersistenceConfig = z.output<typeof persistenceConfigSchema>;
 
-export const createBackupRequestSchema = z.object({
+export const createBackupRequestSchema = z.strictObject({
   /** Workspace paths to include (default: the whole workspace). */
   paths: archivePathsSchema.optional(),
   name: z.string().min(1).max(BACKUP_LIMITS.maxNameLength).optional(),

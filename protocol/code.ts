@@ -65,7 +65,7 @@ export const codeIdSchema = z
 
 export const codeLanguageSchema = z.enum(CODE_LANGUAGES);
 
-export const createCodeContextRequestSchema = z.object({
+export const createCodeContextRequestSchema = z.strictObject({
   /** Default python. */
   language: codeLanguageSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the session's, else the workspace. */
@@ -77,7 +77,7 @@ export const createCodeContextRequestSchema = z.object({
 });
 export type CreateCodeContextRequest = z.output<typeof createCodeContextRequestSchema>;
 
-export const runCodeRequestSchema = z.object({
+export const runCodeRequestSchema = z.strictObject({
   code: z.string().max(CODE_LIMITS.maxCodeLength),
   /** The context to run in; without one, the sandbox's default context for `language`. */
   contextId: codeIdSchema.optional(),

@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   STREAM_URL_INVALID: 401,
   /** A signed stream URL past its expiry (its signature was good): mint a new one. */
   STREAM_URL_EXPIRED: 401,
+  /** Input or a resize on a terminal socket opened view-only (a `mode: "view"` URL). */
+  TERMINAL_VIEW_ONLY: 403,
   PATH_OUTSIDE_WORKSPACE: 403,
   PERMISSION_DENIED: 403,
   /** A preview port's token (in `?token=` or the cookie) that is not the port's current one. */
@@ -62,6 +64,8 @@ export const ERROR_CODES = {
   /** The context is running a cell and the caller asked not to wait (`wait: false`). */
   CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
+  /** A signed stream URL for a process that is gone: another run now has its id (the URL names the run it was minted for). */
+  STREAM_URL_STALE: 410,
   PAYLOAD_TOO_LARGE: 413,
   /** A watch or a change digest over more directories or entries than WATCH_LIMITS allows. */
   WATCH_LIMIT_EXCEEDED: 413,
@@ -74,6 +78,10 @@ export const ERROR_CODES = {
   /** The local runtime runs as many sandboxes as its operator allows. */
   TOO_MANY_SANDBOXES: 429,
   TOO_MANY_CODE_CONTEXTS: 429,
+  /** Live terminals per sandbox at most (LIMITS.maxTerminals). */
+  TOO_MANY_TERMINALS: 429,
+  /** Open watches per sandbox at most (LIMITS.maxWatches). */
+  TOO_MANY_WATCHES: 429,
   EXECUTION_TIMEOUT: 408,
   /** git clone ran out of its time limit (and was killed with everything it started). */
   GIT_CLONE_TIMEOUT: 408,
@@ -88,6 +96,8 @@ export const ERROR_CODES = {
   /** The interpreter a code context needs is not installed (the message says what to install). */
   INTERPRETER_UNAVAILABLE: 501,
   CONTAINER_UNAVAILABLE: 503,
+  /** The sandbox's disk is full (or its quota used up): what was being written is not there, nothing half-written is left. */
+  INSUFFICIENT_STORAGE: 507,
   /** The Worker has no SANDBOX_API_TOKEN secret: it refuses every request rather than run open. */
   AUTH_NOT_CONFIGURED: 503,
   /** A client could not reach the service (or lost a stream) and gave up after its retries. */

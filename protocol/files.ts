@@ -59,7 +59,7 @@ const modeSchema = z.union([
 
 // ── requests ────────────────────────────────────────────────────────────────
 
-export const writeFileRequestSchema = z.object({
+export const writeFileRequestSchema = z.strictObject({
   path: pathSchema,
   content: z.string(),
   /** How `content` is encoded (default utf8). */
@@ -78,14 +78,14 @@ export const streamWriteQuerySchema = z.object({
 });
 export type StreamWriteQuery = z.output<typeof streamWriteQuerySchema>;
 
-export const readFileRequestSchema = z.object({
+export const readFileRequestSchema = z.strictObject({
   path: pathSchema,
   /** Without it: utf8 for text, base64 for binary files. */
   encoding: encodingSchema.optional(),
 });
 export type ReadFileRequest = z.output<typeof readFileRequestSchema>;
 
-export const mkdirRequestSchema = z.object({
+export const mkdirRequestSchema = z.strictObject({
   path: pathSchema,
   /** Create parents and accept an existing directory (default false). */
   recursive: z.boolean().optional(),
@@ -93,7 +93,7 @@ export const mkdirRequestSchema = z.object({
 });
 export type MkdirRequest = z.output<typeof mkdirRequestSchema>;
 
-export const deleteFileRequestSchema = z.object({
+export const deleteFileRequestSchema = z.strictObject({
   path: pathSchema,
   /** Needed to delete a directory (with everything in it). */
   recursive: z.boolean().optional(),
@@ -101,7 +101,7 @@ export const deleteFileRequestSchema = z.object({
 export type DeleteFileRequest = z.output<typeof deleteFileRequestSchema>;
 
 /** Renames an entry to exactly `newPath`; an existing target is an error unless `overwrite`. */
-export const renameFileRequestSchema = z.object({
+export const renameFileRequestSchema = z.strictObject({
   oldPath: pathSchema,
   newPath: pathSchema,
   overwrite: z.boolean().optional(),
@@ -109,14 +109,14 @@ export const renameFileRequestSchema = z.object({
 export type RenameFileRequest = z.output<typeof renameFileRequestSchema>;
 
 /** `mv` semantics: into `destinationPath` when it is an existing directory, else to it; works across filesystems. */
-export const moveFileRequestSchema = z.object({
+export const moveFileRequestSchema = z.strictObject({
   sourcePath: pathSchema,
   destinationPath: pathSchema,
   overwrite: z.boolean().optional(),
 });
 export type MoveFileRequest = z.output<typeof moveFileRequestSchema>;
 
-export const listFilesRequestSchema = z.object({
+export const listFilesRequestSchema = z.strictObject({
   /** Directory to list (default: the workspace). */
   path: pathSchema.optional(),
   recursive: z.boolean().optional(),
@@ -126,7 +126,7 @@ export const listFilesRequestSchema = z.object({
 });
 export type ListFilesRequest = z.output<typeof listFilesRequestSchema>;
 
-export const existsRequestSchema = z.object({ path: pathSchema });
+export const existsRequestSchema = z.strictObject({ path: pathSchema });
 export type ExistsRequest = z.output<typeof existsRequestSchema>;
 
 // ── responses ───────────────────────────────────────────────────────────────

@@ -32,7 +32,7 @@ const branchSchema = z
   .max(255)
   .regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\\x00-\x1f\x7f]+$/, "branch is a ref name (no leading '-', no '..', spaces or ~^:?*[\\)");
 
-export const gitCloneRequestSchema = z.object({
+export const gitCloneRequestSchema = z.strictObject({
   repoUrl: withoutNul(z.string().min(1).max(GIT_LIMITS.maxRepoUrlLength), "repository URLs"),
   /** Branch or tag to check out (default: the repository's default branch). */
   branch: branchSchema.optional(),

@@ -12,6 +12,13 @@ export const LIMITS = {
   maxStdinBytes: 8 * 1024 * 1024,
   /** Live (starting or running) processes per container. */
   maxLiveProcesses: 256,
+  /**
+   * Live terminals per container, and watches open at once: each holds descriptors of the server
+   * (a PTY; inotify watches and a descriptor per watched folder), so one sandbox cannot exhaust the
+   * server's and make every call fail. Past them: TOO_MANY_TERMINALS, TOO_MANY_WATCHES.
+   */
+  maxTerminals: 32,
+  maxWatches: 16,
   /** Output retained per process log unless the caller sets `logRetentionBytes`. */
   defaultLogRetentionBytes: 8 * 1024 * 1024,
   /** Largest `logRetentionBytes` a caller may ask for. */
@@ -56,6 +63,14 @@ export const LIMITS = {
    * seconds; at a dozen bytes a beat it costs nothing worth counting.
    */
   keepaliveMs: 5_000,
+  /**
+   * A request body a server stopped reading (refused midway, or answered before it was read) is read
+   * on and thrown away up to this many bytes, for at most refusedBodyDrainMs, so its connection can
+   * carry the next request; past either, the connection is closed instead. Never left half-read: a
+   * kept-alive connection with a body still in it wedges the next call that reuses it.
+   */
+  refusedBodyDrainBytes: 1024 * 1024,
+  refusedBodyDrainMs: 2_000,
   maxProcessIdLength: 128,
   maxCommandLength: 256 * 1024,
 } as const;

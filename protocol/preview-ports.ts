@@ -23,7 +23,7 @@ export const previewPortSchema = z
   .max(MAX_PREVIEW_PORT, `port must be ${MIN_PREVIEW_PORT}–${MAX_PREVIEW_PORT}`)
   .refine((port) => port !== CONTAINER_SERVER_PORT, `port ${CONTAINER_SERVER_PORT} is the sandbox's own server and cannot be exposed`);
 
-export const exposePortRequestSchema = z.object({
+export const exposePortRequestSchema = z.strictObject({
   port: previewPortSchema,
   /** A label for the caller's own bookkeeping. */
   name: z.string().min(1).max(64).optional(),

@@ -81,7 +81,7 @@ const processIdSchema = z
   .regex(/^[A-Za-z0-9._:@-]+$/, "process ids use letters, digits and . _ : @ -");
 
 /** What every way of running a command shares. */
-export const commandOptionsSchema = z.object({
+export const commandOptionsSchema = z.strictObject({
   args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
   env: envVarsSchema.optional(),
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),

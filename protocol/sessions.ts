@@ -58,7 +58,7 @@ export const envValueSchema = withoutNul(z.string(), "env values");
 /** Variables by name, wherever a set of them is given. */
 export const envVarsSchema = z.record(envNameSchema, envValueSchema);
 
-export const createSessionRequestSchema = z.object({
+export const createSessionRequestSchema = z.strictObject({
   id: sessionIdSchema.optional(),
   env: envVarsSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the workspace. */
@@ -70,7 +70,7 @@ export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
  * `POST /api/env`: sandbox-level variables, or a session's with `sessionId`. A null value unsets the
  * variable (for a session: hides the sandbox's value from its commands).
  */
-export const setEnvRequestSchema = z.object({
+export const setEnvRequestSchema = z.strictObject({
   vars: z.record(envNameSchema, envValueSchema.nullable()),
   sessionId: sessionIdSchema.optional(),
 });

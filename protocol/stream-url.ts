@@ -5,6 +5,7 @@
  * sandbox, until `expiresAt`. The Worker signs and checks them (src/api/stream-url.ts).
  */
 import { z } from "zod";
+import { terminalSocketModeSchema } from "./terminals.ts";
 
 /** How long a signed stream URL lives. A stream opened before the expiry stays open after it. */
 export const STREAM_URL_LIMITS = {
@@ -26,6 +27,23 @@ export const streamUrlRequestSchema = z.strictObject({
 });
 export type StreamUrlRequest = z.output<typeof streamUrlRequestSchema>;
 
+/** Body of POST /terminals/:tid/ws-url: `mode: "view"` mints a socket that receives output and takes no input or resize. */
+export const terminalUrlRequestSchema = streamUrlRequestSchema.extend({ mode: terminalSocketModeSchema.optional() });
+
+/**
+ * Query parameters a URL may carry as part of its grant, signed with it (removing or changing one
+ * voids the signature): `run`, the one run of a process the URL reads (a later process with the
+ * same id is another run), and `mode`, how a terminal socket may be used.
+ */
+export const STREAM_URL_CLAIMS = ["run", "mode"] as const;
+export type StreamUrlClaim = (typeof STREAM_URL_CLAIMS)[number];
+export type StreamUrlClaims = Partial<Record<StreamUrlClaim, string>>;
+
+/** Names one run of a process: its start time and pid, which no later process with the same id shares. */
+export function processRunTag(process: { startTime: string; pid?: number | undefined }): string {
+  return `${Date.parse(process.startTime).toString(36)}.${(process.pid ?? 0).toString(36)}`;
+}
+
 export const streamUrlSchema = z.object({
   /** Absolute URL (http/https for an event stream, ws/wss for a WebSocket); opened without Authorization. */
   url: z.string(),
@@ -38,7 +56,7 @@ export type StreamUrl = z.output<typeof streamUrlSchema>;
  * What POST /v1/sandboxes/:id/exec takes besides an exec request: with `stream: "url"` the command
  * starts in the background and the answer comes at once, with a signed URL for its event stream.
  */
-export const execStreamUrlFieldsSchema = z.object({
+export const execStreamUrlFieldsSchema = z.strictObject({
   stream: z.literal("url").optional().describe('"url": start the command and answer at once with a signed URL of its event stream'),
   ttlSeconds: streamUrlTtlSchema.optional(),
 });

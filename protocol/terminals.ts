@@ -5,6 +5,7 @@
  * exactly what it missed. Requests, records, and the control frames of the WebSocket live here.
  */
 import { z } from "zod";
+import type { ErrorCode } from "./errors.ts";
 import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 
@@ -82,13 +83,20 @@ export interface TerminalOutput {
 
 export const terminalSinceSchema = z.object({ since: z.coerce.number().int().min(0).default(0) });
 
+/** How a socket may use its terminal: "interactive" (default) sends input and resizes; "view" only watches. */
+export const TERMINAL_SOCKET_MODES = ["interactive", "view"] as const;
+export type TerminalSocketMode = (typeof TERMINAL_SOCKET_MODES)[number];
+export const terminalSocketModeSchema = z.enum(TERMINAL_SOCKET_MODES);
+/** Query of the terminal's WebSocket: where to start, and how it may be used. */
+export const terminalSocketQuerySchema = terminalSinceSchema.extend({ mode: terminalSocketModeSchema.default("interactive") });
+
 /** Text frames of the WebSocket. Binary frames carry output (server → client) and input (client → server). */
 export type TerminalServerFrame =
   | { type: "exit"; exitCode?: number; signal?: string; cursor: number }
   | { type: "truncated"; droppedBytes: number }
   | { type: "cursor"; cursor: number }
   /** Input or a frame the server could not take (after the exit, or malformed); the socket stays open. */
-  | { type: "error"; message: string };
+  | { type: "error"; message: string; code?: ErrorCode };
 
 export const terminalClientFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("resize"), cols: colsSchema, rows: rowsSchema }),
@@ -98,5 +106,10 @@ export type TerminalClientFrame = z.infer<typeof terminalClientFrameSchema>;
 export const TERMINAL_ROUTES = {
   list: "/api/terminals",
   one: (id: string) => `/api/terminals/${encodeURIComponent(id)}`,
-  ws: (id: string, since?: number) => `/api/terminals/${encodeURIComponent(id)}/ws${since === undefined ? "" : `?since=${since}`}`,
+  ws: (id: string, since?: number, mode?: TerminalSocketMode) => {
+    const query = new URLSearchParams();
+    if (since !== undefined) query.set("since", String(since));
+    if (mode === "view") query.set("mode", mode);
+    return `/api/terminals/${encodeURIComponent(id)}/ws${query.size === 0 ? "" : `?${query}`}`;
+  },
 } as const;

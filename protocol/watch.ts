@@ -49,7 +49,7 @@ const pathSchema = z
   .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
 
 /** What to watch (or digest): a directory, with its subdirectories unless `recursive: false`. */
-export const watchRequestSchema = z.object({
+export const watchRequestSchema = z.strictObject({
   path: pathSchema,
   /** Follow subdirectories (default true). */
   recursive: z.boolean().optional(),

@@ -8,6 +8,7 @@
 import type { Stats } from "node:fs";
 import { Readable } from "node:stream";
 import { create, type ReadEntry } from "tar";
+import { STAGING_PREFIX } from "./paths.ts";
 
 export interface PackOptions {
   /** Default true. */
@@ -22,6 +23,8 @@ export interface PackOptions {
 function excluded(entryPath: string, exclude: readonly string[], leaveOut: PackOptions["leaveOut"]): boolean {
   const relative = entryPath.replace(/^\.\/?/, "").replace(/\/+$/, "");
   if (relative !== "" && leaveOut?.(relative)) return true;
+  // A restore under way: its half-extracted tree is not workspace content.
+  if (relative.startsWith(STAGING_PREFIX)) return true;
   return exclude.some((path) => relative === path || relative.startsWith(`${path}/`));
 }
 

@@ -9,6 +9,9 @@ import path from "node:path";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { isInside } from "../files/paths.ts";
 
+/** Names of a restore's staging folders inside the workspace (left out of archives, removed when found stale). */
+export const STAGING_PREFIX = ".sandbox-restore-";
+
 /** The paths relative to the workspace, normalised ("." for the whole workspace). */
 export async function archivePaths(workspace: string, paths: readonly string[] | undefined): Promise<string[]> {
   if (paths === undefined) return ["."];

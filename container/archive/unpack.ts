@@ -1,119 +1,70 @@
 /**
- * Extracting a tar (gzip-compressed or not: node-tar tells them apart) into the workspace as it streams in (node-tar's Unpack, fed chunk
- * by chunk with backpressure), so an archive of any size passes through in bounded memory.
- *
- * Everything lands inside the workspace. node-tar refuses absolute paths, `..` and any entry whose
- * way passes through a symbolic link (one in the archive or one already on disk), hard links
- * included; each such refusal stops the extraction with INVALID_ARCHIVE. Symbolic links are the one
- * kind made here rather than by node-tar: node-tar would rewrite a link to an absolute or outside
- * target, which a workspace may rightly hold (`ln -s /usr/bin/python3 py`). They are made last,
- * after every other entry, so no entry of the archive can be written through one, and each is made
- * at a place whose folders are checked one by one to be real folders inside the workspace.
- * Modes keep their permission bits (the executable bit) and lose setuid, setgid and sticky.
+ * Restoring an archive into the workspace, all or nothing: it is extracted into a staging folder
+ * beside its target (inside the workspace, so on the same filesystem), and only once the whole
+ * archive is in is its content swapped into place by renames. A refused, cut or oversized archive,
+ * or a full disk, leaves the workspace exactly as it was; a crash midway leaves no file half
+ * written (every file is whole, the old one or the new one) and at worst a staging folder, which
+ * the next restore removes.
  */
-import { once } from "node:events";
-import { lstat, mkdir, readdir, rm, symlink } from "node:fs/promises";
-import path from "node:path";
-import { Unpack, type ReadEntry } from "tar";
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { ARCHIVE_LIMITS } from "../../protocol/archive.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { DirHandle } from "../files/dir-handle.ts";
+import { toFileError } from "../files/errors.ts";
+import { extractTree, type ExtractLimits, type UnpackResult } from "./extract-tree.ts";
+import { STAGING_PREFIX } from "./paths.ts";
+import { swapIn } from "./swap-in.ts";
 
-/** Links an archive may make; more is not a workspace but an attempt to exhaust memory. */
-const MAX_LINKS = 100_000;
+export type { UnpackResult } from "./extract-tree.ts";
 
 export interface UnpackOptions {
-  /** Empty these paths first (relative, checked by archivePaths): afterwards they hold exactly the archive's. */
+  /** These paths (relative, checked by archivePaths) end up holding exactly the archive's: what was there and is not in it goes. */
   clear?: readonly string[];
-}
-
-export interface UnpackResult {
-  entries: number;
-  /** Compressed bytes read. */
-  bytes: number;
-}
-
-interface PendingLink {
-  path: string;
-  target: string;
-}
-
-function invalid(message: string, context?: Record<string, unknown>): ServiceError {
-  return new ServiceError("INVALID_ARCHIVE", message, context);
+  limits?: Partial<ExtractLimits>;
 }
 
 export async function unpackArchive(workspace: string, body: AsyncIterable<Buffer>, options: UnpackOptions = {}): Promise<UnpackResult> {
-  for (const relative of options.clear ?? []) await clearPath(workspace, relative);
-
-  const links: PendingLink[] = [];
-  let entries = 0;
-  let refusal: ServiceError | undefined;
-  const unpack = new Unpack({
-    cwd: workspace,
-    preserveOwner: false,
-    filter: (entryPath: string, entry: unknown) => {
-      const read = entry as ReadEntry;
-      if (read.type === "SymbolicLink") {
-        if (links.length >= MAX_LINKS) refusal ??= invalid(`the archive has more than ${MAX_LINKS} symbolic links`);
-        else links.push({ path: entryPath, target: String(read.linkpath ?? "") });
-        return false;
-      }
-      if (read.mode !== undefined) read.mode &= 0o777;
-      entries++;
-      return true;
-    },
-    onwarn: (code: string, message: string | Error, data: Record<string, unknown>) => {
-      const entry = data.entry as ReadEntry | undefined;
-      const text = message instanceof Error ? message.message : message;
-      refusal ??= invalid(`the archive was refused: ${text}`, { tarCode: code, ...(entry ? { entry: entry.path } : {}) });
-    },
-  });
-  const finished = new Promise<void>((resolve, reject) => {
-    unpack.on("finish", () => resolve());
-    unpack.on("error", (error: Error) => reject(invalid(`not a tar or gzip-compressed tar archive: ${error.message}`)));
-  });
-  finished.catch(() => undefined);
-
-  let bytes = 0;
-  for await (const chunk of body) {
-    bytes += chunk.length;
-    if (refusal) break;
-    if (!unpack.write(chunk)) await Promise.race([once(unpack as never, "drain"), finished]);
+  const limits: ExtractLimits = {
+    maxBytes: options.limits?.maxBytes ?? ARCHIVE_LIMITS.maxExtractedBytes,
+    maxEntries: options.limits?.maxEntries ?? ARCHIVE_LIMITS.maxExtractedEntries,
+  };
+  const root = await DirHandle.openRoot(workspace);
+  const stagingName = `${STAGING_PREFIX}${randomBytes(8).toString("hex")}`;
+  active.add(stagingName);
+  const opened: DirHandle[] = [];
+  try {
+    await removeLeftovers(root);
+    await mkdir(root.at(stagingName), { mode: 0o700 }).catch((error: unknown) => {
+      throw toFileError(error, stagingName);
+    });
+    const staging = await root.openChild(stagingName);
+    opened.push(staging);
+    await Promise.all([mkdir(staging.at("tree")), mkdir(staging.at("old"))]).catch((error: unknown) => {
+      throw toFileError(error, stagingName);
+    });
+    const [tree, old] = [await staging.openChild("tree"), await staging.openChild("old")];
+    opened.push(tree, old);
+    // By descriptor: a command that swaps the staging folder for a link cannot send the extraction elsewhere.
+    const result = await extractTree(tree.self, body, limits).catch((error: unknown) => {
+      throw error instanceof ServiceError ? error : toFileError(error, "archive");
+    });
+    await swapIn(root, tree, old, options.clear ?? []);
+    return result;
+  } finally {
+    await Promise.all(opened.map((dir) => dir.close()));
+    await rm(root.at(stagingName), { recursive: true, force: true }).catch(() => undefined);
+    active.delete(stagingName);
+    await root.close();
   }
-  unpack.end();
-  await finished;
-  if (refusal) throw refusal;
-
-  for (const link of links) await makeLink(workspace, link);
-  return { entries: entries + links.length, bytes };
 }
 
-/** Removes the path (or, for ".", everything in the workspace); a link is removed, not followed. */
-async function clearPath(workspace: string, relative: string): Promise<void> {
-  if (relative === ".") {
-    for (const name of await readdir(workspace)) await rm(path.join(workspace, name), { recursive: true, force: true });
-    return;
-  }
-  await rm(path.resolve(workspace, relative), { recursive: true, force: true });
-}
+/** Staging folders of restores under way in this server (never taken for leftovers). */
+const active = new Set<string>();
 
-/** Makes one link at its place in the workspace, after checking every folder on the way is a real one. */
-async function makeLink(workspace: string, link: PendingLink): Promise<void> {
-  const relative = path.posix.normalize(link.path).replace(/\/+$/, "");
-  const parts = relative.split("/").filter((part) => part !== "" && part !== ".");
-  if (path.posix.isAbsolute(link.path) || parts.includes("..") || parts.length === 0) {
-    throw invalid(`the archive was refused: the link ${link.path} does not name a place inside the workspace`, { entry: link.path });
+/** Staging folders an interrupted restore left behind. */
+async function removeLeftovers(root: DirHandle): Promise<void> {
+  for (const name of await readdir(root.self).catch(() => [] as string[])) {
+    if (name.startsWith(STAGING_PREFIX) && !active.has(name)) await rm(root.at(name), { recursive: true, force: true }).catch(() => undefined);
   }
-  let folder = workspace;
-  for (const part of parts.slice(0, -1)) {
-    folder = path.join(folder, part);
-    const found = await lstat(folder).catch(() => undefined);
-    if (!found) await mkdir(folder);
-    else if (!found.isDirectory()) {
-      throw invalid(`the archive was refused: the link ${link.path} would be made through ${path.relative(workspace, folder)}, which is not a folder`, {
-        entry: link.path,
-      });
-    }
-  }
-  const place = path.join(folder, parts.at(-1)!);
-  await rm(place, { recursive: true, force: true });
-  await symlink(link.target, place);
 }

@@ -17,8 +17,8 @@ const SYSTEM_CODES: Record<string, { code: ErrorCode; what: string }> = {
   ELOOP: { code: "PATH_OUTSIDE_WORKSPACE", what: "symbolic link where none is allowed" },
   ENAMETOOLONG: { code: "INVALID_REQUEST", what: "name too long" },
   EINVAL: { code: "INVALID_REQUEST", what: "invalid argument" },
-  ENOSPC: { code: "PAYLOAD_TOO_LARGE", what: "no space left on device" },
-  EDQUOT: { code: "PAYLOAD_TOO_LARGE", what: "disk quota exceeded" },
+  ENOSPC: { code: "INSUFFICIENT_STORAGE", what: "no space left on device" },
+  EDQUOT: { code: "INSUFFICIENT_STORAGE", what: "disk quota exceeded" },
 };
 
 /** Turns whatever an fs call threw into a ServiceError naming the path the caller gave. */

@@ -1,6 +1,6 @@
 /**
- * The upgrade side of the server: `GET /api/terminals/:id/ws?since=<cursor>` becomes a WebSocket
- * viewer of that terminal (container/terminals/viewer.ts). Node's http server has no WebSocket
+ * The upgrade side of the server: `GET /api/terminals/:id/ws?since=<cursor>&mode=view` becomes a
+ * WebSocket viewer of that terminal (container/terminals/viewer.ts), view-only when asked. Node's http server has no WebSocket
  * server of its own, so `ws` does the handshake and framing. The same secret as every other
  * request is required; anything else that asks to upgrade is refused with a plain HTTP error.
  */
@@ -8,7 +8,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { ERROR_CODES, errorBody, type ErrorCode } from "../../protocol/errors.ts";
-import { terminalSinceSchema } from "../../protocol/terminals.ts";
+import { terminalSocketQuerySchema } from "../../protocol/terminals.ts";
 import { carriesSecret } from "../../server-kit/http/bearer.ts";
 import { isServiceError } from "../../server-kit/service-error.ts";
 import { attachViewer } from "../terminals/viewer.ts";
@@ -28,10 +28,11 @@ export function serveTerminalSockets(server: Server, context: ServerContext, sec
       const url = new URL(req.url ?? "/", "http://localhost");
       const match = WS_PATH.exec(url.pathname);
       if (!match) return refuse(socket, "NOT_FOUND", `no WebSocket at ${url.pathname}`);
-      const since = terminalSinceSchema.safeParse(Object.fromEntries(url.searchParams));
-      if (!since.success) return refuse(socket, "INVALID_REQUEST", "since must be a cursor (a whole number, 0 or more)");
+      const query = terminalSocketQuerySchema.safeParse(Object.fromEntries(url.searchParams));
+      if (!query.success) return refuse(socket, "INVALID_REQUEST", 'since must be a cursor (a whole number, 0 or more), mode "interactive" or "view"');
       const terminal = context.terminals.get(decodeURIComponent(match[1]!));
-      sockets.handleUpgrade(req, socket, head, (ws) => attachViewer(ws, terminal, since.data.since, context.shutdown));
+      const { since, mode } = query.data;
+      sockets.handleUpgrade(req, socket, head, (ws) => attachViewer(ws, terminal, since, context.shutdown, mode));
     } catch (error) {
       if (isServiceError(error)) return refuse(socket, error.code, error.message);
       refuse(socket, "INTERNAL_ERROR", (error as Error).message);

@@ -7,6 +7,7 @@ import type { ProcessTable } from "../engine/process-table.ts";
 import type { CodeContexts } from "../interpreter/code-contexts.ts";
 import type { TerminalTable } from "../terminals/terminal-table.ts";
 import type { ServerServices } from "../services/server-services.ts";
+import type { WatchSlots } from "../watch/watch-slots.ts";
 
 /** Server-wide state shared by every route (one per started server). */
 export interface ServerContext {
@@ -19,6 +20,8 @@ export interface ServerContext {
   readonly services: ServerServices;
   /** The code interpreter's contexts and runs. */
   readonly code: CodeContexts;
+  /** Watches open now, bounded by limits.maxWatches. */
+  readonly watches: WatchSlots;
   readonly workspace: string;
   readonly limits: ServerLimits;
   /** Random id minted at boot: a new value means a restarted server. */

@@ -20,6 +20,16 @@ export type WatchFramer = (event: WatchEvent) => string | undefined;
 export async function streamWatch(ctx: RequestContext, request: WatchRequest, frame: WatchFramer): Promise<void> {
   const { res } = ctx;
   const scope = watchScope(request);
+  const release = ctx.server.watches.acquire();
+  try {
+    await watchUntilDone(ctx, request, frame, scope);
+  } finally {
+    release();
+  }
+}
+
+async function watchUntilDone(ctx: RequestContext, request: WatchRequest, frame: WatchFramer, scope: ReturnType<typeof watchScope>): Promise<void> {
+  const { res } = ctx;
   const { handle, display } = await openWatchRoot(ctx.server.services.paths, request.path);
   const queue = new ChangeQueue(WATCH_LIMITS.maxPendingChanges);
   let last: WatchEvent | undefined;

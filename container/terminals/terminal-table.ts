@@ -44,8 +44,10 @@ export class TerminalTable {
     const id = options.terminalId ?? `term_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
     if (this.#terminals.has(id)) throw new ServiceError("TERMINAL_EXISTS", `terminal ${id} already exists`, { terminalId: id });
     const live = [...this.#terminals.values()].filter((terminal) => terminal.status === "running").length;
-    if (live >= this.#limits.maxLiveProcesses) {
-      throw new ServiceError("TOO_MANY_PROCESSES", `too many live terminals (limit ${this.#limits.maxLiveProcesses})`, { limit: this.#limits.maxLiveProcesses });
+    if (live >= this.#limits.maxTerminals) {
+      throw new ServiceError("TOO_MANY_TERMINALS", `too many live terminals (limit ${this.#limits.maxTerminals}): kill or delete one first`, {
+        limit: this.#limits.maxTerminals,
+      });
     }
     const command = options.command ?? LOGIN_SHELL_COMMAND;
     const tag = `${this.#runTag}/t${++this.#starts}`;

@@ -2,11 +2,12 @@
  * One viewer of a terminal over a WebSocket: the log from a cursor on as binary frames (each batch
  * followed by a `cursor` text frame, the seq to reconnect with), a `truncated` frame when output it
  * asked for is no longer kept, and `exit` once the program has ended and everything was sent. Binary
- * frames from the viewer are input; a `resize` text frame resizes. Closing a viewer never touches the
- * terminal.
+ * frames from the viewer are input; a `resize` text frame resizes. A view-only viewer sends neither:
+ * each such frame is refused with an `error` frame (TERMINAL_VIEW_ONLY) and has no effect. Closing a
+ * viewer never touches the terminal.
  */
 import type { WebSocket } from "ws";
-import { terminalClientFrameSchema, type TerminalServerFrame } from "../../protocol/terminals.ts";
+import { terminalClientFrameSchema, type TerminalServerFrame, type TerminalSocketMode } from "../../protocol/terminals.ts";
 import type { Terminal } from "./terminal.ts";
 
 /** Bytes read from the log per batch. */
@@ -14,7 +15,7 @@ const BATCH_BYTES = 64 * 1024;
 /** Sending waits while this much is queued on the socket, so a slow viewer does not pile up memory. */
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
-export function attachViewer(socket: WebSocket, terminal: Terminal, since: number, shutdown: AbortSignal): void {
+export function attachViewer(socket: WebSocket, terminal: Terminal, since: number, shutdown: AbortSignal, mode: TerminalSocketMode = "interactive"): void {
   const stop = new AbortController();
   const onShutdown = () => socket.close(1001, "server shutting down");
   shutdown.addEventListener("abort", onShutdown, { once: true });
@@ -23,6 +24,11 @@ export function attachViewer(socket: WebSocket, terminal: Terminal, since: numbe
     shutdown.removeEventListener("abort", onShutdown);
   });
   socket.on("message", (data, isBinary) => {
+    if (mode === "view") {
+      const frame: TerminalServerFrame = { type: "error", code: "TERMINAL_VIEW_ONLY", message: "this socket is view-only: input and resizes are not taken" };
+      socket.send(JSON.stringify(frame));
+      return;
+    }
     try {
       if (isBinary) {
         terminal.write(Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]));

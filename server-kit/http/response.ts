@@ -39,9 +39,8 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   if (isServiceError(error)) {
-    // A body we stopped reading cannot be followed by another request on this connection.
-    const headers: Record<string, string> = error.code === "PAYLOAD_TOO_LARGE" ? { connection: "close" } : {};
-    sendErrorCode(res, error.code, error.message, error.context, headers);
+    // A body left unread is drained or its connection closed afterwards (unread-body.ts).
+    sendErrorCode(res, error.code, error.message, error.context);
     return;
   }
   sendErrorCode(res, "INTERNAL_ERROR", (error as Error)?.message ?? "internal error");

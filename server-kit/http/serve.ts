@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { carriesSecret } from "./bearer.ts";
 import { sendError, sendErrorCode } from "./response.ts";
 import type { Router } from "./router.ts";
+import { settleUnreadBody } from "./unread-body.ts";
 
 /**
  * node:http through require, not an ESM import: an ESM import copies every export of the module, and
@@ -66,7 +67,10 @@ async function dispatch<C extends RoutedRequest>(
     }
     await match.handler(contextOf(req, res, url, match.params));
   } catch (error) {
+    settleUnreadBody(req, res);
     sendError(res, error);
+  } finally {
+    settleUnreadBody(req, res);
   }
 }
 

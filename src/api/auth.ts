@@ -12,7 +12,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { timingSafeEqual } from "hono/utils/buffer";
 import type { ApiEnv } from "./types.ts";
 import { errorResponse } from "./errors.ts";
-import { carriesStreamSignature, checkStreamSignature } from "./stream-url.ts";
+import { carriesStreamSignature, checkStreamSignature, streamUrlClaims } from "./stream-url.ts";
 
 /** `Bearer`, spaces, then one token of visible characters (RFC 6750's b64token is a subset of these). */
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -38,6 +38,7 @@ export function requireToken(): MiddlewareHandler<ApiEnv> {
     if (!header && carriesStreamSignature(url)) {
       const refusal = await checkStreamSignature(token, c.req.method, url);
       if (refusal) return errorResponse(c, refusal.code, refusal.message);
+      c.set("streamGrant", streamUrlClaims(url));
       await next();
       // The URL is the whole grant (no cookie rides along), so any page holding it may read the
       // stream: EventSource from another origin needs this header. A WebSocket needs no CORS.

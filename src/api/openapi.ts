@@ -20,7 +20,7 @@ import { changesRequestSchema, watchRequestSchema } from "../../protocol/watch.t
 import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema } from "../../protocol/code.ts";
 import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
-import { execStreamUrlFieldsSchema, execStreamUrlSchema, streamUrlRequestSchema, streamUrlSchema } from "../../protocol/stream-url.ts";
+import { execStreamUrlFieldsSchema, execStreamUrlSchema, streamUrlRequestSchema, streamUrlSchema, terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
 import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import { exposePortRequestSchema } from "../../protocol/preview-ports.ts";
@@ -57,8 +57,8 @@ const body = (type: z.ZodType): Json => ({ required: true, content: { "applicati
 const signedStream: Json = { security: [{ bearer: [] }, { streamUrl: [] }] };
 
 /** A route that mints a signed URL for one stream. */
-function mintOp(summary: string): Json {
-  return op(summary, { 200: json(streamUrlSchema, "The signed URL and when it expires") }, { requestBody: { ...body(streamUrlRequestSchema), required: false } });
+function mintOp(summary: string, request: z.ZodType = streamUrlRequestSchema): Json {
+  return op(summary, { 200: json(streamUrlSchema, "The signed URL and when it expires") }, { requestBody: { ...body(request), required: false } });
 }
 
 function queryParameters(type: z.ZodObject): Json[] {
@@ -272,7 +272,9 @@ export function openApiDocument(serverUrl?: string): Json {
       },
       [`${sandbox}/processes/{pid}/logs/stream-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
-        post: mintOp("A signed URL of the process's log stream, for `new EventSource(url)` (no Authorization header; resumes with Last-Event-ID)"),
+        post: mintOp(
+          "A signed URL of the process's log stream, for `new EventSource(url)` (no Authorization header; resumes with Last-Event-ID); it names this run of the process: a later process with the same id is 410 STREAM_URL_STALE",
+        ),
       },
       [`${sandbox}/code/contexts`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
@@ -418,7 +420,10 @@ export function openApiDocument(serverUrl?: string): Json {
       },
       [`${sandbox}/terminals/{tid}/ws-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
-        post: mintOp("A signed ws:/wss: URL of the terminal's viewer socket, for `new WebSocket(url)` (no Authorization header; `&since=` may be added)"),
+        post: mintOp(
+          'A signed ws:/wss: URL of the terminal\'s viewer socket, for `new WebSocket(url)` (no Authorization header; `&since=` may be added); `mode: "view"`: output only, input and resizes refused (TERMINAL_VIEW_ONLY)',
+          terminalUrlRequestSchema,
+        ),
       },
       [`${sandbox}/backups`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],

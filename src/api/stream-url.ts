@@ -3,8 +3,9 @@
  * in place of the token, for exactly the stream they name. A browser's `EventSource` and `WebSocket`
  * cannot send an Authorization header, so the grant travels in the query: `expires` (Unix seconds)
  * and `signature`, an HMAC-SHA256 over the method, the path (which names the sandbox and the
- * stream) and the expiry. Other query parameters (`since`, byte offsets) are left unsigned on
- * purpose: they only choose where in the granted stream reading starts.
+ * stream), the expiry and the grant's claims (STREAM_URL_CLAIMS: the run of the process it reads,
+ * a terminal socket's mode), which ride in the query too. Other query parameters (`since`, byte
+ * offsets) are left unsigned on purpose: they only choose where in the granted stream reading starts.
  *
  * The key is derived (HKDF) from SANDBOX_API_TOKEN rather than taken from a secret of its own: no
  * second secret to configure and keep in step, rotating the token revokes every URL minted with it,
@@ -12,7 +13,7 @@
  */
 import type { Context } from "hono";
 import type { ErrorCode } from "../../protocol/errors.ts";
-import { STREAM_URL_LIMITS, type StreamUrl } from "../../protocol/stream-url.ts";
+import { STREAM_URL_CLAIMS, STREAM_URL_LIMITS, type StreamUrl, type StreamUrlClaims } from "../../protocol/stream-url.ts";
 import type { ApiEnv } from "./types.ts";
 
 /** The query parameters a signed URL adds. */
@@ -24,26 +25,31 @@ export interface StreamTarget {
   path: string;
   /** `ws` for a WebSocket route: the URL gets the ws:/wss: scheme a browser's WebSocket wants. */
   scheme: "http" | "ws";
+  /** Signed along with the path: what exactly of the stream the URL grants. */
+  claims?: StreamUrlClaims;
 }
 
 const segment = encodeURIComponent;
 
 /** The streams a URL can be minted for, spelled the way the routes in ./routes/ match them. */
 export const streamTargets = {
-  processLogs: (sandboxId: string, processId: string): StreamTarget => ({
+  processLogs: (sandboxId: string, processId: string, run: string): StreamTarget => ({
     method: "GET",
     path: `/v1/sandboxes/${segment(sandboxId)}/processes/${segment(processId)}/logs/stream`,
     scheme: "http",
+    claims: { run },
   }),
-  execEvents: (sandboxId: string, processId: string): StreamTarget => ({
+  execEvents: (sandboxId: string, processId: string, run: string): StreamTarget => ({
     method: "GET",
     path: `/v1/sandboxes/${segment(sandboxId)}/exec/${segment(processId)}/stream`,
     scheme: "http",
+    claims: { run },
   }),
-  terminalSocket: (sandboxId: string, terminalId: string): StreamTarget => ({
+  terminalSocket: (sandboxId: string, terminalId: string, mode?: "view"): StreamTarget => ({
     method: "GET",
     path: `/v1/sandboxes/${segment(sandboxId)}/terminals/${segment(terminalId)}/ws`,
     scheme: "ws",
+    ...(mode === undefined ? {} : { claims: { mode } }),
   }),
 };
 
@@ -53,9 +59,11 @@ export async function mintStreamUrl(c: Context<ApiEnv>, target: StreamTarget, tt
   const token = c.env.SANDBOX_API_TOKEN;
   // requireToken let the caller in, so there is a token; never sign with a blank key.
   if (!token) throw new Error("stream URLs are minted only behind requireToken");
-  const signature = await sign(token, message(target.method, target.path, String(expires)));
+  const claims = target.claims ?? {};
+  const signature = await sign(token, message(target.method, target.path, String(expires), claims));
   const url = new URL(target.path, new URL(c.req.url).origin);
   if (target.scheme === "ws") url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  for (const name of STREAM_URL_CLAIMS) if (claims[name] !== undefined) url.searchParams.set(name, claims[name]);
   url.searchParams.set(STREAM_URL_PARAMS.expires, String(expires));
   url.searchParams.set(STREAM_URL_PARAMS.signature, base64url(signature));
   return { url: url.href, expiresAt: new Date(expires * 1000).toISOString() };
@@ -71,6 +79,16 @@ export interface StreamUrlRefusal {
   message: string;
 }
 
+/** The claims a URL carries (signed, once its signature is checked). */
+export function streamUrlClaims(url: URL): StreamUrlClaims {
+  const claims: StreamUrlClaims = {};
+  for (const name of STREAM_URL_CLAIMS) {
+    const value = url.searchParams.get(name);
+    if (value !== null) claims[name] = value;
+  }
+  return claims;
+}
+
 /**
  * Why a signed request is refused, or undefined when its signature grants exactly this method and
  * path and has not expired. The signature is checked before the expiry, so an expiry that was
@@ -82,7 +100,7 @@ export async function checkStreamSignature(token: string, method: string, url: U
   if (!/^\d{1,12}$/.test(expires) || given === undefined) {
     return { code: "STREAM_URL_INVALID", message: "Signed stream URL is malformed: it needs `expires` and `signature` as minted" };
   }
-  const expected = await sign(token, message(method, url.pathname, expires));
+  const expected = await sign(token, message(method, url.pathname, expires, streamUrlClaims(url)));
   if (!constantTimeEqual(given, expected)) {
     return { code: "STREAM_URL_INVALID", message: `Signed stream URL does not grant ${method} ${url.pathname}` };
   }
@@ -92,8 +110,9 @@ export async function checkStreamSignature(token: string, method: string, url: U
   return undefined;
 }
 
-function message(method: string, path: string, expires: string): Uint8Array {
-  return new TextEncoder().encode(`stream-url v1\n${method}\n${path}\n${expires}`);
+function message(method: string, path: string, expires: string, claims: StreamUrlClaims): Uint8Array {
+  const signed = STREAM_URL_CLAIMS.flatMap((name) => (claims[name] === undefined ? [] : [`\n${name}=${claims[name]}`])).join("");
+  return new TextEncoder().encode(`stream-url v1\n${method}\n${path}\n${expires}${signed}`);
 }
 
 let cachedKey: { token: string; key: Promise<CryptoKey> } | undefined;

@@ -39,8 +39,13 @@ export function terminalInputBody(data: string | Uint8Array): { data: string; en
 const SOCKET_PATH = /^\/__sandbox\/terminals\/([^/]+)\/ws$/;
 
 export function terminalSocketRequest(id: string, request: Request): Request {
-  const since = new URL(request.url).searchParams.get("since");
-  const url = `http://sandbox/__sandbox/terminals/${encodeURIComponent(id)}/ws${since === null ? "" : `?since=${encodeURIComponent(since)}`}`;
+  const given = new URL(request.url).searchParams;
+  const url = new URL(`http://sandbox/__sandbox/terminals/${encodeURIComponent(id)}/ws`);
+  // Where to start, and whether the socket is view-only: the rest of the caller's query stays behind.
+  for (const name of ["since", "mode"]) {
+    const value = given.get(name);
+    if (value !== null) url.searchParams.set(name, value);
+  }
   return new Request(url, { headers: { upgrade: "websocket" } });
 }
 

@@ -10,6 +10,7 @@ import {
   TERMINAL_ROUTES,
   terminalIdSchema,
   terminalSinceSchema,
+  terminalSocketQuerySchema,
   type TerminalInfo,
   type TerminalOutput,
 } from "../../protocol/terminals.ts";
@@ -74,9 +75,10 @@ export async function deleteTerminal(api: ContainerApi, id: string): Promise<{ t
  */
 export async function connectTerminal(port: PortFetcher, id: string, request: Request): Promise<Response> {
   const url = new URL(request.url);
-  const { since } = parseRequest(terminalSinceSchema, { since: url.searchParams.get("since") ?? undefined }, "output cursor");
+  const query = { since: url.searchParams.get("since") ?? undefined, mode: url.searchParams.get("mode") ?? undefined };
+  const { since, mode } = parseRequest(terminalSocketQuerySchema, query, "terminal socket query");
   const headers = new Headers({ upgrade: "websocket" });
-  return port.fetch(new Request(`http://container${TERMINAL_ROUTES.ws(terminalId(id), since)}`, { method: "GET", headers }));
+  return port.fetch(new Request(`http://container${TERMINAL_ROUTES.ws(terminalId(id), since, mode)}`, { method: "GET", headers }));
 }
 
 function path(id: string, suffix = ""): string {

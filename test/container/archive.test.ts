@@ -163,13 +163,14 @@ describe("hostile archives", () => {
     expect(existsSync(join(outside, "pwned.txt"))).toBe(false);
   });
 
-  it("a link already in the workspace leading out cannot be written through", async () => {
+  it("a link already in the workspace leading out cannot be written through: the archive's folder takes its place", async () => {
     emptyDir(target.workspace);
     symlinkSync(outside, join(target.workspace, "out"));
-    const { status, body } = await extract(target, rawArchive([{ path: "out/pwned.txt", type: "File", body: "through the old link" }]));
-    expect(status).toBe(400);
-    expect(body.code).toBe("INVALID_ARCHIVE");
+    const { status } = await extract(target, rawArchive([{ path: "out/pwned.txt", type: "File", body: "through the old link" }]));
+    expect(status).toBe(200);
     expect(existsSync(join(outside, "pwned.txt"))).toBe(false);
+    expect(lstatSync(join(target.workspace, "out")).isDirectory()).toBe(true);
+    expect(readFileSync(join(target.workspace, "out/pwned.txt"), "utf8")).toBe("through the old link");
   });
 
   it("a hard link through a link already in the workspace is refused", async () => {
@@ -195,3 +196,91 @@ describe("hostile archives", () => {
     expect(statSync(join(target.workspace, "suid")).mode & 0o7777).toBe(0o755);
   });
 });
+
+/** Every entry under `dir` with its kind, mode and content (or link target): equal trees, byte for byte. */
+function treeOf(dir: string, prefix = ""): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(dir, prefix)).sort()) {
+    const relative = prefix === "" ? name : `${prefix}/${name}`;
+    const found = lstatSync(join(dir, relative));
+    const mode = (found.mode & 0o7777).toString(8);
+    if (found.isSymbolicLink()) out.push(`${relative} -> ${readlinkSync(join(dir, relative))}`);
+    else if (found.isDirectory()) out.push(`${relative}/ ${mode}`, ...treeOf(dir, relative));
+    else out.push(`${relative} ${mode} ${readFileSync(join(dir, relative)).toString("base64")}`);
+  }
+  return out;
+}
+
+describe("restores are all or nothing", () => {
+  let small: TestServer;
+  beforeAll(async () => {
+    small = await startTestServer({ maxExtractedBytes: 1024 * 1024, maxExtractedEntries: 50 });
+  });
+  afterAll(() => small.close());
+
+  function seed(ws: string): string[] {
+    emptyDir(ws);
+    mkdirSync(join(ws, "src/deep"), { recursive: true });
+    writeFileSync(join(ws, "src/a.txt"), "the old a\n");
+    writeFileSync(join(ws, "src/deep/b.bin"), randomBytes(70_000));
+    writeFileSync(join(ws, "top.txt"), "top\n");
+    symlinkSync("src/a.txt", join(ws, "link"));
+    chmodSync(join(ws, "top.txt"), 0o750);
+    return treeOf(ws);
+  }
+
+  const goodThenBad = rawArchive([
+    { path: "src/a.txt", type: "File", body: "the new a, which must not land\n" },
+    { path: "src/deep/b.bin", type: "File", body: "short" },
+    { path: "fresh.txt", type: "File", body: "new" },
+    { path: "../escape.txt", type: "File", body: "refused" },
+  ]);
+
+  it.each([
+    ["a refused entry after good ones", goodThenBad, "", 400, "INVALID_ARCHIVE"],
+    ["the same, clearing the workspace first", goodThenBad, "?clear=true", 400, "INVALID_ARCHIVE"],
+    ["an archive cut midway", goodThenBad.subarray(0, Math.floor(goodThenBad.length / 2)), "?clear=true", 400, "INVALID_ARCHIVE"],
+  ])("%s leaves the workspace as it was, byte for byte", async (_label, archive, query, status, code) => {
+    const before = seed(target.workspace);
+    const answer = await extract(target, archive, query);
+    expect(answer.status).toBe(status);
+    expect(answer.body.code).toBe(code);
+    expect(treeOf(target.workspace)).toEqual(before);
+  });
+
+  it("a gzip bomb (a small archive of a large file) stops at the extraction limit: 413, nothing written", async () => {
+    const before = seed(small.workspace);
+    const bomb = rawArchive([
+      { path: "src/a.txt", type: "File", body: "replaced?" },
+      { path: "zeros.bin", type: "File", body: "\0".repeat(8 * 1024 * 1024) },
+    ]);
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const answer = await extract(small, bomb, "?clear=true");
+    expect(answer.status).toBe(413);
+    expect(answer.body).toMatchObject({ code: "PAYLOAD_TOO_LARGE", context: { maxBytes: 1024 * 1024 } });
+    expect(treeOf(small.workspace)).toEqual(before);
+  });
+
+  it("so does an archive of too many entries", async () => {
+    const before = seed(small.workspace);
+    const many = rawArchive(Array.from({ length: 60 }, (_, i) => ({ path: `f${i}`, type: "File" as const, body: "x" })));
+    const answer = await extract(small, many);
+    expect(answer.status).toBe(413);
+    expect(treeOf(small.workspace)).toEqual(before);
+  });
+
+  it("a good restore replaces whole what it clears and merges the rest; no staging folder is left or archived", async () => {
+    seed(target.workspace);
+    const archive = rawArchive([
+      { path: "src", type: "Directory" },
+      { path: "src/new.txt", type: "File", body: "new" },
+      { path: "top.txt", type: "File", body: "new top" },
+    ]);
+    expect((await extract(target, archive, "?clear=true&path=src")).status).toBe(200);
+    expect(readdirSync(join(target.workspace, "src"))).toEqual(["new.txt"]);
+    expect(readFileSync(join(target.workspace, "top.txt"), "utf8")).toBe("new top");
+    expect(readlinkSync(join(target.workspace, "link"))).toBe("src/a.txt");
+    expect(readdirSync(target.workspace).filter((name) => name.startsWith(".sandbox-restore-"))).toEqual([]);
+  });
+});
+

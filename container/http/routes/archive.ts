@@ -13,6 +13,7 @@ import {
 } from "../../../protocol/archive.ts";
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
+import { bodyChunks } from "../../../server-kit/http/unread-body.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { packArchive } from "../../archive/pack.ts";
 import { archivePaths, existingPaths } from "../../archive/paths.ts";
@@ -43,9 +44,15 @@ async function extractArchive(ctx: RequestContext): Promise<void> {
     const { message, issues } = describeValidationError(parsed.error, "query");
     throw new ServiceError("INVALID_REQUEST", message, { issues });
   }
-  const { workspace } = ctx.server;
+  const { workspace, limits } = ctx.server;
+  const maxBytes = ctx.server.services.fileLimits.maxStreamedFileBytes;
+  const declared = Number(ctx.req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    throw new ServiceError("PAYLOAD_TOO_LARGE", `an archive of ${declared} bytes exceeds ${maxBytes} bytes`, { maxBytes });
+  }
   const clear = parsed.data.clear ? await archivePaths(workspace, parsed.data.paths) : [];
-  sendOk(ctx.res, await unpackArchive(workspace, ctx.req, { clear }));
+  const extractLimits = { maxBytes: limits.maxExtractedBytes, maxEntries: limits.maxExtractedEntries };
+  sendOk(ctx.res, await unpackArchive(workspace, bodyChunks(ctx.req), { clear, limits: extractLimits }));
 }
 
 export const archiveRoutes: RouteGroup = {

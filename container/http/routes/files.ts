@@ -27,6 +27,7 @@ import {
 import type { z } from "zod";
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
+import { bodyChunks } from "../../../server-kit/http/unread-body.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { decodeBase64 } from "../../engine/options.ts";
 import { deleteEntry } from "../../files/delete.ts";
@@ -89,7 +90,7 @@ async function uploadFile(ctx: RequestContext): Promise<void> {
   if (Number.isFinite(declared) && declared > maxBytes) {
     throw new ServiceError("PAYLOAD_TOO_LARGE", `upload of ${declared} bytes exceeds ${maxBytes} bytes`, { maxBytes });
   }
-  const result = await writeFileFromStream(paths, query.path, ctx.req, {
+  const result = await writeFileFromStream(paths, query.path, bodyChunks(ctx.req), {
     maxBytes,
     ...(query.createParents === undefined ? {} : { createParents: query.createParents }),
     ...(query.mode === undefined ? {} : { mode: query.mode }),

@@ -100,8 +100,9 @@ async function stream(ctx: RequestContext): Promise<void> {
 }
 
 async function stdin(ctx: RequestContext): Promise<void> {
-  const record = ctx.server.processes.get(ctx.params.id!);
+  // The body first: a malformed one is refused as such, whatever the id.
   const request = await readJson(ctx, stdinRequestSchema);
+  const record = ctx.server.processes.get(ctx.params.id!);
   const data = "data" in request ? decodeInput(request.data, request.encoding, ctx.server.limits.maxStdinBytes) : Buffer.alloc(0);
   const close = request.close === true;
   const bytesWritten = await record.writeStdin(data, close);

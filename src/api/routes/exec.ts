@@ -9,12 +9,13 @@ import type { ExecEvent } from "../../../protocol/events.ts";
 import { isErrorCode } from "../../../protocol/errors.ts";
 import { execRequestSchema } from "../../../protocol/process.ts";
 import { readEventStream } from "../../../protocol/sse.ts";
-import { execStreamUrlFieldsSchema, type ExecStreamUrl } from "../../../protocol/stream-url.ts";
+import { execStreamUrlFieldsSchema, processRunTag, type ExecStreamUrl } from "../../../protocol/stream-url.ts";
 import { SandboxError } from "../../rpc/errors.ts";
 import type { ExecRequestOptions } from "../../rpc/processes.ts";
 import type { ApiEnv } from "../types.ts";
 import { streamQuery } from "../schemas.ts";
 import { resumeRequest, sseResponse } from "../sse.ts";
+import { checkGrantedRun } from "../stream-grant.ts";
 import { mintStreamUrl, streamTargets } from "../stream-url.ts";
 import { jsonBody, queryParams } from "../validate.ts";
 
@@ -30,6 +31,7 @@ export const execRoutes = new Hono<ApiEnv>()
     return sseResponse(await c.var.sandbox.execStream(command, options));
   })
   .get("/exec/:pid/stream", queryParams(streamQuery), async (c) => {
+    await checkGrantedRun(c, c.req.param("pid"));
     const options = resumeRequest(c.req.header("last-event-id"), c.req.valid("query"));
     return sseResponse(await c.var.sandbox.resumeExecStream(c.req.param("pid"), options));
   });
@@ -43,7 +45,9 @@ async function startWithStreamUrl(c: Context<ApiEnv>, command: string, options: 
   if (options.killOnDisconnect) throw new SandboxError('killOnDisconnect would kill the command as soon as it starts with stream: "url"', "INVALID_REQUEST");
   for await (const event of readEventStream<ExecEvent>(await c.var.sandbox.execStream(command, options))) {
     if (event.type === "start") {
-      const url = await mintStreamUrl(c, streamTargets.execEvents(c.var.sandboxId, event.processId), ttlSeconds);
+      const process = await c.var.sandbox.getProcess(event.processId, {});
+      const run = processRunTag(process ?? { startTime: event.timestamp, pid: event.pid });
+      const url = await mintStreamUrl(c, streamTargets.execEvents(c.var.sandboxId, event.processId, run), ttlSeconds);
       return { processId: event.processId, ...(event.pid === undefined ? {} : { pid: event.pid }), ...url };
     }
     if (event.type === "error") throw new SandboxError(event.error, isErrorCode(event.code) ? event.code : "INTERNAL_ERROR");

@@ -6,11 +6,12 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
+import { exposePortRequestSchema } from "../../../protocol/preview-ports.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
 
-/** The port is checked by the Durable Object (INVALID_PORT), the rest of the request with it. */
-const exposeBodySchema = z.looseObject({ port: z.unknown() });
+/** The port is checked by the Durable Object (INVALID_PORT), the rest of the request here and there; unknown fields are refused. */
+const exposeBodySchema = exposePortRequestSchema.extend({ port: z.unknown() });
 
 export const portRoutes = new Hono<ApiEnv>()
   .post("/ports", jsonBody(exposeBodySchema), async (c) => {

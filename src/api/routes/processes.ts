@@ -7,6 +7,7 @@ import { startProcessRequestSchema, stdinRequestSchema } from "../../../protocol
 import { errorResponse } from "../errors.ts";
 import { generationQuery, killAllQuery, killQuery, listQuery, streamQuery } from "../schemas.ts";
 import { resumeRequest, sseResponse } from "../sse.ts";
+import { checkGrantedRun } from "../stream-grant.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody, queryParams } from "../validate.ts";
 
@@ -38,6 +39,7 @@ export const processRoutes = new Hono<ApiEnv>()
     return c.json(await c.var.sandbox.getProcessLogs(c.req.param("pid"), c.req.valid("query")));
   })
   .get("/processes/:pid/logs/stream", queryParams(streamQuery), async (c) => {
+    await checkGrantedRun(c, c.req.param("pid"));
     const options = resumeRequest(c.req.header("last-event-id"), c.req.valid("query"));
     return sseResponse(await c.var.sandbox.streamProcessLogs(c.req.param("pid"), options));
   })

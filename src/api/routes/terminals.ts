@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../../protocol/terminals.ts";
 import { base64ToBytes } from "../../client/bytes.ts";
 import { InvalidRequestError } from "../../rpc/errors.ts";
+import { grantedTerminalMode } from "../stream-grant.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
 
@@ -36,5 +37,8 @@ export const terminalRoutes = new Hono<ApiEnv>()
   .get("/terminals/:tid/wait", async (c) => c.json({ terminal: await c.var.sandbox.waitForTerminal(c.req.param("tid")) }))
   .get("/terminals/:tid/ws", async (c) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new InvalidRequestError("this route is a WebSocket: send Upgrade: websocket", "INVALID_REQUEST");
-    return c.var.sandbox.connectTerminal(c.req.param("tid"), c.req.raw);
+    // View-only stays so whatever the query says once a signed URL granted it.
+    const url = new URL(c.req.url);
+    url.searchParams.set("mode", grantedTerminalMode(c));
+    return c.var.sandbox.connectTerminal(c.req.param("tid"), new Request(url, c.req.raw));
   });

@@ -1,7 +1,8 @@
 /**
  * Reading a request of Cloudflare's container API: its JSON body is first reshaped into our request
  * (`reshape`), then validated by our own schema, so the limits and checks stay the ones our routes
- * apply. Fields of theirs we have no use for (`sessionId` on file calls, `origin`) are dropped.
+ * apply. Fields of theirs we have no use for (`sessionId` on file calls, `origin`) are dropped here,
+ * by name: our schemas refuse any other field they do not know.
  */
 import { z } from "zod";
 import { readJson } from "../../request.ts";
@@ -11,6 +12,17 @@ type Body = Record<string, unknown>;
 
 const isBody = (value: unknown): value is Body => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** What their client sends along on calls whose request of ours has no such field. */
+const THEIR_UNUSED_FIELDS = ["sessionId", "origin"] as const;
+
+/** The body without their unused fields that `ours` does not know. */
+function withoutUnused(body: Body, ours: z.ZodType): Body {
+  const shape = (ours as { shape?: Record<string, unknown> }).shape;
+  const kept = { ...body };
+  for (const field of THEIR_UNUSED_FIELDS) if (!(shape !== undefined && field in shape)) delete kept[field];
+  return kept;
+}
+
 export function readTheirJson<S extends z.ZodType>(ctx: RequestContext, ours: S, reshape: (body: Body) => Body = (body) => body): Promise<z.output<S>> {
-  return readJson(ctx, z.preprocess((value) => (isBody(value) ? reshape(value) : value), ours));
+  return readJson(ctx, z.preprocess((value) => (isBody(value) ? withoutUnused(reshape(value), ours) : value), ours));
 }
