@@ -10,6 +10,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** URL of the local container runtime started by test/global-setup.ts. */
     runtimeUrl: string;
+    /** A host folder the main runtime lets sandboxes mount (outside its data folder). */
+    sharedDir: string;
     /** A runtime whose container servers find no bubblewrap. */
     noBwrapRuntimeUrl: string;
     /** A runtime whose operator confines every sandbox with bwrap (SANDBOX_ISOLATION=bwrap). */
