@@ -21,7 +21,8 @@ import { openImage } from "./image/rootfs.ts";
 import { TEST_IMAGE_VAR, type ImageDescriptor } from "../test/container/image-server.ts";
 
 /**
- * The container tests that run against the image: image.test.ts (what only the image shows: tini as
+ * The container tests that run against the image: parity.test.ts (what a program sees in a sandbox,
+ * here through the local runtime on the image's root file system), image.test.ts (what only the image shows: tini as
  * PID 1, its programs), and those that start a server with default settings and speak to it over HTTP only. The others set limits or options of their own, reach into the in-process
  * server, or look for a command's processes in this machine's process table (the image's run in a
  * process namespace of their own): they stay with `npm test`.
@@ -32,6 +33,7 @@ const IMAGE_TESTS = [
   "test/container/code-python.test.ts",
   "test/container/exec.test.ts",
   "test/container/image.test.ts",
+  "test/container/parity.test.ts",
 ];
 
 const root = fileURLToPath(new URL("..", import.meta.url));

@@ -71,7 +71,7 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
     workspace,
     layer,
     // On the host's system, this checkout's Node and server; an image brings its own (its /usr/local among them).
-    ...(onHost ? { node: process.execPath, app: { node_modules: modules } } : { keepUsrLocal: true }),
+    ...(onHost ? { node: process.execPath, app: { node_modules: modules } } : { keepUsrLocal: true, rootDirs: [CONTAINER_PATHS.app] }),
     readOnly: options.readOnly,
     readWrite: options.readWrite,
     systemBinaries: options.systemBinaries,

@@ -28,6 +28,8 @@ export interface MountPlan {
   readWrite: readonly string[];
   /** False hides the system folders (SANDBOX_ALLOW_SYSTEM_BINARIES=0): only what the sandbox brings runs. */
   systemBinaries: boolean;
+  /** More top-level folders of the system root bound read-only (an image's /app, where its server lives). */
+  rootDirs?: readonly string[];
   /** Leave the system's /usr/local as it is (an image's holds its Node) instead of the layer's. */
   keepUsrLocal?: boolean;
   /** The operator's own bwrap arguments (SANDBOX_BWRAP_ARGS), after the mounts. */
@@ -54,6 +56,7 @@ export function containerMounts(plan: MountPlan): string[] {
       }
     }
   }
+  for (const dir of plan.rootDirs ?? []) bind("--ro-bind", hostPath(join(plan.systemRoot, dir)), dir);
   args.push("--proc", "/proc", "--dev", "/dev");
   for (const { name, path } of LAYER_DIRS) {
     if (path === "/usr/local" && plan.keepUsrLocal) continue;
