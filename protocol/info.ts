@@ -15,6 +15,8 @@ export interface SandboxResources {
   loadAverage: [number, number, number];
   /** The filesystem holding the workspace. */
   disk: { path: string; totalBytes: number; usedBytes: number; availableBytes: number };
+  /** Processes and threads of the sandbox's control group and its limit, where the sandbox sees its group. */
+  processes?: { current: number; max?: number };
 }
 
 export type InfoResponse = SuccessEnvelope & {

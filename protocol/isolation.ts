@@ -61,6 +61,8 @@ export interface IsolationInEffect {
   container?: boolean;
   /** The unprivileged host user the container runs as (a runtime started as root gives each its own). */
   hostUid?: number;
+  /** What the sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits). */
+  limits?: { pids: number; memoryBytes: number; cpuWeight: number; openFiles: number; enforcedBy: string };
 }
 
 /** Absolute paths only: an isolation root is named on the machine that runs the sandbox. */

@@ -135,6 +135,8 @@ export interface RuntimeHealth {
   /** Whether sandboxes may have outbound network at all. */
   networkAllowed: boolean;
   dataDir: string;
+  /** What each sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits). */
+  limits?: { pids: number; memoryBytes: number; cpuWeight: number; openFiles: number; enforcedBy: string };
 }
 
 /** Longest a `/exit` long poll is held before the runtime answers "still running". */

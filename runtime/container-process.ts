@@ -178,7 +178,7 @@ export class ContainerProcess {
     const container = new ContainerProcess(options, 0, run.server);
     try {
       const support = detectIsolation({ bwrapPath: settings.bwrap });
-      const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version));
+      const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version, settings));
       const assignment: ServerAssignment = { secret: container.secret, env };
       if (walls.allowNetwork) {
         await Promise.race([run.server.booted, run.server.exited]);

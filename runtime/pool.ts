@@ -152,6 +152,11 @@ export class ContainerPool {
     return run;
   }
 
+  /** How this pool's containers are made and bounded. */
+  get containerSettings(): ContainerSettings {
+    return this.#options.containers;
+  }
+
   get size(): number {
     return this.#running.size;
   }

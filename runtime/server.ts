@@ -17,6 +17,7 @@ import type { OperatorPolicy } from "./policy.ts";
 import { ContainerPool } from "./pool.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { containerSettings } from "./container/settings.ts";
+import type { SandboxLimits } from "./container/limits.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 
 export interface RuntimeOptions {
@@ -52,6 +53,8 @@ export interface RuntimeOptions {
    * server; default: the host's system folders and this checkout's server.
    */
   rootfs?: string;
+  /** What each sandbox may take of the machine (SANDBOX_PIDS_MAX, …); default container/limits.ts. */
+  limits?: SandboxLimits;
   /** Called when a caller asks a container to stop (sleep, destroy): what `npm start`'s watch tells from a crash. */
   onStopAsked?: (key: string) => void;
 }
@@ -75,7 +78,10 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   const dataDir = resolve(options.dataDir ?? ".sandbox");
   // Only its owner may reach what sandboxes keep (a file a command made setuid among it).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [], ...(options.rootfs ? { rootfs: options.rootfs } : {}) });
+  const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [],
+    ...(options.rootfs ? { rootfs: options.rootfs } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
 
   const unlock = lockDataDir(dataDir);
   const leftovers = readdirSync(dataDir)

@@ -9,15 +9,18 @@
  *   SANDBOX_EPHEMERAL_WORKSPACES  1: every start begins with an empty workspace, as on Cloudflare
  *                          (default: a sandbox's workspace stays on disk between starts)
  * The isolation defaults of every sandbox (SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS,
- * SANDBOX_BWRAP_ARGS, …) and SANDBOX_BWRAP_PATH are read where they are applied (isolation.ts).
+ * SANDBOX_BWRAP_ARGS, …) and SANDBOX_BWRAP_PATH are read where they are applied (isolation.ts); what
+ * each sandbox may take (SANDBOX_PIDS_MAX, SANDBOX_MEMORY_MAX, SANDBOX_CPU_WEIGHT, SANDBOX_NOFILE_MAX)
+ * in container/limits.ts.
  */
 import path from "node:path";
 import type { RuntimeOptions } from "./server.ts";
+import { limitsFromEnv } from "./container/limits.ts";
 
 /** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
 const DEFAULT_WARM_SERVERS = 2;
 
-export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers" | "ephemeralWorkspaces">;
+export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers" | "ephemeralWorkspaces" | "limits">;
 
 export function runtimeSettingsFromEnv(env: Record<string, string | undefined>): RuntimeSettings {
   const settings: RuntimeSettings = {};
@@ -38,6 +41,7 @@ export function runtimeSettingsFromEnv(env: Record<string, string | undefined>):
   if (!Number.isInteger(warm) || warm < 0) throw new Error(`SANDBOX_WARM_POOL must be a whole number ≥ 0, not "${env.SANDBOX_WARM_POOL}"`);
   settings.warmServers = warm;
   if (env.SANDBOX_EPHEMERAL_WORKSPACES === "1" || env.SANDBOX_EPHEMERAL_WORKSPACES === "true") settings.ephemeralWorkspaces = true;
+  settings.limits = limitsFromEnv(env);
   return settings;
 }
 

@@ -9,13 +9,30 @@ import type { SandboxResources } from "../../protocol/info.ts";
 const CGROUP = "/sys/fs/cgroup";
 
 export async function readResources(workspace: string): Promise<SandboxResources> {
-  const [memory, cpus, disk] = await Promise.all([readMemory(), readCpus(), readDisk(workspace)]);
-  return { memory, cpus, loadAverage: os.loadavg() as [number, number, number], disk };
+  const [memory, cpus, disk, processes] = await Promise.all([readMemory(), readCpus(), readDisk(workspace), readProcesses()]);
+  return { memory, cpus, loadAverage: os.loadavg() as [number, number, number], disk, ...(processes ? { processes } : {}) };
+}
+
+/** The first of `files` that holds a number (the v2 file, then its v1 twin under its controller's folder). */
+async function firstNumber(...files: string[]): Promise<number | undefined> {
+  for (const file of files) {
+    const value = await readNumber(file);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** Processes (and threads) of the sandbox's group against its limit, where it sees its group. */
+async function readProcesses(): Promise<SandboxResources["processes"]> {
+  const current = await firstNumber(`${CGROUP}/pids.current`, `${CGROUP}/pids/pids.current`);
+  if (current === undefined) return undefined;
+  const max = await firstNumber(`${CGROUP}/pids.max`, `${CGROUP}/pids/pids.max`);
+  return { current, ...(max === undefined ? {} : { max }) };
 }
 
 async function readMemory(): Promise<SandboxResources["memory"]> {
-  const limit = await readNumber(`${CGROUP}/memory.max`);
-  const current = await readNumber(`${CGROUP}/memory.current`);
+  const limit = await firstNumber(`${CGROUP}/memory.max`, `${CGROUP}/memory/memory.limit_in_bytes`);
+  const current = await firstNumber(`${CGROUP}/memory.current`, `${CGROUP}/memory/memory.usage_in_bytes`);
   const hostTotal = os.totalmem();
   if (limit !== undefined && current !== undefined && limit < hostTotal) {
     return { totalBytes: limit, usedBytes: current, availableBytes: Math.max(0, limit - current), source: "cgroup" };

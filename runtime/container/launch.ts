@@ -44,6 +44,18 @@ export interface ContainerLaunchOptions {
   readWrite: readonly string[];
   systemBinaries: boolean;
   extraArgs: readonly string[];
+  limits: LaunchLimits;
+}
+
+/** What the launch wrapper applies before bwrap runs, so everything in the container is bound by it. */
+export interface LaunchLimits {
+  openFiles: number;
+  /** Processes of the container's host user at most (only where that user is the container's alone). */
+  processes?: number;
+  /** `cgroup.procs` files to join. */
+  joinGroups: readonly string[];
+  /** The container's groups, shown inside read-only: host folder → in-container path. */
+  groupBinds: readonly [string, string][];
 }
 
 export interface PreparedContainer {
@@ -76,6 +88,7 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
     readWrite: options.readWrite,
     systemBinaries: options.systemBinaries,
     extraArgs: options.extraArgs,
+    groupBinds: options.limits.groupBinds,
   });
   let listener: { server: Server; fd: number; port: number } | undefined;
   let argsFd: number | undefined;
@@ -88,8 +101,8 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
   }
   const flags = onHost ? serverNodeFlags([]) : [];
   const launch: Launch = {
-    command: options.bwrap,
-    args: ["--args", String(ARGS_FD), "--", CONTAINER_PATHS.node, ...flags, entry],
+    command: "/bin/sh",
+    args: ["-c", limitScript(options.limits), "sh", ...options.limits.joinGroups, "--", options.bwrap, "--args", String(ARGS_FD), "--", CONTAINER_PATHS.node, ...flags, entry],
     env: { PATH: DEFAULT_PATH, HOME: CONTAINER_PATHS.home, [ASSIGNMENT_FROM_STDIN_VAR]: "1" },
     cwd: "/",
     fds: [listener.fd, argsFd],
@@ -106,6 +119,18 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
       closeSync(opened);
     },
   };
+}
+
+/**
+ * The launch wrapper: joins the container's groups (each named before a `--`), lowers its rlimits,
+ * then becomes bwrap. Everything the container ever starts descends from it, inside those bounds.
+ */
+function limitScript(limits: LaunchLimits): string {
+  // A limit lowered only: where the host's hard limit is already lower, that one stays.
+  const lower = (flags: string[], value: number) => `{ ${flags.map((flag) => `ulimit -${flag} ${value} 2>/dev/null`).join(" || ")} || :; }; `;
+  // Processes are -u to bash and -p to dash (Debian's /bin/sh).
+  const processes = limits.processes === undefined ? "" : lower(["u", "p"], limits.processes);
+  return `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; ${lower(["n"], limits.openFiles)}${processes}exec "$@"`;
 }
 
 /**

@@ -32,6 +32,8 @@ export interface MountPlan {
   rootDirs?: readonly string[];
   /** Leave the system's /usr/local as it is (an image's holds its Node) instead of the layer's. */
   keepUsrLocal?: boolean;
+  /** The container's control groups, read-only where a container sees its own (host folder → path). */
+  groupBinds?: readonly (readonly [string, string])[];
   /** The operator's own bwrap arguments (SANDBOX_BWRAP_ARGS), after the mounts. */
   extraArgs: readonly string[];
 }
@@ -68,6 +70,7 @@ export function containerMounts(plan: MountPlan): string[] {
   for (const path of plan.readOnly) bind("--ro-bind", path, path);
   for (const path of plan.readWrite) bind("--bind", path, path);
   bind("--bind", hostPath(plan.workspace), "/workspace");
+  for (const [source, dest] of plan.groupBinds ?? []) bind("--ro-bind", source, dest);
   args.push(...plan.extraArgs);
   args.push("--remount-ro", "/");
   return args;

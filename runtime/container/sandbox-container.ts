@@ -9,6 +9,7 @@
  * the sandbox's env vars, and the walls it sits in, which it reports as its isolation.
  */
 import { existsSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IsolationInEffect, IsolationOptions } from "../../protocol/isolation.ts";
@@ -20,6 +21,8 @@ import { ServerChild } from "../server-child.ts";
 import { assertReachable } from "./reachable.ts";
 import { ownTree, type HostUser, type HostUsers } from "./host-users.ts";
 import { CONTAINER_PATHS, prepareContainer } from "./launch.ts";
+import { describeMechanism, makeSandboxGroup, type LimitsMechanism, type SandboxGroup } from "./cgroups.ts";
+import type { SandboxLimits } from "./limits.ts";
 import { attachNetwork, type ContainerNetwork } from "./network.ts";
 import { closeHandles, openPathHandle, type PathHandle } from "./path-handle.ts";
 
@@ -40,6 +43,9 @@ export interface ContainerSettings {
   allowedPaths: readonly string[];
   /** The runtime's data folder: no sandbox may mount any of it. */
   dataDir: string;
+  /** What each sandbox may take, and how that is enforced here. */
+  limits: SandboxLimits;
+  mechanism: () => LimitsMechanism;
 }
 
 /** A container server with what the runtime lent it: its host user and, once assigned, its network. */
@@ -70,11 +76,13 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
     }
   }
   const user = settings.users.take(preferredUid);
+  let group: SandboxGroup | undefined;
   const readOnly: string[] = [];
   const readWrite: string[] = [];
   try {
     for (const path of options.readOnlyPaths) readOnly.push(checkedPath(settings, path, "readOnlyPaths"));
     for (const path of options.readWritePaths) readWrite.push(checkedPath(settings, path, "readWritePaths"));
+    group = makeSandboxGroup(settings.mechanism(), `sandbox-${randomUUID()}`, settings.limits, user);
     const prepared = await prepareContainer({
       dir,
       user,
@@ -85,6 +93,13 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       readWrite,
       systemBinaries: options.allowSystemBinaries,
       extraArgs: options.bwrapArgs,
+      limits: {
+        openFiles: settings.limits.openFiles,
+        // Processes per host uid count only where each container has a uid of its own.
+        ...(settings.users.switching ? { processes: settings.limits.pids } : {}),
+        joinGroups: group?.procsFiles ?? [],
+        groupBinds: group?.binds ?? [],
+      },
     });
     let server: ServerChild;
     try {
@@ -92,10 +107,15 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
     } finally {
       prepared.release();
     }
-    void server.exited.then(() => settings.users.release(user));
+    const made = group;
+    void server.exited.then(() => {
+      settings.users.release(user);
+      made?.remove();
+    });
     return { server, user };
   } catch (error) {
     settings.users.release(user);
+    group?.remove();
     throw error;
   }
 }
@@ -151,7 +171,7 @@ export function containerServerEnv(key: string, sandboxEnv: Record<string, strin
 }
 
 /** The walls a container with these options has. */
-export function containerWalls(options: IsolationOptions, user: HostUser | undefined, version: string | undefined): IsolationInEffect {
+export function containerWalls(options: IsolationOptions, user: HostUser | undefined, version: string | undefined, settings: ContainerSettings): IsolationInEffect {
   return {
     mode: "bwrap",
     allowNetwork: options.allowNetwork,
@@ -162,6 +182,7 @@ export function containerWalls(options: IsolationOptions, user: HostUser | undef
     container: true,
     ...(user ? { hostUid: user.uid } : {}),
     ...(version ? { version } : {}),
+    limits: { ...settings.limits, enforcedBy: describeMechanism(settings.mechanism()) },
   };
 }
 

@@ -8,6 +8,8 @@ import { resolve } from "node:path";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { findExecutable } from "../../server-kit/executables.ts";
 import { DEFAULT_UID_BASE, HostUsers } from "./host-users.ts";
+import { detectLimits, type LimitsMechanism } from "./cgroups.ts";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./limits.ts";
 import type { ContainerSettings } from "./sandbox-container.ts";
 
 export interface ContainerSettingsInput {
@@ -19,6 +21,8 @@ export interface ContainerSettingsInput {
   uidBase?: number;
   /** Whether a root runtime lends each container a user of its own (default: yes, when root). */
   switchUsers?: boolean;
+  /** What each sandbox may take (SANDBOX_PIDS_MAX, …); default DEFAULT_SANDBOX_LIMITS. */
+  limits?: SandboxLimits;
 }
 
 const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
@@ -34,6 +38,8 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
     ...(input.rootfs ? { rootfs: realOrSelf(resolve(input.rootfs)) } : {}),
     allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),
     dataDir: realOrSelf(input.dataDir),
+    limits: input.limits ?? DEFAULT_SANDBOX_LIMITS,
+    mechanism: lazyMechanism(),
   };
 }
 
@@ -43,4 +49,10 @@ function realOrSelf(path: string): string {
   } catch {
     return path;
   }
+}
+
+/** Found (and the runtime's parent groups made) when the first container needs them, once. */
+function lazyMechanism(): () => LimitsMechanism {
+  let found: LimitsMechanism | undefined;
+  return () => (found ??= detectLimits(`edge-sandbox-${process.pid}`));
 }

@@ -112,6 +112,7 @@ export const sandboxDetailsSchema = sandboxInfoSchema.extend({
     cpus: z.number(),
     loadAverage: z.array(z.number()),
     disk: z.object({ path: z.string(), totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number() }),
+    processes: z.object({ current: z.number().int(), max: z.number().int().optional() }).optional(),
   }),
   isolation: z.object({
     mode: z.enum(ISOLATION_MODES),
@@ -121,6 +122,11 @@ export const sandboxDetailsSchema = sandboxInfoSchema.extend({
     allowSystemBinaries: z.boolean(),
     pidNamespace: z.boolean(),
     version: z.string().optional(),
+    container: z.boolean().optional().describe("One long-lived container holds the server and every command"),
+    hostUid: z.number().int().optional().describe("The unprivileged host user the container runs as"),
+    limits: z
+      .object({ pids: z.number().int(), memoryBytes: z.number(), cpuWeight: z.number().int(), openFiles: z.number().int(), enforcedBy: z.string() })
+      .optional(),
   }),
   processes: z.object({ live: z.number().int() }),
   sessions: z.number().int(),
