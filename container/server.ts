@@ -18,6 +18,7 @@ import { interpreterPrograms, type InterpreterPrograms } from "./interpreter/lan
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy-serving.ts";
+import { OpenRequests } from "./http/open-requests.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
 import { WatchSlots } from "./watch/watch-slots.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
@@ -93,6 +94,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     startedAt: Date.now(),
     version: VERSION,
     shutdown: shutdown.signal,
+    openRequests: new OpenRequests(),
   };
 
   const router = new Router(ROUTE_GROUPS.flatMap((group) => group.routes));
@@ -102,7 +104,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const ports = portProxyServing(services.isolation.ports, options.secret);
   let listening;
   try {
-    listening = await listen(ports.around(requests), {
+    const served = ports.around(requests);
+    listening = await listen((req, res) => {
+      context.openRequests.track(res);
+      served(req, res);
+    }, {
       port: options.port ?? 3000,
       host: options.host ?? "127.0.0.1",
       ...(options.listenFd === undefined ? {} : { fd: options.listenFd }),

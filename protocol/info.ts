@@ -28,6 +28,8 @@ export type InfoResponse = SuccessEnvelope & {
   resources: SandboxResources;
   isolation: IsolationInEffect;
   processes: { live: number };
+  /** Who is using the sandbox now: requests being answered (streams among them) and live terminals. */
+  activity: { openRequests: number; terminals: number };
   sessions: number;
   platform: { os: string; arch: string; kernel: string; node: string };
 };

@@ -22,6 +22,7 @@ import type { IsolationOptions } from "../protocol/isolation.ts";
 import { resolveIsolationOptions } from "../container/isolation/config.ts";
 import { resolveIsolation } from "./isolation.ts";
 import { containerSettings } from "./container/settings.ts";
+import { idlest } from "./idle.ts";
 import { fitsWarm, spawnContainer, type ContainerRun, type ContainerSettings } from "./container/sandbox-container.ts";
 
 export interface PoolOptions {
@@ -53,6 +54,8 @@ export class ContainerPool {
   readonly #lastRun = new Map<string, ContainerProcess>();
   /** Warm servers (in their containers, where sandboxes are containers), oldest first: booted or booting, assigned to no sandbox yet. */
   readonly #warm: ContainerRun[] = [];
+  /** Sandboxes put to sleep to make room, until they are gone. */
+  readonly #evicting = new Set<ContainerProcess>();
   /** Whether a refill is under way. */
   #refilling = false;
   #closed = false;
@@ -174,9 +177,21 @@ export class ContainerPool {
     const live = new Set([...this.#running.keys(), ...this.#starting.keys()]);
     live.delete(key); // a key on its way out is replaced, not added
     if (live.size >= this.#options.maxContainers) {
-      throw new ServiceError("TOO_MANY_SANDBOXES", `this runtime runs ${live.size} sandboxes, its limit (SANDBOX_MAX_SANDBOXES): destroy one first`, {
-        limit: this.#options.maxContainers,
-      });
+      // At the cap, the idlest sandbox sleeps to make room; only when every one is busy is this refused.
+      const idle = await idlest([...this.#running.values()].filter((run) => run.key !== key && !run.stopping && !this.#evicting.has(run)));
+      if (!idle) {
+        throw new ServiceError("TOO_MANY_SANDBOXES", `this runtime runs ${live.size} sandboxes, its limit (SANDBOX_MAX_SANDBOXES), and all are busy: destroy one first`, {
+          limit: this.#options.maxContainers,
+        });
+      }
+      this.#evicting.add(idle);
+      try {
+        idle.signal(15);
+        await idle.exited;
+      } finally {
+        this.#evicting.delete(idle);
+      }
+      return this.start(key, request);
     }
     // A container on its way out (sleep, destroy) finishes going before the next one starts.
     const starting = (current?.stopping ? current.exited : Promise.resolve()).then(() =>

@@ -1,4 +1,5 @@
 /** What route handlers are given and what a route group declares. */
+import type { OpenRequests } from "./open-requests.ts";
 import type { Route as KitRoute } from "../../server-kit/http/router.ts";
 import type { RoutedRequest } from "../../server-kit/http/serve.ts";
 import type { ServerLimits } from "../config.ts";
@@ -30,6 +31,8 @@ export interface ServerContext {
   readonly version: string;
   /** Aborted when the server closes; long-lived handlers (streams) stop on it. */
   readonly shutdown: AbortSignal;
+  /** Requests being answered now (streams among them). */
+  readonly openRequests: OpenRequests;
 }
 
 export interface RequestContext extends RoutedRequest {

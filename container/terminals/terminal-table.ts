@@ -23,6 +23,11 @@ const LOGIN_SHELL_COMMAND = "exec bash -l";
 
 export class TerminalTable {
   readonly #terminals = new Map<string, Terminal>();
+
+  /** Terminals whose program still runs. */
+  get liveCount(): number {
+    return [...this.#terminals.values()].filter((terminal) => terminal.status === "running").length;
+  }
   readonly #workspace: string;
   readonly #environment: CommandEnvironment;
   readonly #hooks: SpawnHooks;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { CONTAINER_SERVER_PORT, type RuntimeContainerInfo } from "../../protocol/runtime.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
-import { call, runtimeCall, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
+import { call, containerCall, runtimeCall, tempDataDir, type DataDir, type JsonReply } from "./helpers.ts";
 
 let dataDir: DataDir;
 let runtime: RunningRuntime;
@@ -102,21 +102,29 @@ describe("runtime API", () => {
 });
 
 describe("the runtime's limit of live sandboxes", () => {
-  it("refuses one more with 429 TOO_MANY_SANDBOXES, and takes it once one is gone", async () => {
+  it("puts the idlest sandbox to sleep to make room, and refuses with 429 only when every one is busy", async () => {
     const limited = await startRuntime({ dataDir: `${dataDir.path}/limited`, isolation: "none", maxContainers: 2, stopGraceMs: 1_000 });
     try {
       const start = (key: string) => runtimeCall(limited, "POST", `/containers/${key}/start`, {});
+      const busy = async (key: string) =>
+        expect((await containerCall(await limited.pool.start(key, {}), "POST", "/api/process/start", { command: "sleep 60", processId: "busy" })).status).toBe(200);
       expect((await start("lim-a")).status).toBe(200);
       expect((await start("lim-b")).status).toBe(200);
-      const refused = await start("lim-c");
+      await busy("lim-a");
+      // lim-b has nothing running and nobody reading: it sleeps, lim-c takes its place.
+      expect((await start("lim-c")).status).toBe(200);
+      expect((await runtimeCall(limited, "GET", "/containers/lim-b")).body).toMatchObject({ running: false });
+      expect((await runtimeCall(limited, "GET", "/containers/lim-a")).body).toMatchObject({ running: true });
+      await busy("lim-c");
+      const refused = await start("lim-d");
       expectError(refused, "TOO_MANY_SANDBOXES");
       expect(refused.body.context).toEqual({ limit: 2 });
-      expect(refused.body.message).toMatch(/SANDBOX_MAX_SANDBOXES/);
-      expect((await runtimeCall(limited, "GET", "/containers/lim-c")).body).toEqual({ key: "lim-c", running: false });
+      expect(refused.body.message).toMatch(/SANDBOX_MAX_SANDBOXES.*all are busy/);
+      expect((await runtimeCall(limited, "GET", "/containers/lim-d")).body).toEqual({ key: "lim-d", running: false });
       // A running one starts again as it is; a destroyed one makes room.
       expect((await start("lim-a")).status).toBe(200);
-      await runtimeCall(limited, "DELETE", "/containers/lim-b");
-      expect((await start("lim-c")).status).toBe(200);
+      await runtimeCall(limited, "DELETE", "/containers/lim-c");
+      expect((await start("lim-d")).status).toBe(200);
       expect((await runtimeCall(limited, "GET", "/health")).body).toMatchObject({ containers: 2, maxContainers: 2 });
     } finally {
       await limited.close();

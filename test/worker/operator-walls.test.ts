@@ -131,12 +131,14 @@ describe("a config is checked when it is saved", () => {
 });
 
 describe("the runtime's limit of live sandboxes", () => {
-  it("answers one sandbox too many with 429 TOO_MANY_SANDBOXES", async () => {
+  it("answers one sandbox too many with 429 TOO_MANY_SANDBOXES while the live one is busy", async () => {
     const first = sandboxPath("limit-a");
     const second = sandboxPath("limit-b");
     await useRuntime(first.id, inject("oneSandboxRuntimeUrl"));
     await useRuntime(second.id, inject("oneSandboxRuntimeUrl"));
     expect((await exec(first.base, "echo one")).body).toMatchObject({ stdout: "one\n" });
+    // Busy: a process runs in it (an idle one would be put to sleep to make room).
+    expect((await call(`${first.base}/processes`, { method: "POST", json: { command: "sleep 60", processId: "busy" } })).status).toBeLessThan(300);
     const refused = await exec(second.base, "echo two");
     expect(refused).toMatchObject({ status: 429, body: { code: "TOO_MANY_SANDBOXES", message: expect.stringMatching(/limit/) } });
     expect((await call(first.base, { method: "DELETE" })).status).toBeLessThan(300);

@@ -47,6 +47,8 @@ async function info(ctx: RequestContext): Promise<void> {
     resources: await readResources(server.workspace),
     isolation: isolation.info(),
     processes: { live: server.processes.liveCount },
+    // This request itself is not activity.
+    activity: { openRequests: server.openRequests.count - 1, terminals: server.terminals.liveCount },
     sessions: sessions.list().length,
     platform: { os: os.platform(), arch: os.arch(), kernel: os.release(), node: process.version },
   });
