@@ -1,12 +1,13 @@
 /**
  * The upgrade side of the server: `GET /api/terminals/:id/ws?since=<cursor>&mode=view` becomes a
  * WebSocket viewer of that terminal (container/terminals/viewer.ts), view-only when asked. Node's http server has no WebSocket
- * server of its own, so `ws` does the handshake and framing. The same secret as every other
+ * server of its own, so `ws` does the handshake and framing; it is loaded at the first terminal
+ * socket, not at boot (it is a fifth of an idle server's memory, and most sandboxes never open one). The same secret as every other
  * request is required; anything else that asks to upgrade is refused with a plain HTTP error.
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer } from "ws";
+import type { WebSocketServer } from "ws";
 import { ERROR_CODES, errorBody, type ErrorCode } from "../../protocol/errors.ts";
 import { terminalSocketQuerySchema } from "../../protocol/terminals.ts";
 import { carriesSecret } from "../../server-kit/http/bearer.ts";
@@ -20,7 +21,8 @@ const WS_PATH = /^\/api\/terminals\/([^/]+)\/ws$/;
 export type UpgradeClaim = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
 
 export function serveTerminalSockets(server: Server, context: ServerContext, secret: string | undefined, other?: UpgradeClaim): void {
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  let sockets: Promise<WebSocketServer> | undefined;
+  const socketServer = () => (sockets ??= import("ws").then(({ WebSocketServer }) => new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 })));
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     try {
       if (secret !== undefined && !carriesSecret(req, secret)) return refuse(socket, "UNAUTHORIZED", "this server answers only to its secret");
@@ -32,7 +34,10 @@ export function serveTerminalSockets(server: Server, context: ServerContext, sec
       if (!query.success) return refuse(socket, "INVALID_REQUEST", 'since must be a cursor (a whole number, 0 or more), mode "interactive" or "view"');
       const terminal = context.terminals.get(decodeURIComponent(match[1]!));
       const { since, mode } = query.data;
-      sockets.handleUpgrade(req, socket, head, (ws) => attachViewer(ws, terminal, since, context.shutdown, mode));
+      socketServer().then(
+        (wss) => wss.handleUpgrade(req, socket, head, (ws) => attachViewer(ws, terminal, since, context.shutdown, mode)),
+        (error: Error) => refuse(socket, "INTERNAL_ERROR", error.message),
+      );
     } catch (error) {
       if (isServiceError(error)) return refuse(socket, error.code, error.message);
       refuse(socket, "INTERNAL_ERROR", (error as Error).message);
