@@ -26,6 +26,7 @@ import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { runtimeSettingsFromEnv } from "../runtime/settings.ts";
+import { describeMechanism } from "../runtime/container/cgroups.ts";
 import { watchContainers } from "./supervise/container-watch.ts";
 import { watchRuntime, type RuntimeWatch } from "./supervise/runtime-watch.ts";
 import { WorkerSupervisor } from "./supervise/worker-supervisor.ts";
@@ -133,13 +134,16 @@ runtimeWatch = watchRuntime(runtime, { say: (line) => console.log(line), giveUp 
 const isolation =
   runtime.isolation === "none"
     ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`
-    : "bwrap: commands see only their workspace and their own processes, no network unless a sandbox allows it";
+    : `bwrap: each sandbox a container of its own (/workspace, root inside, ${process.getuid?.() === 0 ? "an unprivileged uid of its own outside" : `${userInfo().username} outside`}), no network unless it allows it`;
+const { limits } = runtime.pool.containerSettings;
+const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per sandbox (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
   Sandbox service ready (Ctrl-C stops everything)
 
     URL:       ${url}
     Token:     ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
     Isolation: ${isolation}
+    Limits:    ${limitsLine}
     Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
     Previews:  ${previewsLine(settings.vars, workerPort)}
