@@ -180,6 +180,7 @@ export class ContainerProcess {
       const support = detectIsolation({ bwrapPath: settings.bwrap });
       const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version, settings));
       const assignment: ServerAssignment = { secret: container.secret, env };
+      await run.verify?.();
       if (walls.allowNetwork) {
         await Promise.race([run.server.booted, run.server.exited]);
         await connectContainer(settings, run, true);

@@ -8,7 +8,7 @@
  * The server inside is told its sandbox on stdin (protocol ServerAssignment): the in-container paths,
  * the sandbox's env vars, and the walls it sits in, which it reports as its isolation.
  */
-import { existsSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
+import { existsSync, fstatSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,6 +52,8 @@ export interface ContainerSettings {
 export interface ContainerRun {
   server: ServerChild;
   user: HostUser | undefined;
+  /** Checks that what the container bound is what was checked; throws if not. */
+  verify?: () => Promise<void>;
   network?: ContainerNetwork;
 }
 
@@ -77,8 +79,8 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
   }
   const user = settings.users.take(preferredUid);
   let group: SandboxGroup | undefined;
-  const readOnly: string[] = [];
-  const readWrite: string[] = [];
+  const readOnly: CheckedPath[] = [];
+  const readWrite: CheckedPath[] = [];
   try {
     for (const path of options.readOnlyPaths) readOnly.push(checkedPath(settings, path, "readOnlyPaths"));
     for (const path of options.readWritePaths) readWrite.push(checkedPath(settings, path, "readWritePaths"));
@@ -89,8 +91,8 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       bwrap: settings.bwrap,
       ...(settings.rootfs ? { rootfs: settings.rootfs } : {}),
       serverEntry: await serverEntry(),
-      readOnly,
-      readWrite,
+      readOnly: readOnly.map((checked) => checked.path),
+      readWrite: readWrite.map((checked) => checked.path),
       systemBinaries: options.allowSystemBinaries,
       extraArgs: options.bwrapArgs,
       limits: {
@@ -112,7 +114,8 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       settings.users.release(user);
       made?.remove();
     });
-    return { server, user };
+    const checked = [...readOnly, ...readWrite];
+    return { server, user, verify: () => verifyBinds(server, checked) };
   } catch (error) {
     settings.users.release(user);
     group?.remove();
@@ -211,7 +214,7 @@ function firstDescendant(server: ServerChild): number | undefined {
  * Opens an allowed host path as a handle and checks the object it holds: under an allowed root, and
  * not inside the runtime's data folder (another sandbox's writable files).
  */
-function checkedPath(settings: ContainerSettings, path: string, field: string): string {
+function checkedPath(settings: ContainerSettings, path: string, field: string): CheckedPath {
   let handle: PathHandle;
   try {
     handle = openPathHandle(path);
@@ -227,8 +230,33 @@ function checkedPath(settings: ContainerSettings, path: string, field: string): 
     closeHandles([handle]);
     throw new ServiceError("ISOLATION_NOT_ALLOWED", `${field}: ${path} is not under a path the operator allows sandboxes to mount`, { field, path });
   }
+  const stats = fstatSync(handle.fd);
   closeHandles([handle]);
-  return real;
+  return { path: real, dev: stats.dev, ino: stats.ino };
+}
+
+/** A host path as it was checked: where it is, and the object it was then. */
+interface CheckedPath {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+/**
+ * bubblewrap finds what it binds by path again, a moment after the check: what the container got is
+ * compared with what was checked, through the container's own view of its mount point
+ * (/proc/<pid>/root), before anyone is handed the container. A swap in between is refused.
+ */
+async function verifyBinds(server: ServerChild, checked: readonly CheckedPath[]): Promise<void> {
+  if (checked.length === 0) return;
+  await Promise.race([server.booted, server.exited]);
+  const pid = server.serverPid;
+  for (const expected of checked) {
+    const seen = pid === undefined ? undefined : statSync(`/proc/${pid}/root${expected.path}`, { throwIfNoEntry: false });
+    if (!seen || seen.dev !== expected.dev || seen.ino !== expected.ino) {
+      throw new ServiceError("ISOLATION_NOT_ALLOWED", `${expected.path} changed between its check and its mount: refused`, { path: expected.path });
+    }
+  }
 }
 
 function within(path: string, root: string): boolean {
