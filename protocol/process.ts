@@ -5,8 +5,29 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
+import { idRoute } from "./route-path.ts";
 import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
+
+/** Commands run to completion: buffered, streamed, and a broken stream resumed by the exec's id. */
+export const EXEC_ROUTES = {
+  execute: "/api/execute",
+  stream: "/api/execute/stream",
+  resume: idRoute("/api/execute/:id/stream"),
+} as const;
+
+/** Background processes. */
+export const PROCESS_ROUTES = {
+  start: "/api/process/start",
+  list: "/api/process/list",
+  killAll: "/api/process/kill-all",
+  cleanup: "/api/process/cleanup",
+  /** GET (the record) and DELETE (a signal, `?signal=`). */
+  one: idRoute("/api/process/:id"),
+  logs: idRoute("/api/process/:id/logs"),
+  stream: idRoute("/api/process/:id/stream"),
+  stdin: idRoute("/api/process/:id/stdin"),
+} as const;
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
 export type ProcessStatus = (typeof PROCESS_STATUSES)[number];

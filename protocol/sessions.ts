@@ -15,12 +15,13 @@
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";
 import { withoutNul } from "./validation.ts";
+import { idRoute } from "./route-path.ts";
 
 export const SESSION_ROUTES = {
   create: "/api/session",
   list: "/api/session/list",
   /** GET and DELETE. */
-  one: (id: string) => `/api/session/${encodeURIComponent(id)}`,
+  one: idRoute("/api/session/:id"),
   /** GET (`?sessionId=` for a session's) and POST (SetEnvRequest). */
   env: "/api/env",
 } as const;
