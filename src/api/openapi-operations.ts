@@ -36,7 +36,7 @@ function operationOf(binding: Binding): Json {
 export function derivedPathItems(): Record<string, Json> {
   const items: Record<string, Json> = {};
   for (const binding of Object.values(API_METHODS) as Binding[]) {
-    if (binding.undocumented) continue;
+    if (binding.byHand?.includes("openapi")) continue;
     const path = documentedPath(binding.path);
     items[path] ??= { parameters: [{ $ref: "#/components/parameters/sandboxId" }, ...pathParams(binding.path).map((name) => PATH_PARAMETERS[name])] };
     items[path]![binding.verb.toLowerCase()] = operationOf(binding);

@@ -1,35 +1,22 @@
 /**
- * The OpenAPI 3.1 document of /v1, generated from the same zod schemas the routes validate with
- * (request bodies from protocol/, queries and responses from ./schemas.ts). The paths are listed
- * here by hand; the shapes are not.
+ * The OpenAPI 3.1 document of /v1: the prose and components written here, the operations of the
+ * method bindings (src/rpc/bindings/) derived by ./openapi-operations.ts, and here by hand only
+ * those the bindings cannot describe (raw bytes, WebSockets, stream URLs, the preview proxy).
+ * Every shape comes from a zod schema, never written out again.
  */
 import { z } from "zod";
-import {
-  deleteFileRequestSchema,
-  existsRequestSchema,
-  listFilesRequestSchema,
-  mkdirRequestSchema,
-  moveFileRequestSchema,
-  readFileRequestSchema,
-  renameFileRequestSchema,
-  streamWriteQuerySchema,
-  writeFileRequestSchema,
-} from "../../protocol/files.ts";
-import { gitCloneRequestSchema } from "../../protocol/git.ts";
-import { changesRequestSchema, watchRequestSchema } from "../../protocol/watch.ts";
+import { fileWrittenSchema, streamWriteQuerySchema } from "../../protocol/files.ts";
 import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema } from "../../protocol/code.ts";
-import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
-import { execStreamUrlFieldsSchema, execStreamUrlSchema, streamUrlRequestSchema, streamUrlSchema, terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
+import { terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import { exposePortRequestSchema } from "../../protocol/preview-ports.ts";
 import * as s from "./schemas.ts";
 import * as b from "./backup-schemas.ts";
 import { createBackupRequestSchema } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema } from "../../protocol/archive.ts";
-
 import { derivedPathItems } from "./openapi-operations.ts";
-import { body, bytes, errors as _errors, fileOp, json, lastEventIdHeader, mintOp, op, queryParameters, schema, signedStream, sse, bid, cid, eid, pid, portParam, sid, tid, type Json } from "./openapi-parts.ts";
+import { body, bytes, json, lastEventIdHeader, mintOp, op, queryParameters, schema, signedStream, sse, bid, cid, eid, pid, portParam, tid, type Json } from "./openapi-parts.ts";
 
 /** The operations written here, with those derived from the method bindings merged in. */
 function withDerived(paths: Record<string, Json>): Record<string, Json> {
@@ -107,41 +94,10 @@ export function openApiDocument(serverUrl?: string): Json {
         get: op("Download a file's bytes (streamed; headers x-file-size, x-file-binary, x-file-path)", { 200: bytes("The file") }, {
           parameters: queryParameters(s.fileQuery),
         }),
-        put: op("Upload a file as the raw request body (streamed, any size up to the container's limit)", { 200: json(s.fileWrittenSchema, "Written") }, {
+        put: op("Upload a file as the raw request body (streamed, any size up to the container's limit)", { 200: json(fileWrittenSchema, "Written") }, {
           parameters: queryParameters(streamWriteQuerySchema),
           requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
         }),
-      },
-      [`${sandbox}/files/write`]: fileOp("Write a whole file (text or base64, up to 16 MiB)", writeFileRequestSchema, s.fileWrittenSchema),
-      [`${sandbox}/files/read`]: fileOp("Read a whole file (up to 16 MiB) with its size, MIME type and binary flag", readFileRequestSchema, s.fileContentSchema),
-      [`${sandbox}/files/mkdir`]: fileOp("Make a directory", mkdirRequestSchema, s.mkdirResultSchema),
-      [`${sandbox}/files/delete`]: fileOp("Delete a file (a directory with recursive)", deleteFileRequestSchema, s.deleteResultSchema),
-      [`${sandbox}/files/rename`]: fileOp("Rename to exactly newPath", renameFileRequestSchema, s.renameResultSchema),
-      [`${sandbox}/files/move`]: fileOp("Move (into destinationPath when it is a directory)", moveFileRequestSchema, s.moveResultSchema),
-      [`${sandbox}/files/list`]: fileOp("List a directory", listFilesRequestSchema, s.fileListingSchema),
-      [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
-      [`${sandbox}/files/watch`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op(
-          "Watch a directory (recursive by default; include/exclude globs with *, ** and ?; .git and node_modules left out unless globs are given). " +
-            "A move is reported as a delete and a create; a reader too slow for the changes gets an overflow event with the number dropped.",
-          { 200: sse("Changes until the caller goes away (or the directory is removed).", "watching, change (kind create|modify|delete, path relative to the directory, isDirectory), overflow, stopped, error") },
-          { requestBody: body(watchRequestSchema) },
-        ),
-      },
-      [`${sandbox}/files/changes`]: fileOp(
-        "Whether anything under a path changed since a version (a digest of names, types, sizes and modification times: needs no open watch, holds across restarts)",
-        changesRequestSchema,
-        s.changesResultSchema,
-      ),
-      [`${sandbox}/git/clone`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op(
-          "Clone a git repository into the workspace (https, http, ssh, user@host:path or file URLs), run in the sandbox like a command; " +
-            "400 INVALID_GIT_URL for other URLs, 422 GIT_CLONE_FAILED (with git's stderr) when git fails, 408 GIT_CLONE_TIMEOUT when the time limit runs out",
-          { 200: json(s.gitCloneResultSchema, "Cloned") },
-          { requestBody: body(gitCloneRequestSchema) },
-        ),
       },
       [`${sandbox}/processes/{pid}/logs/stream-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],

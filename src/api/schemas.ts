@@ -32,8 +32,6 @@ export const sandboxInfoSchema = z.object({
   containerStartedAt: z.string(),
   sleepAfter: z.string(),
 });
-const fileType = z.enum(["file", "directory", "symlink", "other"]);
-const fileEncoding = z.enum(["utf8", "base64"]);
 
 export const sandboxDetailsSchema = sandboxInfoSchema.extend({
   status: z.literal("ok"),
@@ -63,51 +61,6 @@ export const instructionsSchema = z.object({ instructions: z.string().describe("
 export const isolationSupportSchema = z.object({
   none: z.object({ available: z.literal(true) }),
   bwrap: z.object({ available: z.boolean(), version: z.string().optional(), path: z.string().optional(), reason: z.string().optional() }),
-});
-
-export const fileWrittenSchema = z.object({ path: z.string(), bytesWritten: z.number().int() });
-export const fileContentSchema = z.object({
-  path: z.string(),
-  content: z.string(),
-  encoding: fileEncoding,
-  size: z.number().int(),
-  mimeType: z.string(),
-  isBinary: z.boolean(),
-});
-export const mkdirResultSchema = z.object({ path: z.string(), created: z.boolean() });
-export const deleteResultSchema = z.object({ path: z.string() });
-export const renameResultSchema = z.object({ oldPath: z.string(), newPath: z.string() });
-export const moveResultSchema = z.object({ sourcePath: z.string(), destinationPath: z.string() });
-export const fileListingSchema = z.object({
-  path: z.string(),
-  files: z.array(
-    z.object({
-      name: z.string(),
-      relativePath: z.string(),
-      absolutePath: z.string(),
-      type: fileType,
-      size: z.number().int(),
-      mode: z.string().describe('Octal, e.g. "0644"'),
-      modifiedAt: z.string(),
-      target: z.string().optional(),
-    }),
-  ),
-  count: z.number().int(),
-  truncated: z.boolean(),
-});
-export const existsResultSchema = z.object({ path: z.string(), exists: z.boolean(), type: fileType.optional() });
-export const changesResultSchema = z.object({
-  path: z.string(),
-  version: z.string().describe("Pass as `since` next time"),
-  changed: z.boolean().describe("`since` was given and differs from the current version"),
-  entries: z.number().int().describe("Entries the version covers"),
-});
-export const gitCloneResultSchema = z.object({
-  repoUrl: z.string(),
-  branch: z.string().describe("The branch checked out (the asked-for one, else the repository's default)"),
-  commit: z.string().describe("The commit checked out"),
-  targetDir: z.string().describe("Absolute path of the clone"),
-  duration: z.number().describe("Milliseconds the clone took"),
 });
 
 export const codeContextResponseSchema = z.object({ context: codeContextSchema });

@@ -166,61 +166,15 @@ class HttpTransport {
 
   // ── files ────────────────────────────────────────────────────────────────
 
-  writeFile(path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
-    return this.#json("POST", "/files/write", { body: { ...options, path, content } });
-  }
-
   writeFileStream(path: string, body: ReadableStream<Uint8Array>, options: WriteStreamOptions = {}): Promise<WriteFileResult> {
     const mode = typeof options.mode === "number" ? options.mode.toString(8) : options.mode;
     return this.#json("PUT", "/files/content", { query: { path, createParents: options.createParents, mode }, bytes: body });
-  }
-
-  readFile(path: string, options: ReadFileOptions = {}): Promise<FileContent> {
-    return this.#json("POST", "/files/read", { body: { ...options, path } });
   }
 
   async readFileStream(path: string): Promise<FileStream> {
     const response = await this.#request("GET", "/files/content", { query: { path } });
     if (!response.body) throw new SandboxConnectionError(`${path}: response without a body`);
     return { ...fileStreamInfo(response.headers, path), stream: response.body };
-  }
-
-  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
-    return this.#json("POST", "/files/mkdir", { body: { ...options, path } });
-  }
-
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
-    return this.#json("POST", "/files/delete", { body: { ...options, path } });
-  }
-
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
-    return this.#json("POST", "/files/rename", { body: { ...options, oldPath, newPath } });
-  }
-
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
-    return this.#json("POST", "/files/move", { body: { ...options, sourcePath, destinationPath } });
-  }
-
-  listFiles(path?: string, options: ListFilesOptions = {}): Promise<FileListing> {
-    return this.#json("POST", "/files/list", { body: { ...options, ...(path === undefined ? {} : { path }) } });
-  }
-
-  exists(path: string): Promise<ExistsResult> {
-    return this.#json("POST", "/files/exists", { body: { path } });
-  }
-
-  watch(path: string, options: WatchOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#stream("POST", "/files/watch", { body: { ...options, path } });
-  }
-
-  checkChanges(path: string, options: ChangesOptions = {}): Promise<ChangesResult> {
-    return this.#json("POST", "/files/changes", { body: { ...options, path } });
-  }
-
-  // ── git ──────────────────────────────────────────────────────────────────
-
-  gitCheckout(repoUrl: string, options: GitCheckoutOptions = {}): Promise<GitCheckoutResult> {
-    return this.#json("POST", "/git/clone", { body: { ...options, repoUrl } });
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────
@@ -378,7 +332,12 @@ class HttpTransport {
   }
 }
 
-export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
+/** The bare transport: SandboxRpc over /v1, without the client's handles and reconnects. */
+export function httpRpc(id: string, options: HttpSandboxOptions): SandboxRpc {
   assertSandboxId(id);
-  return new SandboxClient(id, { rpc: new HttpTransport(id, options), retry: options.retry });
+  return new HttpTransport(id, options);
+}
+
+export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
+  return new SandboxClient(id, { rpc: httpRpc(id, options), retry: options.retry });
 }

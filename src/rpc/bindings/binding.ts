@@ -43,17 +43,16 @@ export interface Binding {
   events?: string;
   /**
    * Where the derivation stops: "route" — the /v1 route is written by hand (streams that need a grant,
-   * uploads, WebSockets, calls that need the request itself); "client" — so is the client's call.
+   * uploads, WebSockets, calls that need the request itself); "client" — so is the client's call;
+   * "openapi" — so is the operation (raw bytes), or the method shares another's route.
    */
-  byHand?: readonly ("route" | "client")[];
+  byHand?: readonly ("route" | "client" | "openapi")[];
   /** Other answers the route may give (e.g. 202 for a started command). */
   alsoAnswers?: readonly { status: number; response: z.ZodType; described: string }[];
   /** A stream a signed stream URL also opens (no Authorization header). */
   signed?: true;
   /** OpenAPI fields merged into the derived operation. */
   openapi?: Record<string, unknown>;
-  /** Not an operation of its own in the OpenAPI document (it shares another method's route). */
-  undocumented?: true;
 }
 
 /** The status a binding answers with. */

@@ -4,12 +4,14 @@
  */
 import type { SandboxRpc } from "../sandbox-rpc.ts";
 import type { Binding } from "./binding.ts";
+import { fileBindings } from "./files.ts";
 import { processBindings } from "./processes.ts";
 import { sessionBindings } from "./sessions.ts";
 
 export const API_METHODS = {
   ...processBindings,
   ...sessionBindings,
+  ...fileBindings,
 } as const satisfies Partial<Record<keyof SandboxRpc, Binding>>;
 
 export type ApiMethod = keyof typeof API_METHODS;

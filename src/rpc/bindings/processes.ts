@@ -159,7 +159,7 @@ export const processBindings = {
     query: generationQuerySchema,
     response: stdinResultSchema,
     summary: "Close a process's stdin",
-    byHand: ["route", "client"],
-    undocumented: true,
+    // Documented with writeStdin: the same route.
+    byHand: ["route", "client", "openapi"],
   },
 } as const satisfies Record<string, Binding>;
