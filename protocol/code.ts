@@ -22,6 +22,7 @@ import { z } from "zod";
 import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { envNameSchema, sessionIdSchema } from "./sessions.ts";
+import { idRoute } from "./route-path.ts";
 
 export const CODE_LANGUAGES = ["python", "javascript", "typescript"] as const;
 export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
@@ -46,12 +47,12 @@ export const CODE_LIMITS = {
 export const CODE_ROUTES = {
   contexts: "/api/code/contexts",
   /** GET and DELETE. */
-  context: (id: string) => `/api/code/contexts/${encodeURIComponent(id)}`,
-  restart: (id: string) => `/api/code/contexts/${encodeURIComponent(id)}/restart`,
+  context: idRoute("/api/code/contexts/:id"),
+  restart: idRoute("/api/code/contexts/:id/restart"),
   run: "/api/code/run",
   runStream: "/api/code/run/stream",
-  executionStream: (id: string) => `/api/code/executions/${encodeURIComponent(id)}/stream`,
-  interrupt: (id: string) => `/api/code/executions/${encodeURIComponent(id)}/interrupt`,
+  executionStream: idRoute("/api/code/executions/:id/stream"),
+  interrupt: idRoute("/api/code/executions/:id/interrupt"),
 } as const;
 
 /** Context and execution ids: minted by the server, echoed by callers. */

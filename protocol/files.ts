@@ -131,45 +131,57 @@ export type ExistsRequest = z.output<typeof existsRequestSchema>;
 
 // ── responses ───────────────────────────────────────────────────────────────
 
-export interface FileInfo {
-  name: string;
-  /** Relative to the listed directory, "/"-separated. */
-  relativePath: string;
-  absolutePath: string;
-  type: FileType;
-  /** Bytes (of the link itself for symlinks). */
-  size: number;
-  /** Permission bits as an octal string, e.g. "0644". */
-  mode: string;
-  /** ISO time of the last modification. */
-  modifiedAt: string;
-  /** Where a symlink points (as written in the link). */
-  target?: string;
-}
+const fileTypeSchema = z.enum(["file", "directory", "symlink", "other"]);
 
-export type WriteFileResponse = SuccessEnvelope & { path: string; bytesWritten: number };
+export const fileInfoSchema = z.object({
+  name: z.string(),
+  /** Relative to the listed directory, "/"-separated. */
+  relativePath: z.string(),
+  absolutePath: z.string(),
+  type: fileTypeSchema,
+  /** Bytes (of the link itself for symlinks). */
+  size: z.number().int(),
+  /** Permission bits as an octal string, e.g. "0644". */
+  mode: z.string().describe('Octal, e.g. "0644"'),
+  /** ISO time of the last modification. */
+  modifiedAt: z.string(),
+  /** Where a symlink points (as written in the link). */
+  target: z.string().optional(),
+});
+export type FileInfo = z.infer<typeof fileInfoSchema>;
+
+export const fileWrittenSchema = z.object({ path: z.string(), bytesWritten: z.number().int() });
 /** A whole file as `POST /api/files/read` returns it. */
-export interface FileContent {
-  path: string;
-  content: string;
-  encoding: FileEncoding;
-  size: number;
-  mimeType: string;
-  isBinary: boolean;
-}
-export type ReadFileResponse = SuccessEnvelope & FileContent;
-export type MkdirResponse = SuccessEnvelope & { path: string; created: boolean };
-export type DeleteFileResponse = SuccessEnvelope & { path: string };
-export type RenameFileResponse = SuccessEnvelope & { oldPath: string; newPath: string };
-export type MoveFileResponse = SuccessEnvelope & { sourcePath: string; destinationPath: string };
-export type ListFilesResponse = SuccessEnvelope & {
-  path: string;
-  files: FileInfo[];
-  count: number;
+export const fileContentSchema = z.object({
+  path: z.string(),
+  content: z.string(),
+  encoding: z.enum(["utf8", "base64"]),
+  size: z.number().int(),
+  mimeType: z.string(),
+  isBinary: z.boolean(),
+});
+export type FileContent = z.infer<typeof fileContentSchema>;
+export const mkdirResultSchema = z.object({ path: z.string(), created: z.boolean() });
+export const deleteResultSchema = z.object({ path: z.string() });
+export const renameResultSchema = z.object({ oldPath: z.string(), newPath: z.string() });
+export const moveResultSchema = z.object({ sourcePath: z.string(), destinationPath: z.string() });
+export const fileListingSchema = z.object({
+  path: z.string(),
+  files: z.array(fileInfoSchema),
+  count: z.number().int(),
   /** True when `maxEntries` cut the listing short. */
-  truncated: boolean;
-};
-export type ExistsResponse = SuccessEnvelope & { path: string; exists: boolean; type?: FileType };
+  truncated: z.boolean(),
+});
+export const existsResultSchema = z.object({ path: z.string(), exists: z.boolean(), type: fileTypeSchema.optional() });
+
+export type WriteFileResponse = SuccessEnvelope & z.infer<typeof fileWrittenSchema>;
+export type ReadFileResponse = SuccessEnvelope & FileContent;
+export type MkdirResponse = SuccessEnvelope & z.infer<typeof mkdirResultSchema>;
+export type DeleteFileResponse = SuccessEnvelope & z.infer<typeof deleteResultSchema>;
+export type RenameFileResponse = SuccessEnvelope & z.infer<typeof renameResultSchema>;
+export type MoveFileResponse = SuccessEnvelope & z.infer<typeof moveResultSchema>;
+export type ListFilesResponse = SuccessEnvelope & z.infer<typeof fileListingSchema>;
+export type ExistsResponse = SuccessEnvelope & z.infer<typeof existsResultSchema>;
 
 /** Headers of `GET /api/files/stream` besides content-type and content-length. */
 export const FILE_STREAM_HEADERS = {

@@ -47,14 +47,15 @@ export const gitCloneRequestSchema = z.strictObject({
 });
 export type GitCloneRequest = z.output<typeof gitCloneRequestSchema>;
 
-export type GitCloneResponse = SuccessEnvelope & {
-  repoUrl: string;
+export const gitCloneResultSchema = z.object({
+  repoUrl: z.string(),
   /** The branch checked out (the one asked for, else the repository's default). */
-  branch: string;
+  branch: z.string().describe("The branch checked out (the asked-for one, else the repository's default)"),
   /** The commit checked out. */
-  commit: string;
+  commit: z.string().describe("The commit checked out"),
   /** Absolute path of the clone. */
-  targetDir: string;
+  targetDir: z.string().describe("Absolute path of the clone"),
   /** How long the clone took, in milliseconds. */
-  duration: number;
-};
+  duration: z.number().describe("Milliseconds the clone took"),
+});
+export type GitCloneResponse = SuccessEnvelope & z.infer<typeof gitCloneResultSchema>;

@@ -5,7 +5,8 @@
 import type { IsolationInEffect } from "./isolation.ts";
 import type { SuccessEnvelope } from "./process.ts";
 
-export const INFO_ROUTES = { info: "/api/info", instructions: "/api/instructions" } as const;
+/** `ping`: liveness and the boot id that tells a caller the container was restarted. */
+export const INFO_ROUTES = { ping: "/api/ping", info: "/api/info", instructions: "/api/instructions" } as const;
 
 export interface SandboxResources {
   /** Bytes. Within a memory-limited cgroup these are the cgroup's limit and usage. */

@@ -5,8 +5,30 @@
  */
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
-import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
+import { idRoute } from "./route-path.ts";
+import { resumeQuerySchema } from "./resume.ts";
+import { commandSessionIdSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
+
+/** Commands run to completion: buffered, streamed, and a broken stream resumed by the exec's id. */
+export const EXEC_ROUTES = {
+  execute: "/api/execute",
+  stream: "/api/execute/stream",
+  resume: idRoute("/api/execute/:id/stream"),
+} as const;
+
+/** Background processes. */
+export const PROCESS_ROUTES = {
+  start: "/api/process/start",
+  list: "/api/process/list",
+  killAll: "/api/process/kill-all",
+  cleanup: "/api/process/cleanup",
+  /** GET (the record) and DELETE (a signal, `?signal=`). */
+  one: idRoute("/api/process/:id"),
+  logs: idRoute("/api/process/:id/logs"),
+  stream: idRoute("/api/process/:id/stream"),
+  stdin: idRoute("/api/process/:id/stdin"),
+} as const;
 
 export const PROCESS_STATUSES = ["starting", "running", "completed", "failed", "killed", "error"] as const;
 export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
@@ -22,53 +44,80 @@ export function isTerminalStatus(status: ProcessStatus): boolean {
 export type OutputEncoding = "utf8" | "base64";
 export type OutputStream = "stdout" | "stderr";
 
-/** A process record as every route reports it. Times are ISO strings. */
-export interface ProcessInfo {
-  id: string;
-  pid?: number;
-  command: string;
-  args?: string[];
-  status: ProcessStatus;
-  startTime: string;
-  endTime?: string;
-  exitCode?: number;
-  /** Name of the signal that ended the process, when one did. */
-  signal?: string;
-  timedOut?: boolean;
-  killed?: boolean;
-  sessionId?: string;
-  cwd?: string;
-  /** Why a process is in status `error` (could not start, or lost). */
-  error?: string;
-  /** Total bytes written so far / dropped from retention, per stream. */
-  stdoutBytes?: number;
-  stderrBytes?: number;
-  /** Sequence number of the newest log event. */
-  lastSeq?: number;
-}
+const statusSchema = z.enum(PROCESS_STATUSES);
+const outputEncodingSchema = z.enum(["utf8", "base64"]);
 
-export interface ExecResult {
+/** A process record as every route reports it. Times are ISO strings. */
+export const processInfoSchema = z.object({
+  id: z.string(),
+  pid: z.number().int().optional(),
+  command: z.string(),
+  args: z.array(z.string()).optional(),
+  status: statusSchema,
+  startTime: z.string().describe("ISO time"),
+  endTime: z.string().optional(),
+  exitCode: z.number().int().optional(),
+  /** Name of the signal that ended the process, when one did. */
+  signal: z.string().optional(),
+  timedOut: z.boolean().optional(),
+  killed: z.boolean().optional(),
+  sessionId: z.string().optional(),
+  cwd: z.string().optional(),
+  /** Why a process is in status `error` (could not start, or lost). */
+  error: z.string().optional(),
+  /** Total bytes written so far / dropped from retention, per stream. */
+  stdoutBytes: z.number().int().optional(),
+  stderrBytes: z.number().int().optional(),
+  /** Sequence number of the newest log event. */
+  lastSeq: z.number().int().optional(),
+});
+export type ProcessInfo = z.infer<typeof processInfoSchema>;
+
+/** The container generation of a process handle (the Durable Object's, on the /v1 API). */
+export const generationSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe("Container generation of a process handle: calls fail with STALE_PROCESS_HANDLE once the container restarted");
+
+/** A process as the Durable Object (and /v1) reports it: the container's record plus its container generation. */
+export const processRecordSchema = processInfoSchema.extend({ generation: generationSchema });
+
+export const execResultSchema = z.object({
   /** Exit code 0 and not timed out; decided by the container (container/engine/exec.ts), passed on unchanged. */
-  success: boolean;
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  command: string;
+  success: z.boolean().describe("The command ran to its own end with exit code 0 (not timed out)"),
+  exitCode: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+  command: z.string(),
   /** Milliseconds from spawn to exit. */
-  duration: number;
+  duration: z.number(),
   /** ISO time the command started. */
-  timestamp: string;
-  sessionId?: string;
-  processId?: string;
-  pid?: number;
-  signal?: string;
-  timedOut?: boolean;
-  killed?: boolean;
-  encoding?: OutputEncoding;
+  timestamp: z.string(),
+  sessionId: z.string().optional(),
+  processId: z.string().optional(),
+  pid: z.number().int().optional(),
+  signal: z.string().optional(),
+  timedOut: z.boolean().optional(),
+  killed: z.boolean().optional(),
+  encoding: outputEncodingSchema.optional(),
   /** True when the buffered stream hit `maxOutputBytes` and its tail was dropped. */
-  stdoutTruncated?: boolean;
-  stderrTruncated?: boolean;
-}
+  stdoutTruncated: z.boolean().optional(),
+  stderrTruncated: z.boolean().optional(),
+});
+export type ExecResult = z.infer<typeof execResultSchema>;
+
+export const processLogsSchema = z.object({
+  processId: z.string(),
+  stdout: z.string(),
+  stderr: z.string(),
+  encoding: outputEncodingSchema.optional(),
+  /** Bytes of each stream no longer retained (dropped from the front). */
+  stdoutDropped: z.number().int().optional(),
+  stderrDropped: z.number().int().optional(),
+});
+export const killResultSchema = z.object({ processId: z.string(), signal: z.string(), status: statusSchema });
+export const stdinResultSchema = z.object({ processId: z.string(), bytesWritten: z.number().int(), closed: z.boolean() });
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
@@ -200,18 +249,10 @@ export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo; pro
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
 /** An unknown id is a 404 PROCESS_NOT_FOUND, never `{process: null}`. */
 export type GetProcessResponse = SuccessEnvelope & { process: ProcessInfo };
-export type GetProcessLogsResponse = SuccessEnvelope & {
-  processId: string;
-  stdout: string;
-  stderr: string;
-  encoding?: OutputEncoding;
-  /** Bytes of each stream no longer retained (dropped from the front). */
-  stdoutDropped?: number;
-  stderrDropped?: number;
-};
+export type GetProcessLogsResponse = SuccessEnvelope & z.infer<typeof processLogsSchema>;
 /** `POST /api/execute`: the ExecResult itself (its `timestamp` is when the command started). */
 export type ExecResponse = ExecResult;
-export type KillResponse = SuccessEnvelope & { processId: string; signal: string; status: ProcessStatus };
+export type KillResponse = SuccessEnvelope & z.infer<typeof killResultSchema>;
 /** `cleanedCount` repeats `killed` under the name Cloudflare's container API uses. */
 export type KillAllResponse = SuccessEnvelope & { killed: number; cleanedCount: number };
 export type CleanupResponse = SuccessEnvelope & { cleaned: number };
@@ -222,4 +263,18 @@ export type PingResponse = SuccessEnvelope & {
   uptimeMs: number;
   version: string;
 };
-export type StdinResponse = SuccessEnvelope & { processId: string; bytesWritten: number; closed: boolean };
+export type StdinResponse = SuccessEnvelope & z.infer<typeof stdinResultSchema>;
+
+// ── /v1 queries ─────────────────────────────────────────────────────────────
+
+const signalQuery = z
+  .string()
+  .regex(/^(SIG)?[A-Za-z0-9]+$/)
+  .describe(`Signal name or number, e.g. SIGTERM, TERM or 15 (${Object.keys(SIGNALS).join(", ")})`);
+
+export const generationQuerySchema = z.object({ generation: generationSchema.optional() });
+export const killQuerySchema = z.object({ signal: signalQuery.optional(), generation: generationSchema.optional() });
+export const killAllQuerySchema = z.object({ signal: signalQuery.optional(), sessionId: sessionIdSchema.optional() });
+export const listQuerySchema = z.object({ sessionId: sessionIdSchema.optional() });
+/** Where a resumed stream (a process log, an exec, a code run) starts (./resume.ts). */
+export const streamQuerySchema = resumeQuerySchema.extend({ generation: generationSchema.optional() });

@@ -15,12 +15,13 @@
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";
 import { withoutNul } from "./validation.ts";
+import { idRoute } from "./route-path.ts";
 
 export const SESSION_ROUTES = {
   create: "/api/session",
   list: "/api/session/list",
   /** GET and DELETE. */
-  one: (id: string) => `/api/session/${encodeURIComponent(id)}`,
+  one: idRoute("/api/session/:id"),
   /** GET (`?sessionId=` for a session's) and POST (SetEnvRequest). */
   env: "/api/env",
 } as const;
@@ -76,20 +77,25 @@ export const setEnvRequestSchema = z.strictObject({
 });
 export type SetEnvRequest = z.output<typeof setEnvRequestSchema>;
 
-export interface SessionInfo {
-  id: string;
-  cwd: string;
+// ── responses ──────────────────────────────────────────────────────────────
+
+export const sessionInfoSchema = z.object({
+  id: z.string(),
+  cwd: z.string(),
   /** Variables the session sets on top of the sandbox env. */
-  env: Record<string, string>;
+  env: z.record(z.string(), z.string()),
   /** Variables the session removed (e.g. with `unset`), hidden from its commands. */
-  unsetEnv: string[];
-  createdAt: string;
-  updatedAt: string;
+  unsetEnv: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
   /** Live processes started in this session. */
-  runningProcesses: number;
-}
+  runningProcesses: z.number().int(),
+});
+export type SessionInfo = z.infer<typeof sessionInfoSchema>;
+
+export const deleteSessionResultSchema = z.object({ sessionId: z.string(), killed: z.number().int() });
 
 export type SessionResponse = SuccessEnvelope & { session: SessionInfo };
 export type ListSessionsResponse = SuccessEnvelope & { sessions: SessionInfo[] };
-export type DeleteSessionResponse = SuccessEnvelope & { sessionId: string; killed: number };
+export type DeleteSessionResponse = SuccessEnvelope & z.infer<typeof deleteSessionResultSchema>;
 export type EnvResponse = SuccessEnvelope & { vars: Record<string, string>; sessionId?: string; unsetEnv?: string[] };

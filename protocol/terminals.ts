@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { ErrorCode } from "./errors.ts";
 import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
+import { idRoute } from "./route-path.ts";
 
 /** Bounds of a terminal's size: what a PTY accepts and what a screen plausibly has. */
 export const TERMINAL_LIMITS = {
@@ -103,13 +104,24 @@ export const terminalClientFrameSchema = z.discriminatedUnion("type", [
 ]);
 export type TerminalClientFrame = z.infer<typeof terminalClientFrameSchema>;
 
+const terminalSocket = idRoute("/api/terminals/:id/ws");
+
 export const TERMINAL_ROUTES = {
   list: "/api/terminals",
-  one: (id: string) => `/api/terminals/${encodeURIComponent(id)}`,
+  /** GET and DELETE. */
+  one: idRoute("/api/terminals/:id"),
+  output: idRoute("/api/terminals/:id/output"),
+  write: idRoute("/api/terminals/:id/write"),
+  resize: idRoute("/api/terminals/:id/resize"),
+  interrupt: idRoute("/api/terminals/:id/interrupt"),
+  kill: idRoute("/api/terminals/:id/kill"),
+  wait: idRoute("/api/terminals/:id/wait"),
+  /** The viewer's WebSocket (an upgrade, not a route of the router). */
+  socket: terminalSocket,
   ws: (id: string, since?: number, mode?: TerminalSocketMode) => {
     const query = new URLSearchParams();
     if (since !== undefined) query.set("since", String(since));
     if (mode === "view") query.set("mode", mode);
-    return `/api/terminals/${encodeURIComponent(id)}/ws${query.size === 0 ? "" : `?${query}`}`;
+    return `${terminalSocket(id)}${query.size === 0 ? "" : `?${query}`}`;
   },
 } as const;

@@ -69,16 +69,17 @@ export const changesRequestSchema = watchRequestSchema.extend({
 });
 export type ChangesRequest = z.output<typeof changesRequestSchema>;
 
-export type ChangesResponse = SuccessEnvelope & {
+export const changesResultSchema = z.object({
   /** Absolute path of what was looked at. */
-  path: string;
+  path: z.string(),
   /** The current version: pass it as `since` next time. */
-  version: string;
+  version: z.string().describe("Pass as `since` next time"),
   /** True when `since` was given and differs from the current version. */
-  changed: boolean;
+  changed: z.boolean().describe("`since` was given and differs from the current version"),
   /** Entries the digest covered. */
-  entries: number;
-};
+  entries: z.number().int().describe("Entries the version covers"),
+});
+export type ChangesResponse = SuccessEnvelope & z.infer<typeof changesResultSchema>;
 
 export type WatchEvent =
   | { type: "watching"; path: string; recursive: boolean }

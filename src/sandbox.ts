@@ -11,7 +11,7 @@ import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../pr
 import type { IsolationSupport } from "../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
 import { isValidSandboxId } from "../protocol/sandbox.ts";
-import type { SessionInfo } from "../protocol/sessions.ts";
+import { SESSION_ROUTES, type SessionInfo } from "../protocol/sessions.ts";
 import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "./rpc/errors.ts";
 import type {
   DeleteFileOptions,
@@ -173,14 +173,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** Durable workspace turned on while the container runs: what it holds now is kept, not an older save. */
   async #adoptRunningWorkspace(): Promise<void> {
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
-    const { instanceId } = await api.json<PingResponse>("GET", "/api/ping");
+    const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
     await this.#persistence.adopt(instanceId);
   }
 
   async #saveBeforeSleep(): Promise<boolean> {
     try {
       const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
-      const { instanceId } = await api.json<PingResponse>("GET", "/api/ping");
+      const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
       return await this.#persistence.saveBeforeSleep(api, instanceId);
     } catch {
       // The container is not answering: nothing of it can be saved, and keeping it awake saves nothing either.
@@ -689,7 +689,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.renewActivityTimeout();
     await this.#ensureRunning();
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
-    const generation = await this.#generations.current(() => api.json<PingResponse>("GET", "/api/ping"));
+    const generation = await this.#generations.current(() => api.json<PingResponse>("GET", INFO_ROUTES.ping));
     await this.#applyEnv(api, generation);
     // A durable workspace is back before the first command of a new container sees it.
     await this.#persistence.restoreOnce(api, generation.instanceId);
@@ -703,7 +703,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async #applyEnv(api: ContainerApi, generation: Generation): Promise<void> {
     const wanted = this.#sandboxEnv;
     const vars = envChanges(this.#appliedEnv?.generation === generation.instanceId ? this.#appliedEnv.vars : {}, wanted);
-    if (Object.keys(vars).length > 0) await api.json("POST", "/api/env", { vars });
+    if (Object.keys(vars).length > 0) await api.json("POST", SESSION_ROUTES.env, { vars });
     this.#appliedEnv = { generation: generation.instanceId, vars: { ...wanted } };
   }
 
@@ -746,7 +746,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #guardEvents(body: ReadableStream<Uint8Array>, { api, generation }: Link): ReadableStream<Uint8Array> {
     return this.#guardStream(
       body,
-      async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", "/api/ping"), generation)),
+      async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", INFO_ROUTES.ping), generation)),
     );
   }
 }

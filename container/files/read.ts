@@ -3,7 +3,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { FILE_LIMITS, type FileContent, type FileEncoding } from "../../protocol/files.ts";
+import { FILE_LIMITS, FILE_ROUTES, type FileContent, type FileEncoding } from "../../protocol/files.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { openForRead } from "./descriptors.ts";
 import { locate } from "./locate.ts";
@@ -77,7 +77,7 @@ async function openFile(policy: PathPolicy, input: string): Promise<{ handle: Fi
 function tooLargeForJson(input: string, size: number, maxBytes: number): ServiceError {
   return new ServiceError(
     "PAYLOAD_TOO_LARGE",
-    `${input}: ${size} bytes is more than a JSON read returns (${maxBytes}); use GET /api/files/stream`,
+    `${input}: ${size} bytes is more than a JSON read returns (${maxBytes}); use GET ${FILE_ROUTES.stream}`,
     { path: input, size, maxBytes },
   );
 }

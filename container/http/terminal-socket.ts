@@ -9,13 +9,14 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocketServer } from "ws";
 import { ERROR_CODES, errorBody, type ErrorCode } from "../../protocol/errors.ts";
-import { terminalSocketQuerySchema } from "../../protocol/terminals.ts";
+import { TERMINAL_ROUTES, terminalSocketQuerySchema } from "../../protocol/terminals.ts";
 import { carriesSecret } from "../../server-kit/http/bearer.ts";
 import { isServiceError } from "../../server-kit/service-error.ts";
 import { attachViewer } from "../terminals/viewer.ts";
 import type { ServerContext } from "./types.ts";
 
-const WS_PATH = /^\/api\/terminals\/([^/]+)\/ws$/;
+/** TERMINAL_ROUTES.socket's pattern as a matcher: the id is the one segment in place of `:id`. */
+const WS_PATH = new RegExp(`^${TERMINAL_ROUTES.socket.pattern.replace(":id", "([^/]+)")}$`);
 
 /** Another server's upgrades come first: it answers true for those it takes (the preview-port proxy). */
 export type UpgradeClaim = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;

@@ -18,11 +18,9 @@ import { portRoutes } from "./routes/ports.ts";
 import { noPathPreviews } from "./port-proxy.ts";
 import { execRoutes } from "./routes/exec.ts";
 import { fileRoutes } from "./routes/files.ts";
-import { gitRoutes } from "./routes/git.ts";
-import { watchRoutes } from "./routes/watch.ts";
 import { lifecycleRoutes } from "./routes/lifecycle.ts";
 import { processRoutes } from "./routes/processes.ts";
-import { sessionRoutes } from "./routes/sessions.ts";
+import { derivedRoutes } from "./routes/derived.ts";
 import { streamUrlRoutes } from "./routes/stream-urls.ts";
 import { sandboxParam } from "./sandbox-param.ts";
 import type { ApiEnv } from "./types.ts";
@@ -42,7 +40,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [lifecycleRoutes, execRoutes, processRoutes, sessionRoutes, fileRoutes, watchRoutes, gitRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes, backupRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [derivedRoutes, lifecycleRoutes, execRoutes, processRoutes, fileRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes, backupRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

@@ -1,102 +1,33 @@
 /**
- * The OpenAPI 3.1 document of /v1, generated from the same zod schemas the routes validate with
- * (request bodies from protocol/, queries and responses from ./schemas.ts). The paths are listed
- * here by hand; the shapes are not.
+ * The OpenAPI 3.1 document of /v1: the prose and components written here, the operations of the
+ * method bindings (src/rpc/bindings/) derived by ./openapi-operations.ts, and here by hand only
+ * those the bindings cannot describe (raw bytes, WebSockets, stream URLs, the preview proxy).
+ * Every shape comes from a zod schema, never written out again.
  */
 import { z } from "zod";
-import {
-  deleteFileRequestSchema,
-  existsRequestSchema,
-  listFilesRequestSchema,
-  mkdirRequestSchema,
-  moveFileRequestSchema,
-  readFileRequestSchema,
-  renameFileRequestSchema,
-  streamWriteQuerySchema,
-  writeFileRequestSchema,
-} from "../../protocol/files.ts";
-import { gitCloneRequestSchema } from "../../protocol/git.ts";
-import { changesRequestSchema, watchRequestSchema } from "../../protocol/watch.ts";
+import { fileWrittenSchema, streamWriteQuerySchema } from "../../protocol/files.ts";
 import { createCodeContextRequestSchema, executionSchema, runCodeRequestSchema } from "../../protocol/code.ts";
-import { execRequestSchema, startProcessRequestSchema, stdinRequestSchema } from "../../protocol/process.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
-import { execStreamUrlFieldsSchema, execStreamUrlSchema, streamUrlRequestSchema, streamUrlSchema, terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
-import { createSessionRequestSchema, setEnvRequestSchema } from "../../protocol/sessions.ts";
+import { terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../protocol/terminals.ts";
 import { exposePortRequestSchema } from "../../protocol/preview-ports.ts";
 import * as s from "./schemas.ts";
 import * as b from "./backup-schemas.ts";
 import { createBackupRequestSchema } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema } from "../../protocol/archive.ts";
+import { derivedPathItems } from "./openapi-operations.ts";
+import { body, bytes, json, lastEventIdHeader, mintOp, op, queryParameters, schema, signedStream, sse, bid, cid, eid, pid, portParam, tid, type Json } from "./openapi-parts.ts";
 
-type Json = Record<string, unknown>;
-
-const schema = (type: z.ZodType, io: "input" | "output" = "output"): Json => {
-  const { $schema: _drop, ...json } = z.toJSONSchema(type, { io, unrepresentable: "any" }) as Json;
-  return json;
-};
-
-const json = (type: z.ZodType, description: string): Json => ({
-  description,
-  content: { "application/json": { schema: schema(type) } },
-});
-
-const sse = (description: string, events: string): Json => ({
-  description: `${description} Server-Sent Events: \`id: <seq>\`, \`event: <type>\`, \`data: <JSON event>\`; events: ${events}.`,
-  content: { "text/event-stream": { schema: { type: "string" } } },
-});
-
-const errors: Json = {
-  "4XX": { description: "Error with a wire code", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
-  "5XX": { description: "Error with a wire code", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
-};
-
-const body = (type: z.ZodType): Json => ({ required: true, content: { "application/json": { schema: schema(type, "input") } } });
-
-/** A stream route also opened by a signed URL (no Authorization header: the URL's `expires` and `signature` grant it). */
-const signedStream: Json = { security: [{ bearer: [] }, { streamUrl: [] }] };
-
-/** A route that mints a signed URL for one stream. */
-function mintOp(summary: string, request: z.ZodType = streamUrlRequestSchema): Json {
-  return op(summary, { 200: json(streamUrlSchema, "The signed URL and when it expires") }, { requestBody: { ...body(request), required: false } });
-}
-
-function queryParameters(type: z.ZodObject): Json[] {
-  const json = schema(type, "input") as { properties?: Record<string, Json>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: "query",
-    required: json.required?.includes(name) ?? false,
-    schema: property,
-    ...(typeof property.description === "string" ? { description: property.description } : {}),
-  }));
-}
-
-const pid: Json = { name: "pid", in: "path", required: true, schema: { type: "string" }, description: "Process id" };
-const sid: Json = { name: "sid", in: "path", required: true, schema: { type: "string" }, description: "Session id" };
-const cid: Json = { name: "cid", in: "path", required: true, schema: { type: "string" }, description: "Code context id" };
-const tid: Json = { name: "tid", in: "path", required: true, schema: { type: "string" }, description: "Terminal id" };
-const portParam: Json = { name: "port", in: "path", required: true, schema: { type: "integer", minimum: 1024, maximum: 65535 }, description: "Port inside the sandbox" };
-const eid: Json = { name: "eid", in: "path", required: true, schema: { type: "string" }, description: "Run id (the executionId of its start event)" };
-const bid: Json = { name: "bid", in: "path", required: true, schema: { type: "string", format: "uuid" }, description: "Backup id" };
-const bytes = (description: string): Json => ({ description, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } });
-
-function op(summary: string, responses: Json, extra: Json = {}): Json {
-  return { summary, ...extra, responses: { ...responses, ...errors } };
-}
-
-/** A JSON file operation: POST with its protocol body. */
-function fileOp(summary: string, request: z.ZodType, response: z.ZodType): Json {
-  return {
-    parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-    post: op(summary, { 200: json(response, "Done") }, { requestBody: body(request) }),
-  };
+/** The operations written here, with those derived from the method bindings merged in. */
+function withDerived(paths: Record<string, Json>): Record<string, Json> {
+  for (const [path, item] of Object.entries(derivedPathItems())) paths[path] = { ...item, ...paths[path] };
+  return paths;
 }
 
 export function openApiDocument(serverUrl?: string): Json {
   const streamParameters = [
     ...queryParameters(s.streamQuery),
-    { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id (wins over ?since=)" },
+    lastEventIdHeader,
   ];
   const sandbox = "/v1/sandboxes/{id}";
   return {
@@ -126,7 +57,7 @@ export function openApiDocument(serverUrl?: string): Json {
         sandboxId: { name: "id", in: "path", required: true, schema: schema(sandboxIdSchema), description: "Sandbox id" },
       },
     },
-    paths: {
+    paths: withDerived({
       [sandbox]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         get: op("Sandbox state (starts its container if needed)", { 200: json(s.sandboxInfoSchema.extend({ id: z.string() }), "Sandbox") }),
@@ -158,117 +89,15 @@ export function openApiDocument(serverUrl?: string): Json {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         get: op("What isolation the machine running the sandbox offers", { 200: json(s.isolationSupportSchema, "Support") }),
       },
-      [`${sandbox}/env`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Set (string) or unset (null) env vars, for the sandbox (kept across restarts) or one session", { 204: { description: "Set" } }, {
-          requestBody: body(setEnvRequestSchema),
-        }),
-      },
-      [`${sandbox}/sessions`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Create a session (cwd and env kept between its commands)", { 201: json(s.sessionResponseSchema, "Created") }, {
-          requestBody: body(createSessionRequestSchema),
-        }),
-        get: op("List sessions", { 200: json(s.sessionListSchema, "Sessions") }),
-      },
-      [`${sandbox}/sessions/{sid}`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }, sid],
-        get: op("A session", { 200: json(s.sessionResponseSchema, "Session") }),
-        delete: op("Delete a session, killing its processes", { 200: json(s.sessionDeletedSchema, "Deleted") }),
-      },
       [`${sandbox}/files/content`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
         get: op("Download a file's bytes (streamed; headers x-file-size, x-file-binary, x-file-path)", { 200: bytes("The file") }, {
           parameters: queryParameters(s.fileQuery),
         }),
-        put: op("Upload a file as the raw request body (streamed, any size up to the container's limit)", { 200: json(s.fileWrittenSchema, "Written") }, {
+        put: op("Upload a file as the raw request body (streamed, any size up to the container's limit)", { 200: json(fileWrittenSchema, "Written") }, {
           parameters: queryParameters(streamWriteQuerySchema),
           requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
         }),
-      },
-      [`${sandbox}/files/write`]: fileOp("Write a whole file (text or base64, up to 16 MiB)", writeFileRequestSchema, s.fileWrittenSchema),
-      [`${sandbox}/files/read`]: fileOp("Read a whole file (up to 16 MiB) with its size, MIME type and binary flag", readFileRequestSchema, s.fileContentSchema),
-      [`${sandbox}/files/mkdir`]: fileOp("Make a directory", mkdirRequestSchema, s.mkdirResultSchema),
-      [`${sandbox}/files/delete`]: fileOp("Delete a file (a directory with recursive)", deleteFileRequestSchema, s.deleteResultSchema),
-      [`${sandbox}/files/rename`]: fileOp("Rename to exactly newPath", renameFileRequestSchema, s.renameResultSchema),
-      [`${sandbox}/files/move`]: fileOp("Move (into destinationPath when it is a directory)", moveFileRequestSchema, s.moveResultSchema),
-      [`${sandbox}/files/list`]: fileOp("List a directory", listFilesRequestSchema, s.fileListingSchema),
-      [`${sandbox}/files/exists`]: fileOp("Whether a path exists, and its type", existsRequestSchema, s.existsResultSchema),
-      [`${sandbox}/files/watch`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op(
-          "Watch a directory (recursive by default; include/exclude globs with *, ** and ?; .git and node_modules left out unless globs are given). " +
-            "A move is reported as a delete and a create; a reader too slow for the changes gets an overflow event with the number dropped.",
-          { 200: sse("Changes until the caller goes away (or the directory is removed).", "watching, change (kind create|modify|delete, path relative to the directory, isDirectory), overflow, stopped, error") },
-          { requestBody: body(watchRequestSchema) },
-        ),
-      },
-      [`${sandbox}/files/changes`]: fileOp(
-        "Whether anything under a path changed since a version (a digest of names, types, sizes and modification times: needs no open watch, holds across restarts)",
-        changesRequestSchema,
-        s.changesResultSchema,
-      ),
-      [`${sandbox}/git/clone`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op(
-          "Clone a git repository into the workspace (https, http, ssh, user@host:path or file URLs), run in the sandbox like a command; " +
-            "400 INVALID_GIT_URL for other URLs, 422 GIT_CLONE_FAILED (with git's stderr) when git fails, 408 GIT_CLONE_TIMEOUT when the time limit runs out",
-          { 200: json(s.gitCloneResultSchema, "Cloned") },
-          { requestBody: body(gitCloneRequestSchema) },
-        ),
-      },
-      [`${sandbox}/exec`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op(
-          'Run a command to completion; or, with stream: "url", start it in the background and answer at once with its processId, pid and a ' +
-            "signed URL of its event stream (GET /exec/{pid}/stream, for EventSource; resumable with Last-Event-ID)",
-          {
-            200: json(s.execResultSchema, "Result (success: exit code 0, not timed out)"),
-            202: json(execStreamUrlSchema, 'Started (stream: "url"): { processId, pid, url, expiresAt }'),
-          },
-          { requestBody: body(execRequestSchema.extend(execStreamUrlFieldsSchema.shape)) },
-        ),
-      },
-      [`${sandbox}/exec/stream`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Run a command, streaming its output", { 200: sse("Exec events.", "start, stdout, stderr, complete, error") }, {
-          requestBody: body(execRequestSchema),
-        }),
-      },
-      [`${sandbox}/exec/{pid}/stream`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
-        get: op(
-          "Resume a broken exec stream (or attach to a running exec) after an event id (Last-Event-ID or ?since=) and from byte offsets per stream (stdoutOffset, stderrOffset: an event cut in the middle goes on from the byte after the part that came); works a short while after the command ended too",
-          { 200: sse("Exec events after the given one, ending with complete (the result) or error.", "start, stdout, stderr, complete, error, truncated") },
-          { parameters: streamParameters, ...signedStream },
-        ),
-      },
-      [`${sandbox}/processes`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Start a background process", { 201: json(s.processResponseSchema, "Started") }, { requestBody: body(startProcessRequestSchema) }),
-        get: op("List processes", { 200: json(s.processListResponseSchema, "Processes") }, { parameters: queryParameters(s.listQuery) }),
-        delete: op("Kill all processes", { 200: json(s.killAllResultSchema, "Killed") }, { parameters: queryParameters(s.killAllQuery) }),
-      },
-      [`${sandbox}/processes/cleanup`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op("Forget finished processes", { 200: json(s.cleanupResultSchema, "Cleaned") }),
-      },
-      [`${sandbox}/processes/{pid}`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
-        get: op("A process", { 200: json(s.processResponseSchema, "Process") }, { parameters: queryParameters(s.generationQuery) }),
-        delete: op("Signal a process", { 200: json(s.killResultSchema, "Signalled") }, { parameters: queryParameters(s.killQuery) }),
-      },
-      [`${sandbox}/processes/{pid}/logs`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
-        get: op("Output so far", { 200: json(s.processLogsSchema, "Logs") }, { parameters: queryParameters(s.generationQuery) }),
-      },
-      [`${sandbox}/processes/{pid}/logs/stream`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
-        get: op(
-          "Follow a process's output; resumable with Last-Event-ID or ?since=, and from byte offsets per stream (stdoutOffset, stderrOffset)",
-          { 200: sse("Log events, ending after the final status.", "stdout, stderr, status, truncated, error") },
-          { parameters: streamParameters, ...signedStream },
-        ),
       },
       [`${sandbox}/processes/{pid}/logs/stream-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
@@ -458,13 +287,6 @@ export function openApiDocument(serverUrl?: string): Json {
           { requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } },
         ),
       },
-      [`${sandbox}/processes/{pid}/stdin`]: {
-        parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
-        post: op("Write to (or close) a process's stdin", { 200: json(s.stdinResultSchema, "Written") }, {
-          requestBody: body(stdinRequestSchema),
-          parameters: queryParameters(s.generationQuery),
-        }),
-      },
-    },
+    }),
   };
 }

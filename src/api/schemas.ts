@@ -12,23 +12,13 @@ import { ERROR_CODES } from "../../protocol/errors.ts";
 import { sessionIdSchema } from "../../protocol/sessions.ts";
 import { sandboxConfigSchema } from "../sandbox/config.ts";
 
-const signal = z
-  .string()
-  .regex(/^(SIG)?[A-Za-z0-9]+$/)
-  .describe(`Signal name or number, e.g. SIGTERM, TERM or 15 (${Object.keys(SIGNALS).join(", ")})`);
-
-const generation = z
-  .string()
-  .min(1)
-  .max(128)
-  .describe("Container generation of a process handle: calls fail with STALE_PROCESS_HANDLE once the container restarted");
-
-export const generationQuery = z.object({ generation: generation.optional() });
-export const killQuery = z.object({ signal: signal.optional(), generation: generation.optional() });
-export const killAllQuery = z.object({ signal: signal.optional(), sessionId: sessionIdSchema.optional() });
-export const listQuery = z.object({ sessionId: sessionIdSchema.optional() });
-/** Where a resumed stream (a process log, an exec) starts (protocol/resume.ts). */
-export const streamQuery = resumeQuerySchema.extend({ generation: generation.optional() });
+export {
+  generationQuerySchema as generationQuery,
+  killAllQuerySchema as killAllQuery,
+  killQuerySchema as killQuery,
+  listQuerySchema as listQuery,
+  streamQuerySchema as streamQuery,
+} from "../../protocol/process.ts";
 /** Settings; the isolation fields apply under the local container runtime (on Cloudflare the container is the wall). */
 export const configRequestSchema = sandboxConfigSchema.strict();
 /** `GET /files/content?path=…` */
@@ -36,71 +26,12 @@ export const fileQuery = z.object({ path: z.string().min(1).max(FILE_LIMITS.maxP
 
 // ── responses ──────────────────────────────────────────────────────────────
 
-const status = z.enum(PROCESS_STATUSES);
-const encoding = z.enum(["utf8", "base64"]);
-
-export const processRecordSchema = z.object({
-  id: z.string(),
-  pid: z.number().int().optional(),
-  command: z.string(),
-  args: z.array(z.string()).optional(),
-  status,
-  startTime: z.string().describe("ISO time"),
-  endTime: z.string().optional(),
-  exitCode: z.number().int().optional(),
-  signal: z.string().optional(),
-  timedOut: z.boolean().optional(),
-  killed: z.boolean().optional(),
-  sessionId: z.string().optional(),
-  cwd: z.string().optional(),
-  error: z.string().optional(),
-  stdoutBytes: z.number().int().optional(),
-  stderrBytes: z.number().int().optional(),
-  lastSeq: z.number().int().optional(),
-  generation,
-});
-
-export const execResultSchema = z.object({
-  success: z.boolean().describe("The command ran to its own end with exit code 0 (not timed out)"),
-  exitCode: z.number().int(),
-  stdout: z.string(),
-  stderr: z.string(),
-  command: z.string(),
-  duration: z.number(),
-  timestamp: z.string(),
-  sessionId: z.string().optional(),
-  processId: z.string().optional(),
-  pid: z.number().int().optional(),
-  signal: z.string().optional(),
-  timedOut: z.boolean().optional(),
-  killed: z.boolean().optional(),
-  encoding: encoding.optional(),
-  stdoutTruncated: z.boolean().optional(),
-  stderrTruncated: z.boolean().optional(),
-});
-
-export const processResponseSchema = z.object({ process: processRecordSchema });
-export const processListResponseSchema = z.object({ processes: z.array(processRecordSchema) });
-export const processLogsSchema = z.object({
-  processId: z.string(),
-  stdout: z.string(),
-  stderr: z.string(),
-  encoding: encoding.optional(),
-  stdoutDropped: z.number().int().optional(),
-  stderrDropped: z.number().int().optional(),
-});
-export const killResultSchema = z.object({ processId: z.string(), signal: z.string(), status });
-export const killAllResultSchema = z.object({ killed: z.number().int() });
-export const cleanupResultSchema = z.object({ cleaned: z.number().int() });
-export const stdinResultSchema = z.object({ processId: z.string(), bytesWritten: z.number().int(), closed: z.boolean() });
 export const sandboxInfoSchema = z.object({
   generation: z.string(),
   generationNumber: z.number().int(),
   containerStartedAt: z.string(),
   sleepAfter: z.string(),
 });
-const fileType = z.enum(["file", "directory", "symlink", "other"]);
-const fileEncoding = z.enum(["utf8", "base64"]);
 
 export const sandboxDetailsSchema = sandboxInfoSchema.extend({
   status: z.literal("ok"),
@@ -137,64 +68,6 @@ export const instructionsSchema = z.object({ instructions: z.string().describe("
 export const isolationSupportSchema = z.object({
   none: z.object({ available: z.literal(true) }),
   bwrap: z.object({ available: z.boolean(), version: z.string().optional(), path: z.string().optional(), reason: z.string().optional() }),
-});
-
-export const sessionInfoSchema = z.object({
-  id: z.string(),
-  cwd: z.string(),
-  env: z.record(z.string(), z.string()),
-  unsetEnv: z.array(z.string()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  runningProcesses: z.number().int(),
-});
-export const sessionResponseSchema = z.object({ session: sessionInfoSchema });
-export const sessionListSchema = z.object({ sessions: z.array(sessionInfoSchema) });
-export const sessionDeletedSchema = z.object({ sessionId: z.string(), killed: z.number().int() });
-
-export const fileWrittenSchema = z.object({ path: z.string(), bytesWritten: z.number().int() });
-export const fileContentSchema = z.object({
-  path: z.string(),
-  content: z.string(),
-  encoding: fileEncoding,
-  size: z.number().int(),
-  mimeType: z.string(),
-  isBinary: z.boolean(),
-});
-export const mkdirResultSchema = z.object({ path: z.string(), created: z.boolean() });
-export const deleteResultSchema = z.object({ path: z.string() });
-export const renameResultSchema = z.object({ oldPath: z.string(), newPath: z.string() });
-export const moveResultSchema = z.object({ sourcePath: z.string(), destinationPath: z.string() });
-export const fileListingSchema = z.object({
-  path: z.string(),
-  files: z.array(
-    z.object({
-      name: z.string(),
-      relativePath: z.string(),
-      absolutePath: z.string(),
-      type: fileType,
-      size: z.number().int(),
-      mode: z.string().describe('Octal, e.g. "0644"'),
-      modifiedAt: z.string(),
-      target: z.string().optional(),
-    }),
-  ),
-  count: z.number().int(),
-  truncated: z.boolean(),
-});
-export const existsResultSchema = z.object({ path: z.string(), exists: z.boolean(), type: fileType.optional() });
-export const changesResultSchema = z.object({
-  path: z.string(),
-  version: z.string().describe("Pass as `since` next time"),
-  changed: z.boolean().describe("`since` was given and differs from the current version"),
-  entries: z.number().int().describe("Entries the version covers"),
-});
-export const gitCloneResultSchema = z.object({
-  repoUrl: z.string(),
-  branch: z.string().describe("The branch checked out (the asked-for one, else the repository's default)"),
-  commit: z.string().describe("The commit checked out"),
-  targetDir: z.string().describe("Absolute path of the clone"),
-  duration: z.number().describe("Milliseconds the clone took"),
 });
 
 export const codeContextResponseSchema = z.object({ context: codeContextSchema });

@@ -7,7 +7,6 @@
 import type { CodeContext, Execution } from "../../protocol/code.ts";
 import type { IsolationSupport } from "../../protocol/isolation.ts";
 import type { ExecResult } from "../../protocol/process.ts";
-import type { SessionInfo } from "../../protocol/sessions.ts";
 import { errorFromResponse } from "../rpc/error-response.ts";
 import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
 import { fileStreamInfo } from "../rpc/file-headers.ts";
@@ -50,10 +49,11 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
+import type { EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
 import type { RetryPolicy } from "../rpc/resumable-stream.ts";
 import { SandboxClient } from "./sandbox-client.ts";
+import { derivedCalls, type Query } from "./http-calls.ts";
 
 export interface HttpSandboxOptions {
   /** Base URL of the Worker, e.g. `http://127.0.0.1:8787` or `https://sandbox.example.workers.dev`. */
@@ -66,8 +66,6 @@ export interface HttpSandboxOptions {
   headers?: Record<string, string>;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
-
 interface RequestParts {
   query?: Query;
   /** JSON body. */
@@ -79,7 +77,11 @@ interface RequestParts {
 
 const segment = (value: string) => encodeURIComponent(value);
 
-class HttpTransport implements SandboxRpc {
+/** The calls derived from the method bindings are own properties of the transport (./http-calls.ts). */
+interface HttpTransport extends SandboxRpc {}
+
+/** The calls the bindings cannot derive are its methods. */
+class HttpTransport {
   readonly #base: string;
   readonly #options: HttpSandboxOptions;
   readonly #fetch: typeof fetch;
@@ -88,6 +90,7 @@ class HttpTransport implements SandboxRpc {
     this.#base = `${options.url.replace(/\/+$/, "")}/v1/sandboxes/${encodeURIComponent(id)}`;
     this.#options = options;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    Object.assign(this, derivedCalls({ json: (method, path, init) => this.#json(method, path, init), stream: (method, path, init) => this.#stream(method, path, init) }));
   }
 
   async #request(method: string, path: string, init: RequestParts = {}): Promise<Response> {
@@ -129,26 +132,6 @@ class HttpTransport implements SandboxRpc {
     return response.body;
   }
 
-  exec(command: string, options: ExecRequestOptions = {}): Promise<ExecResult> {
-    return this.#json("POST", "/exec", { body: { ...options, command } });
-  }
-
-  execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#stream("POST", "/exec/stream", { body: { ...options, command } });
-  }
-
-  resumeExecStream(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#stream("GET", `/exec/${segment(id)}/stream`, this.#resumeFrom(options));
-  }
-
-  async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
-    return (await this.#json<{ process: ProcessRecord }>("POST", "/processes", { body: { ...options, command } })).process;
-  }
-
-  async listProcesses(options: ListRequest = {}): Promise<ProcessRecord[]> {
-    return (await this.#json<{ processes: ProcessRecord[] }>("GET", "/processes", { query: { sessionId: options.sessionId } })).processes;
-  }
-
   async getProcess(id: string, ref: HandleRef = {}): Promise<ProcessRecord | null> {
     try {
       return (await this.#json<{ process: ProcessRecord }>("GET", `/processes/${encodeURIComponent(id)}`, { query: { generation: ref.generation } })).process;
@@ -158,30 +141,10 @@ class HttpTransport implements SandboxRpc {
     }
   }
 
-  killProcess(id: string, signal?: string | number, ref: HandleRef = {}): Promise<KillResult> {
-    return this.#json("DELETE", `/processes/${encodeURIComponent(id)}`, { query: { signal, generation: ref.generation } });
-  }
-
-  async killAllProcesses(options: KillAllRequest = {}): Promise<number> {
-    return (await this.#json<{ killed: number }>("DELETE", "/processes", { query: { sessionId: options.sessionId, signal: options.signal } })).killed;
-  }
-
-  streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#stream("GET", `/processes/${segment(id)}/logs/stream`, this.#resumeFrom(options));
-  }
-
   /** A resumed stream starts after Last-Event-ID (as EventSource sends it), from the byte offsets in the query. */
   #resumeFrom(options: StreamResumeRequest): { query: Query; lastEventId?: string } {
     const { generation, stdoutOffset, stderrOffset, since } = options;
     return { query: { generation, stdoutOffset, stderrOffset }, ...(since === undefined ? {} : { lastEventId: String(since) }) };
-  }
-
-  getProcessLogs(id: string, ref: HandleRef = {}): Promise<ProcessLogs> {
-    return this.#json("GET", `/processes/${encodeURIComponent(id)}/logs`, { query: { generation: ref.generation } });
-  }
-
-  async cleanupCompletedProcesses(): Promise<number> {
-    return (await this.#json<{ cleaned: number }>("POST", "/processes/cleanup")).cleaned;
   }
 
   writeStdin(id: string, data: string, options: StdinOptions = {}): Promise<StdinResult> {
@@ -195,22 +158,6 @@ class HttpTransport implements SandboxRpc {
 
   // ── sessions, env ────────────────────────────────────────────────────────
 
-  async createSession(options: CreateSessionOptions = {}): Promise<SessionInfo> {
-    return (await this.#json<{ session: SessionInfo }>("POST", "/sessions", { body: options })).session;
-  }
-
-  async getSession(id: string): Promise<SessionInfo> {
-    return (await this.#json<{ session: SessionInfo }>("GET", `/sessions/${segment(id)}`)).session;
-  }
-
-  async listSessions(): Promise<SessionInfo[]> {
-    return (await this.#json<{ sessions: SessionInfo[] }>("GET", "/sessions")).sessions;
-  }
-
-  deleteSession(id: string): Promise<DeleteSessionResult> {
-    return this.#json("DELETE", `/sessions/${segment(id)}`);
-  }
-
   async setEnvVars(vars: EnvVarsUpdate, options: SetEnvOptions = {}): Promise<void> {
     // JSON has no undefined: null unsets.
     const update = Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, value ?? null]));
@@ -219,61 +166,15 @@ class HttpTransport implements SandboxRpc {
 
   // ── files ────────────────────────────────────────────────────────────────
 
-  writeFile(path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
-    return this.#json("POST", "/files/write", { body: { ...options, path, content } });
-  }
-
   writeFileStream(path: string, body: ReadableStream<Uint8Array>, options: WriteStreamOptions = {}): Promise<WriteFileResult> {
     const mode = typeof options.mode === "number" ? options.mode.toString(8) : options.mode;
     return this.#json("PUT", "/files/content", { query: { path, createParents: options.createParents, mode }, bytes: body });
-  }
-
-  readFile(path: string, options: ReadFileOptions = {}): Promise<FileContent> {
-    return this.#json("POST", "/files/read", { body: { ...options, path } });
   }
 
   async readFileStream(path: string): Promise<FileStream> {
     const response = await this.#request("GET", "/files/content", { query: { path } });
     if (!response.body) throw new SandboxConnectionError(`${path}: response without a body`);
     return { ...fileStreamInfo(response.headers, path), stream: response.body };
-  }
-
-  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
-    return this.#json("POST", "/files/mkdir", { body: { ...options, path } });
-  }
-
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
-    return this.#json("POST", "/files/delete", { body: { ...options, path } });
-  }
-
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
-    return this.#json("POST", "/files/rename", { body: { ...options, oldPath, newPath } });
-  }
-
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
-    return this.#json("POST", "/files/move", { body: { ...options, sourcePath, destinationPath } });
-  }
-
-  listFiles(path?: string, options: ListFilesOptions = {}): Promise<FileListing> {
-    return this.#json("POST", "/files/list", { body: { ...options, ...(path === undefined ? {} : { path }) } });
-  }
-
-  exists(path: string): Promise<ExistsResult> {
-    return this.#json("POST", "/files/exists", { body: { path } });
-  }
-
-  watch(path: string, options: WatchOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#stream("POST", "/files/watch", { body: { ...options, path } });
-  }
-
-  checkChanges(path: string, options: ChangesOptions = {}): Promise<ChangesResult> {
-    return this.#json("POST", "/files/changes", { body: { ...options, path } });
-  }
-
-  // ── git ──────────────────────────────────────────────────────────────────
-
-  gitCheckout(repoUrl: string, options: GitCheckoutOptions = {}): Promise<GitCheckoutResult> {
-    return this.#json("POST", "/git/clone", { body: { ...options, repoUrl } });
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────
@@ -431,7 +332,12 @@ class HttpTransport implements SandboxRpc {
   }
 }
 
-export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
+/** The bare transport: SandboxRpc over /v1, without the client's handles and reconnects. */
+export function httpRpc(id: string, options: HttpSandboxOptions): SandboxRpc {
   assertSandboxId(id);
-  return new SandboxClient(id, { rpc: new HttpTransport(id, options), retry: options.retry });
+  return new HttpTransport(id, options);
+}
+
+export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
+  return new SandboxClient(id, { rpc: httpRpc(id, options), retry: options.retry });
 }

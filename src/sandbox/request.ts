@@ -11,21 +11,12 @@ export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, wha
   throw new InvalidRequestError(message, "INVALID_REQUEST", { context: { issues } });
 }
 
-/** `/api/process/{id}` with the id escaped. */
-export function processPath(id: string, suffix = ""): string {
-  return `/api/process/${idSegment(id)}${suffix}`;
-}
-
-/** `/api/execute/{id}` with the id escaped. */
-export function execPath(id: string, suffix = ""): string {
-  return `/api/execute/${idSegment(id)}${suffix}`;
-}
-
-function idSegment(id: string): string {
+/** A process id checked before it goes into a container route's path (RPC callers are not type-checked). */
+export function processId(id: string): string {
   if (typeof id !== "string" || id.length === 0) {
     throw new InvalidRequestError("A process id is required", "INVALID_REQUEST");
   }
-  return encodeURIComponent(id);
+  return id;
 }
 
 /** The query of a resumed stream (`since`, byte offsets), checked first (RPC callers are not type-checked). */

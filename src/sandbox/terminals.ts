@@ -28,43 +28,43 @@ export async function listTerminals(api: ContainerApi): Promise<TerminalInfo[]> 
 }
 
 export async function getTerminal(api: ContainerApi, id: string): Promise<TerminalInfo> {
-  return (await api.json<{ terminal: TerminalInfo }>("GET", path(id))).terminal;
+  return (await api.json<{ terminal: TerminalInfo }>("GET", TERMINAL_ROUTES.one(checkedId(id)))).terminal;
 }
 
 export async function writeTerminal(api: ContainerApi, id: string, data: string | Uint8Array): Promise<TerminalWriteResult> {
-  const { terminalId, bytes } = await api.json<TerminalWriteResult>("POST", path(id, "/write"), terminalInputBody(data));
+  const { terminalId, bytes } = await api.json<TerminalWriteResult>("POST", TERMINAL_ROUTES.write(checkedId(id)), terminalInputBody(data));
   return { terminalId, bytes };
 }
 
 export async function resizeTerminal(api: ContainerApi, id: string, cols: number, rows: number): Promise<TerminalInfo> {
   const body = parseRequest(resizeTerminalRequestSchema, { cols, rows }, "terminal size");
-  return (await api.json<{ terminal: TerminalInfo }>("POST", path(id, "/resize"), body)).terminal;
+  return (await api.json<{ terminal: TerminalInfo }>("POST", TERMINAL_ROUTES.resize(checkedId(id)), body)).terminal;
 }
 
 export async function interruptTerminal(api: ContainerApi, id: string): Promise<void> {
-  await api.json("POST", path(id, "/interrupt"), {});
+  await api.json("POST", TERMINAL_ROUTES.interrupt(checkedId(id)), {});
 }
 
 export async function killTerminal(api: ContainerApi, id: string, signal?: string | number): Promise<TerminalKillResult> {
-  const { terminalId, signal: sent } = await api.json<TerminalKillResult>("POST", path(id, "/kill") + query({ signal }), {});
+  const { terminalId, signal: sent } = await api.json<TerminalKillResult>("POST", TERMINAL_ROUTES.kill(checkedId(id)) + query({ signal }), {});
   return { terminalId, signal: sent };
 }
 
 export async function waitForTerminal(api: ContainerApi, id: string): Promise<TerminalInfo> {
-  return (await api.json<{ terminal: TerminalInfo }>("GET", path(id, "/wait"))).terminal;
+  return (await api.json<{ terminal: TerminalInfo }>("GET", TERMINAL_ROUTES.wait(checkedId(id)))).terminal;
 }
 
 export async function terminalOutput(api: ContainerApi, id: string, options: TerminalOutputOptions = {}): Promise<TerminalOutput> {
   const { since } = parseRequest(terminalSinceSchema, { since: options.since }, "output cursor");
   const { success: _success, timestamp: _timestamp, ...output } = await api.json<TerminalOutput & { success: true; timestamp: string }>(
     "GET",
-    path(id, "/output") + query({ since }),
+    TERMINAL_ROUTES.output(checkedId(id)) + query({ since }),
   );
   return output;
 }
 
 export async function deleteTerminal(api: ContainerApi, id: string): Promise<{ terminalId: string }> {
-  const { terminalId } = await api.json<{ terminalId: string }>("DELETE", path(id));
+  const { terminalId } = await api.json<{ terminalId: string }>("DELETE", TERMINAL_ROUTES.one(checkedId(id)));
   return { terminalId };
 }
 
@@ -78,13 +78,9 @@ export async function connectTerminal(port: PortFetcher, id: string, request: Re
   const query = { since: url.searchParams.get("since") ?? undefined, mode: url.searchParams.get("mode") ?? undefined };
   const { since, mode } = parseRequest(terminalSocketQuerySchema, query, "terminal socket query");
   const headers = new Headers({ upgrade: "websocket" });
-  return port.fetch(new Request(`http://container${TERMINAL_ROUTES.ws(terminalId(id), since, mode)}`, { method: "GET", headers }));
+  return port.fetch(new Request(`http://container${TERMINAL_ROUTES.ws(checkedId(id), since, mode)}`, { method: "GET", headers }));
 }
 
-function path(id: string, suffix = ""): string {
-  return TERMINAL_ROUTES.one(terminalId(id)) + suffix;
-}
-
-function terminalId(id: string): string {
+function checkedId(id: string): string {
   return parseRequest(terminalIdSchema, id, "terminal id");
 }

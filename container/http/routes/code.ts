@@ -4,7 +4,7 @@
  * reader's pace rather than lose output. A reader that goes away leaves the cell running, unless the
  * run asked for `interruptOnDisconnect`.
  */
-import { createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
+import { CODE_ROUTES, createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
 import type { ResumePoint } from "../../../protocol/resume.ts";
 import { sendJson, sendOk } from "../../../server-kit/http/response.ts";
 import { LogReader, readerStart } from "../../engine/log-reader.ts";
@@ -85,14 +85,14 @@ function interrupt(ctx: RequestContext): void {
 export const codeRoutes: RouteGroup = {
   name: "code",
   routes: [
-    { method: "POST", path: "/api/code/contexts", handler: createContext },
-    { method: "GET", path: "/api/code/contexts", handler: listContexts },
-    { method: "GET", path: "/api/code/contexts/:id", handler: getContext },
-    { method: "DELETE", path: "/api/code/contexts/:id", handler: deleteContext },
-    { method: "POST", path: "/api/code/contexts/:id/restart", handler: restartContext },
-    { method: "POST", path: "/api/code/run", handler: run },
-    { method: "POST", path: "/api/code/run/stream", handler: runStream },
-    { method: "GET", path: "/api/code/executions/:id/stream", handler: resumeStream },
-    { method: "POST", path: "/api/code/executions/:id/interrupt", handler: interrupt },
+    { method: "POST", path: CODE_ROUTES.contexts, handler: createContext },
+    { method: "GET", path: CODE_ROUTES.contexts, handler: listContexts },
+    { method: "GET", path: CODE_ROUTES.context.pattern, handler: getContext },
+    { method: "DELETE", path: CODE_ROUTES.context.pattern, handler: deleteContext },
+    { method: "POST", path: CODE_ROUTES.restart.pattern, handler: restartContext },
+    { method: "POST", path: CODE_ROUTES.run, handler: run },
+    { method: "POST", path: CODE_ROUTES.runStream, handler: runStream },
+    { method: "GET", path: CODE_ROUTES.executionStream.pattern, handler: resumeStream },
+    { method: "POST", path: CODE_ROUTES.interrupt.pattern, handler: interrupt },
   ],
 };

@@ -14,7 +14,7 @@
  * an error response is told apart by its `code`). The stream's `complete.result` has empty
  * stdout/stderr: every byte was already sent as an event.
  */
-import { execRequestSchema } from "../../../protocol/process.ts";
+import { EXEC_ROUTES, execRequestSchema, PROCESS_ROUTES } from "../../../protocol/process.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { execResultOf } from "../../engine/exec.ts";
 import { readerStart } from "../../engine/log-reader.ts";
@@ -54,7 +54,7 @@ async function executeStream(ctx: RequestContext): Promise<void> {
 async function resumeStream(ctx: RequestContext): Promise<void> {
   const record = ctx.server.processes.get(ctx.params.id!);
   if (record.spec.kind !== "exec") {
-    throw new ServiceError("PROCESS_NOT_FOUND", `${record.id} is a background process, not an exec: follow it at /api/process/${record.id}/stream`, {
+    throw new ServiceError("PROCESS_NOT_FOUND", `${record.id} is a background process, not an exec: follow it at ${PROCESS_ROUTES.stream(record.id)}`, {
       processId: record.id,
     });
   }
@@ -85,8 +85,8 @@ async function streamExecEvents(ctx: RequestContext, record: ManagedProcess, poi
 export const execRoutes: RouteGroup = {
   name: "exec",
   routes: [
-    { method: "POST", path: "/api/execute", handler: execute },
-    { method: "POST", path: "/api/execute/stream", handler: executeStream },
-    { method: "GET", path: "/api/execute/:id/stream", handler: resumeStream },
+    { method: "POST", path: EXEC_ROUTES.execute, handler: execute },
+    { method: "POST", path: EXEC_ROUTES.stream, handler: executeStream },
+    { method: "GET", path: EXEC_ROUTES.resume.pattern, handler: resumeStream },
   ],
 };

@@ -1,4 +1,5 @@
 /** Liveness, and the boot id that tells a caller the container was restarted. */
+import { INFO_ROUTES } from "../../../protocol/info.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import type { RouteGroup } from "../types.ts";
 
@@ -7,7 +8,7 @@ export const pingRoutes: RouteGroup = {
   routes: [
     {
       method: "GET",
-      path: "/api/ping",
+      path: INFO_ROUTES.ping,
       handler: ({ res, server }) =>
         sendOk(res, {
           status: "ok",

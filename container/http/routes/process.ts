@@ -6,7 +6,7 @@
  * Exec records answer by id too (a broken exec stream resumes at `GET /api/execute/{id}/stream`,
  * see exec.ts); list and cleanup leave them out unless asked with `?include=exec`.
  */
-import { parseSignal, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import { parseSignal, PROCESS_ROUTES, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
 import type { KillAllResponse, OutputStream, StartProcessResponse, WithoutEnvelope } from "../../../protocol/process.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
@@ -112,14 +112,14 @@ async function stdin(ctx: RequestContext): Promise<void> {
 export const processRoutes: RouteGroup = {
   name: "process",
   routes: [
-    { method: "POST", path: "/api/process/start", handler: start },
-    { method: "GET", path: "/api/process/list", handler: list },
-    { method: "DELETE", path: "/api/process/kill-all", handler: killAll },
-    { method: "POST", path: "/api/process/cleanup", handler: cleanup },
-    { method: "GET", path: "/api/process/:id", handler: get },
-    { method: "DELETE", path: "/api/process/:id", handler: kill },
-    { method: "GET", path: "/api/process/:id/logs", handler: logs },
-    { method: "GET", path: "/api/process/:id/stream", handler: stream },
-    { method: "POST", path: "/api/process/:id/stdin", handler: stdin },
+    { method: "POST", path: PROCESS_ROUTES.start, handler: start },
+    { method: "GET", path: PROCESS_ROUTES.list, handler: list },
+    { method: "DELETE", path: PROCESS_ROUTES.killAll, handler: killAll },
+    { method: "POST", path: PROCESS_ROUTES.cleanup, handler: cleanup },
+    { method: "GET", path: PROCESS_ROUTES.one.pattern, handler: get },
+    { method: "DELETE", path: PROCESS_ROUTES.one.pattern, handler: kill },
+    { method: "GET", path: PROCESS_ROUTES.logs.pattern, handler: logs },
+    { method: "GET", path: PROCESS_ROUTES.stream.pattern, handler: stream },
+    { method: "POST", path: PROCESS_ROUTES.stdin.pattern, handler: stdin },
   ],
 };

@@ -70,7 +70,7 @@ export const sessionRoutes: RouteGroup = {
   routes: [
     { method: "POST", path: SESSION_ROUTES.create, handler: createSession },
     { method: "GET", path: SESSION_ROUTES.list, handler: listSessions },
-    { method: "GET", path: "/api/session/:id", handler: getSession },
-    { method: "DELETE", path: "/api/session/:id", handler: deleteSession },
+    { method: "GET", path: SESSION_ROUTES.one.pattern, handler: getSession },
+    { method: "DELETE", path: SESSION_ROUTES.one.pattern, handler: deleteSession },
   ],
 };

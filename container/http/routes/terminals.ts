@@ -6,6 +6,7 @@
 import { parseSignal } from "../../../protocol/process.ts";
 import {
   createTerminalRequestSchema,
+  TERMINAL_ROUTES,
   resizeTerminalRequestSchema,
   terminalSinceSchema,
   writeTerminalRequestSchema,
@@ -94,15 +95,15 @@ async function remove(ctx: RequestContext): Promise<void> {
 export const terminalRoutes: RouteGroup = {
   name: "terminals",
   routes: [
-    { method: "POST", path: "/api/terminals", handler: create },
-    { method: "GET", path: "/api/terminals", handler: (ctx) => sendOk(ctx.res, { terminals: ctx.server.terminals.list().map((terminal) => terminal.info()) }) },
-    { method: "GET", path: "/api/terminals/:id", handler: (ctx) => sendOk(ctx.res, { terminal: ctx.server.terminals.get(ctx.params.id!).info() }) },
-    { method: "DELETE", path: "/api/terminals/:id", handler: remove },
-    { method: "GET", path: "/api/terminals/:id/output", handler: output },
-    { method: "POST", path: "/api/terminals/:id/write", handler: write },
-    { method: "POST", path: "/api/terminals/:id/resize", handler: resize },
-    { method: "POST", path: "/api/terminals/:id/interrupt", handler: interrupt },
-    { method: "POST", path: "/api/terminals/:id/kill", handler: kill },
-    { method: "GET", path: "/api/terminals/:id/wait", handler: wait },
+    { method: "POST", path: TERMINAL_ROUTES.list, handler: create },
+    { method: "GET", path: TERMINAL_ROUTES.list, handler: (ctx) => sendOk(ctx.res, { terminals: ctx.server.terminals.list().map((terminal) => terminal.info()) }) },
+    { method: "GET", path: TERMINAL_ROUTES.one.pattern, handler: (ctx) => sendOk(ctx.res, { terminal: ctx.server.terminals.get(ctx.params.id!).info() }) },
+    { method: "DELETE", path: TERMINAL_ROUTES.one.pattern, handler: remove },
+    { method: "GET", path: TERMINAL_ROUTES.output.pattern, handler: output },
+    { method: "POST", path: TERMINAL_ROUTES.write.pattern, handler: write },
+    { method: "POST", path: TERMINAL_ROUTES.resize.pattern, handler: resize },
+    { method: "POST", path: TERMINAL_ROUTES.interrupt.pattern, handler: interrupt },
+    { method: "POST", path: TERMINAL_ROUTES.kill.pattern, handler: kill },
+    { method: "GET", path: TERMINAL_ROUTES.wait.pattern, handler: wait },
   ],
 };

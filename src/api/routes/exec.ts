@@ -1,36 +1,32 @@
 /**
- * POST /exec (buffered ExecResult; with `stream: "url"`, started in the background with a signed URL
- * of its event stream), POST /exec/stream (SSE of ExecEvent), and GET /exec/:pid/stream, where a
- * broken exec stream resumes from its Last-Event-ID.
+ * The exec routes the bindings cannot derive (src/rpc/bindings/processes.ts): POST /exec (buffered
+ * ExecResult; with `stream: "url"`, started in the background with a signed URL of its event stream)
+ * and GET /exec/:pid/stream, where a broken exec stream resumes from its Last-Event-ID (a signed
+ * URL's grant checked first).
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { ExecEvent } from "../../../protocol/events.ts";
 import { isErrorCode } from "../../../protocol/errors.ts";
-import { execRequestSchema } from "../../../protocol/process.ts";
 import { readEventStream } from "../../../protocol/sse.ts";
-import { execStreamUrlFieldsSchema, processRunTag, type ExecStreamUrl } from "../../../protocol/stream-url.ts";
+import { processRunTag, type ExecStreamUrl } from "../../../protocol/stream-url.ts";
+import { API_METHODS } from "../../rpc/bindings/index.ts";
 import { SandboxError } from "../../rpc/errors.ts";
 import type { ExecRequestOptions } from "../../rpc/processes.ts";
 import type { ApiEnv } from "../types.ts";
-import { streamQuery } from "../schemas.ts";
 import { resumeRequest, sseResponse } from "../sse.ts";
 import { checkGrantedRun } from "../stream-grant.ts";
 import { mintStreamUrl, streamTargets } from "../stream-url.ts";
 import { jsonBody, queryParams } from "../validate.ts";
 
 export const execRoutes = new Hono<ApiEnv>()
-  .post("/exec", jsonBody(execRequestSchema.extend(execStreamUrlFieldsSchema.shape)), async (c) => {
+  .post(API_METHODS.exec.path, jsonBody(API_METHODS.exec.body), async (c) => {
     const { command, stream, ttlSeconds, ...options } = c.req.valid("json");
     if (stream === "url") return c.json(await startWithStreamUrl(c, command, options, ttlSeconds), 202);
     if (ttlSeconds !== undefined) throw new SandboxError('ttlSeconds is the life of a stream URL: it goes with stream: "url"', "INVALID_REQUEST");
     return c.json(await c.var.sandbox.exec(command, options));
   })
-  .post("/exec/stream", jsonBody(execRequestSchema), async (c) => {
-    const { command, ...options } = c.req.valid("json");
-    return sseResponse(await c.var.sandbox.execStream(command, options));
-  })
-  .get("/exec/:pid/stream", queryParams(streamQuery), async (c) => {
+  .get(API_METHODS.resumeExecStream.path, queryParams(API_METHODS.resumeExecStream.query), async (c) => {
     await checkGrantedRun(c, c.req.param("pid"));
     const options = resumeRequest(c.req.header("last-event-id"), c.req.valid("query"));
     return sseResponse(await c.var.sandbox.resumeExecStream(c.req.param("pid"), options));

@@ -26,6 +26,7 @@ import { backupExcluder } from "./backup-excludes.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
 import { uploadFileParts } from "./upload-parts.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 const pathSchema = z
   .string()
@@ -110,7 +111,7 @@ async function uploadParts(ctx: RequestContext): Promise<void> {
 }
 
 export const cloudflareBackupRoutes: Route[] = [
-  cloudflareRoute("POST", "/api/backup/create", create),
-  cloudflareRoute("POST", "/api/backup/restore", restore),
-  cloudflareRoute("POST", "/api/backup/upload-parts", uploadParts),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.backupCreate, create),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.backupRestore, restore),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.backupUploadParts, uploadParts),
 ];

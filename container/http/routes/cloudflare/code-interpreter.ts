@@ -24,6 +24,7 @@ import { streamLogAsSse } from "../../sse.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 function theirContext(context: CodeContext): { id: string; language: string; cwd: string } {
   return { id: context.id, language: context.language, cwd: context.cwd };
@@ -112,8 +113,8 @@ async function runStream(ctx: RequestContext): Promise<void> {
 }
 
 export const cloudflareCodeInterpreterRoutes: Route[] = [
-  cloudflareRoute("POST", "/api/contexts", createContext),
-  cloudflareRoute("GET", "/api/contexts", listContexts),
-  cloudflareRoute("DELETE", "/api/contexts/:id", deleteContext),
-  cloudflareRoute("POST", "/api/execute/code", runStream),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.contexts, createContext),
+  cloudflareRoute("GET", CLOUDFLARE_ROUTES.contexts, listContexts),
+  cloudflareRoute("DELETE", CLOUDFLARE_ROUTES.context.pattern, deleteContext),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.executeCode, runStream),
 ];

@@ -9,6 +9,7 @@ import { execResultOf } from "../../../engine/exec.ts";
 import { execSpec } from "../../../engine/options.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 const LIST_TIMEOUT_MS = 10_000;
 
@@ -22,4 +23,4 @@ async function commands(ctx: RequestContext): Promise<void> {
   sendOk(ctx.res, { availableCommands, count: availableCommands.length });
 }
 
-export const cloudflareCommandRoutes: Route[] = [cloudflareRoute("GET", "/api/commands", commands)];
+export const cloudflareCommandRoutes: Route[] = [cloudflareRoute("GET", CLOUDFLARE_ROUTES.commands, commands)];

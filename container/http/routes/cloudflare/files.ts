@@ -20,6 +20,7 @@ import { fileOperations } from "../files.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 /** Their FileInfo: the mode as `rwxr-xr-x` and the owner's permissions as flags. */
 function theirFileInfo(file: FileInfo) {
@@ -78,12 +79,12 @@ async function exists(ctx: RequestContext): Promise<void> {
 }
 
 export const cloudflareFileRoutes: Route[] = [
-  cloudflareRoute("POST", "/api/write", write),
-  cloudflareRoute("POST", "/api/read", read),
-  cloudflareRoute("POST", "/api/mkdir", mkdir),
-  cloudflareRoute("POST", "/api/delete", remove),
-  cloudflareRoute("POST", "/api/rename", rename),
-  cloudflareRoute("POST", "/api/move", move),
-  cloudflareRoute("POST", "/api/list-files", list),
-  cloudflareRoute("POST", "/api/exists", exists),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.write, write),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.read, read),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.mkdir, mkdir),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.delete, remove),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.rename, rename),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.move, move),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.listFiles, list),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.exists, exists),
 ];

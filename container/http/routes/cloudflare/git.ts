@@ -9,9 +9,10 @@ import { cloneRepository } from "../../../git/clone.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 async function checkout(ctx: RequestContext): Promise<void> {
   sendOk(ctx.res, await cloneRepository(ctx.server, await readTheirJson(ctx, gitCloneRequestSchema)));
 }
 
-export const cloudflareGitRoutes: Route[] = [cloudflareRoute("POST", "/api/git/checkout", checkout)];
+export const cloudflareGitRoutes: Route[] = [cloudflareRoute("POST", CLOUDFLARE_ROUTES.gitCheckout, checkout)];

@@ -18,6 +18,7 @@ import { execSpec } from "../../../engine/options.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 const portWatchRequestSchema = z.object({
   port: z.number().int().min(1).max(65535),
@@ -83,4 +84,4 @@ async function watchPort(ctx: RequestContext): Promise<void> {
   }
 }
 
-export const cloudflarePortRoutes: Route[] = [cloudflareRoute("POST", "/api/port-watch", watchPort)];
+export const cloudflarePortRoutes: Route[] = [cloudflareRoute("POST", CLOUDFLARE_ROUTES.portWatch, watchPort)];

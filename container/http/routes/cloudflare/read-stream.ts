@@ -14,6 +14,7 @@ import { openFileDownload } from "../../../files/read.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 /** Turns file bytes into chunk texts: whole characters, or base64 of whole 3-byte groups. */
 interface ChunkEncoder {
@@ -80,4 +81,4 @@ async function readStream(ctx: RequestContext): Promise<void> {
   res.end();
 }
 
-export const cloudflareReadStreamRoutes: Route[] = [cloudflareRoute("POST", "/api/read/stream", readStream)];
+export const cloudflareReadStreamRoutes: Route[] = [cloudflareRoute("POST", CLOUDFLARE_ROUTES.readStream, readStream)];

@@ -13,6 +13,7 @@ import { sessionOperations } from "../sessions.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 /** Cloudflare's platform names the machine a container runs on in this variable (null elsewhere). */
 function placementId(): string | null {
@@ -41,6 +42,6 @@ async function remove(ctx: RequestContext): Promise<void> {
 }
 
 export const cloudflareSessionRoutes: Route[] = [
-  cloudflareRoute("POST", "/api/session/create", create),
-  cloudflareRoute("POST", "/api/session/delete", remove),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.sessionCreate, create),
+  cloudflareRoute("POST", CLOUDFLARE_ROUTES.sessionDelete, remove),
 ];

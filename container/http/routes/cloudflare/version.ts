@@ -5,7 +5,8 @@
  */
 import { sendOk } from "../../../../server-kit/http/response.ts";
 import type { Route } from "../../types.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 export const cloudflareVersionRoutes: Route[] = [
-  { method: "GET", path: "/api/version", handler: ({ res, server }) => sendOk(res, { version: server.version }) },
+  { method: "GET", path: CLOUDFLARE_ROUTES.version, handler: ({ res, server }) => sendOk(res, { version: server.version }) },
 ];

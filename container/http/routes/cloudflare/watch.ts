@@ -18,6 +18,7 @@ import type { RequestContext, Route } from "../../types.ts";
 import { checkChanges } from "../watch.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
+import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 
 const THEIR_EVENT_TYPES = ["create", "modify", "delete", "move_from", "move_to", "attrib"] as const;
 
@@ -60,4 +61,4 @@ async function check(ctx: RequestContext): Promise<void> {
   sendOk(ctx.res, { status: result.changed ? "changed" : "unchanged", version: result.version });
 }
 
-export const cloudflareWatchRoutes: Route[] = [cloudflareRoute("POST", "/api/watch", watch), cloudflareRoute("POST", "/api/watch/check", check)];
+export const cloudflareWatchRoutes: Route[] = [cloudflareRoute("POST", CLOUDFLARE_ROUTES.watch, watch), cloudflareRoute("POST", CLOUDFLARE_ROUTES.watchCheck, check)];
