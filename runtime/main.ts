@@ -11,7 +11,7 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startRuntime } from "./server.ts";
-import { runtimeSettingsFromEnv } from "./settings.ts";
+import { defaultDataDir, runtimeSettingsFromEnv } from "./settings.ts";
 
 let runtime;
 try {
@@ -19,7 +19,7 @@ try {
     ...runtimeSettingsFromEnv(process.env),
     port: Number(process.env.RUNTIME_PORT ?? 8790),
     host: process.env.RUNTIME_HOST ?? "127.0.0.1",
-    dataDir: process.env.SANDBOX_DATA_DIR ?? ".sandbox",
+    dataDir: process.env.SANDBOX_DATA_DIR ?? defaultDataDir(process.cwd()),
     ...(process.env.SANDBOX_RUNTIME_SECRET ? { secret: process.env.SANDBOX_RUNTIME_SECRET } : {}),
   });
 } catch (error) {

@@ -16,6 +16,9 @@
 import path from "node:path";
 import type { RuntimeOptions } from "./server.ts";
 import { limitsFromEnv } from "./container/limits.ts";
+import { closedAncestor } from "./container/reachable.ts";
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync } from "node:fs";
 
 /** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
 const DEFAULT_WARM_SERVERS = 2;
@@ -58,4 +61,18 @@ function parsePaths(value: string, name: string): string[] {
     throw new Error(`${name} must list absolute paths`);
   }
   return paths;
+}
+
+/**
+ * Where sandboxes live unless SANDBOX_DATA_DIR says: `.sandbox` in `checkout`. A root runtime's
+ * containers run as other users, who must pass through every folder above it; a checkout under a
+ * folder closed to them (root's 0700 home) keeps its sandboxes under /var/lib/edge-sandbox instead.
+ */
+export function defaultDataDir(checkout: string): string {
+  const beside = path.join(checkout, ".sandbox");
+  if (process.getuid?.() !== 0 || closedAncestor(beside) === undefined) return beside;
+  const parent = "/var/lib/edge-sandbox";
+  mkdirSync(parent, { recursive: true, mode: 0o711 });
+  chmodSync(parent, 0o711); // passed through, never listed
+  return path.join(parent, createHash("sha256").update(checkout).digest("hex").slice(0, 12));
 }

@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
-import { runtimeSettingsFromEnv } from "../runtime/settings.ts";
+import { defaultDataDir, runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import { describeMechanism } from "../runtime/container/cgroups.ts";
 import { watchContainers } from "./supervise/container-watch.ts";
 import { watchRuntime, type RuntimeWatch } from "./supervise/runtime-watch.ts";
@@ -67,7 +67,7 @@ try {
     ...runtimeSettingsFromEnv(process.env),
     port: await port(process.env.RUNTIME_PORT, 0),
     host: HOST,
-    dataDir: process.env.SANDBOX_DATA_DIR ?? `${root}.sandbox`,
+    dataDir: process.env.SANDBOX_DATA_DIR ?? defaultDataDir(root),
     ...(process.env.SANDBOX_RUNTIME_SECRET ? { secret: process.env.SANDBOX_RUNTIME_SECRET } : {}),
   });
 } catch (error) {

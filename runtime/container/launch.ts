@@ -20,6 +20,7 @@ import { serverNodeFlags } from "../../container/boot/node-flags.ts";
 import type { Launch } from "../launch.ts";
 import { ownTree, type HostUser } from "./host-users.ts";
 import { freshLayer } from "./layer.ts";
+import { serverFiles } from "./server-files.ts";
 import { containerMounts, NAMESPACE_ARGS } from "./mounts.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -45,6 +46,8 @@ export interface ContainerLaunchOptions {
   systemBinaries: boolean;
   extraArgs: readonly string[];
   limits: LaunchLimits;
+  /** Stage the server's files (server-files.ts) even where the checkout is reachable, or elsewhere. */
+  stageServer?: { force?: boolean; stageRoot?: string };
 }
 
 /** What the launch wrapper applies before bwrap runs, so everything in the container is bound by it. */
@@ -76,14 +79,17 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
   const layer = freshLayer(join(options.dir, "layer"), options.user);
 
   const onHost = options.rootfs === undefined;
-  const modules = join(ROOT, "node_modules");
-  const entry = onHost ? join(CONTAINER_PATHS.app, "node_modules", inside(modules, options.serverEntry)) : imageServerEntry(options.rootfs!);
+  const files = onHost
+    ? serverFiles({ node: process.execPath, modules: join(ROOT, "node_modules"), entry: options.serverEntry }, options.stageServer ?? {})
+    : undefined;
+  const modules = files?.modules ?? "";
+  const entry = files ? join(CONTAINER_PATHS.app, "node_modules", inside(files.modules, files.entry)) : imageServerEntry(options.rootfs!);
   const mounts = containerMounts({
     systemRoot: options.rootfs ?? "/",
     workspace,
     layer,
     // On the host's system, this checkout's Node and server; an image brings its own (its /usr/local among them).
-    ...(onHost ? { node: process.execPath, app: { node_modules: modules } } : { keepUsrLocal: true, rootDirs: [CONTAINER_PATHS.app] }),
+    ...(files ? { node: files.node, app: { node_modules: modules } } : { keepUsrLocal: true, rootDirs: [CONTAINER_PATHS.app] }),
     readOnly: options.readOnly,
     readWrite: options.readWrite,
     systemBinaries: options.systemBinaries,

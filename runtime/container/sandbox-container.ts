@@ -11,7 +11,6 @@
 import { existsSync, fstatSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { IsolationInEffect, IsolationOptions } from "../../protocol/isolation.ts";
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
 import { LISTEN_FD_VAR, SERVER_LISTEN_FD } from "../../protocol/runtime.ts";
@@ -25,9 +24,6 @@ import { describeMechanism, makeSandboxGroup, type LimitsMechanism, type Sandbox
 import type { SandboxLimits } from "./limits.ts";
 import { attachNetwork, type ContainerNetwork } from "./network.ts";
 import { closeHandles, openPathHandle, type PathHandle } from "./path-handle.ts";
-
-/** This checkout's packages, which containers on the host's system bind as the server's. */
-const MODULES = fileURLToPath(new URL("../../node_modules/", import.meta.url));
 
 /** What every container of one runtime shares. */
 export interface ContainerSettings {
@@ -43,6 +39,8 @@ export interface ContainerSettings {
   allowedPaths: readonly string[];
   /** The runtime's data folder: no sandbox may mount any of it. */
   dataDir: string;
+  /** Stage the server's files even where the checkout is reachable (tests of the staging), or elsewhere. */
+  stageServer?: { force?: boolean; stageRoot?: string };
   /** What each sandbox may take, and how that is enforced here. */
   limits: SandboxLimits;
   mechanism: () => LimitsMechanism;
@@ -72,7 +70,8 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
   }
   if (settings.users.switching) {
     try {
-      assertReachable([dir, process.execPath, ...(settings.rootfs ? [settings.rootfs] : [MODULES])]);
+      // The server's own files are staged where they must be (server-files.ts); the sandbox's folder cannot be.
+      assertReachable([dir, ...(settings.rootfs ? [settings.rootfs] : [])]);
     } catch (error) {
       throw new ServiceError("CONTAINER_UNAVAILABLE", (error as Error).message);
     }
@@ -95,6 +94,7 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       readWrite: readWrite.map((checked) => checked.path),
       systemBinaries: options.allowSystemBinaries,
       extraArgs: options.bwrapArgs,
+      ...(settings.stageServer ? { stageServer: settings.stageServer } : {}),
       limits: {
         openFiles: settings.limits.openFiles,
         // Processes per host uid count only where each container has a uid of its own.

@@ -23,6 +23,8 @@ export interface ContainerSettingsInput {
   switchUsers?: boolean;
   /** What each sandbox may take (SANDBOX_PIDS_MAX, …); default DEFAULT_SANDBOX_LIMITS. */
   limits?: SandboxLimits;
+  /** Stage the server's files even where the checkout is reachable, or elsewhere (server-files.ts). */
+  stageServer?: { force?: boolean; stageRoot?: string };
 }
 
 const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
@@ -39,6 +41,7 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
     allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),
     dataDir: realOrSelf(input.dataDir),
     limits: input.limits ?? DEFAULT_SANDBOX_LIMITS,
+    ...(input.stageServer ? { stageServer: input.stageServer } : {}),
     mechanism: lazyMechanism(),
   };
 }
