@@ -1,0 +1,28 @@
+/**
+ * A PTY program's last output is read before its exit is reported, even when nothing read the PTY
+ * in time (a busy server): the PTY library gives up on an unread PTY 200 ms after the exit.
+ */
+import { spawn } from "@lydell/node-pty";
+import { describe, expect, it } from "vitest";
+import { readPtyOutput } from "../../container/terminals/pty-output.ts";
+
+/** Runs `script` on a PTY that is not read until the program has exited; what arrived by the exit. */
+function runUnread(script: string): Promise<{ output: string; exitCode: number }> {
+  const pty = spawn("/bin/sh", ["-c", script], { encoding: null, cols: 80, rows: 24 });
+  const chunks: Buffer[] = [];
+  readPtyOutput(pty, (data) => chunks.push(data));
+  // A reader too busy to take its output: nothing is handed on until the library gives up on the PTY.
+  pty.pause();
+  return new Promise((resolve) => pty.onExit(({ exitCode }) => resolve({ output: Buffer.concat(chunks).toString("utf8"), exitCode })));
+}
+
+describe("a PTY's output", () => {
+  it("keeps what a program wrote last when nothing read it before the exit", async () => {
+    expect(await runUnread("printf 'last words'; exit 3")).toEqual({ output: "last words", exitCode: 3 });
+  });
+
+  it("keeps it also while a background job holds the PTY open past the exit", async () => {
+    const line = "y".repeat(3000);
+    expect(await runUnread(`sleep 1 & printf '%s\\n' '${line}'`)).toEqual({ output: `${line}\r\n`, exitCode: 0 });
+  });
+});
