@@ -111,8 +111,15 @@ describe("code interpreter through getSandbox", () => {
 
   it("interrupts a cell that runs out of time, and refuses a busy context when asked not to wait", async () => {
     const context = await sandbox.createCodeContext({ language: "javascript" });
-    const slow = sandbox.runCode("var waited = true; await new Promise((resolve) => setTimeout(resolve, 60_000))", { context, timeout: 500 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Busy from its first output on, for as long as its time limit.
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const slow = sandbox.runCode("var waited = true; console.log('started'); await new Promise((resolve) => setTimeout(resolve, 60_000))", {
+      context,
+      timeout: 3_000,
+      onStdout: () => started(),
+    });
+    await running;
     await expect(sandbox.runCode("1", { context, wait: false })).rejects.toBeInstanceOf(CodeContextBusyError);
     expect(await slow).toMatchObject({ interrupted: true, timedOut: true, error: { name: "InterruptedError" } });
     expect(text(await sandbox.runCode("waited", { context }))).toBe("true");
