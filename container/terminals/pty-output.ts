@@ -17,6 +17,12 @@ interface UnixPtyInternals {
 }
 
 const DRAIN_BYTES = 64 * 1024;
+/**
+ * The most read in that last drain: a program writes at most a PTY buffer (a few KiB) it could not
+ * hand over before its exit; a background job still writing to the PTY must not keep this process
+ * reading forever.
+ */
+const DRAIN_MAX_BYTES = 1024 * 1024;
 
 /** Calls `onOutput` with each chunk of the PTY's output, the last unread bytes included. */
 export function readPtyOutput(pty: IPty, onOutput: (data: Buffer) => void): void {
@@ -35,7 +41,7 @@ export function readPtyOutput(pty: IPty, onOutput: (data: Buffer) => void): void
 
 function drain(fd: number, onOutput: (data: Buffer) => void): void {
   const buffer = Buffer.allocUnsafe(DRAIN_BYTES);
-  for (;;) {
+  for (let total = 0; total < DRAIN_MAX_BYTES; ) {
     let read: number;
     try {
       read = readSync(fd, buffer, 0, buffer.length, null);
@@ -44,6 +50,7 @@ function drain(fd: number, onOutput: (data: Buffer) => void): void {
       return;
     }
     if (read === 0) return;
+    total += read;
     onOutput(Buffer.from(buffer.subarray(0, read)));
   }
 }

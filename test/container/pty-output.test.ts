@@ -21,6 +21,14 @@ describe("a PTY's output", () => {
     expect(await runUnread("printf 'last words'; exit 3")).toEqual({ output: "last words", exitCode: 3 });
   });
 
+  it("does not read forever from a background job that goes on writing to the PTY", async () => {
+    const started = Date.now();
+    const { output, exitCode } = await runUnread("(for i in $(seq 1 1000000); do echo spam || exit; done) & printf 'last words'; exit 4");
+    expect(exitCode).toBe(4);
+    expect(output).toContain("last words");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("keeps it also while a background job holds the PTY open past the exit", async () => {
     const line = "y".repeat(3000);
     expect(await runUnread(`sleep 1 & printf '%s\\n' '${line}'`)).toEqual({ output: `${line}\r\n`, exitCode: 0 });
