@@ -13,6 +13,7 @@ import { processesTaggedExactly } from "../../server-kit/tagged-processes.ts";
 import { terminateTree } from "../engine/kill.ts";
 import { OutputLog } from "../engine/output-log.ts";
 import type { ExitHook } from "../engine/hooks.ts";
+import { readPtyOutput } from "./pty-output.ts";
 import { signalName } from "./signals.ts";
 
 export interface TerminalExit {
@@ -59,13 +60,12 @@ export class Terminal {
     this.#killGraceMs = options.killGraceMs;
     this.log = new OutputLog(options.retentionBytes);
     const pty = options.pty;
-    // With `encoding: null` the library hands over raw bytes; its typings still say string.
-    pty.onData((data: string | Buffer) => {
-      if (!this.log.closed) this.log.appendOutput("stdout", Buffer.isBuffer(data) ? data : Buffer.from(data));
+    readPtyOutput(pty, (data) => {
+      if (!this.log.closed) this.log.appendOutput("stdout", data);
     });
     this.exited = new Promise((resolve) => {
       pty.onExit(({ exitCode, signal }) => {
-        // Output still in the PTY reaches onData before the library reports the exit.
+        // Everything the program wrote is in the log by now (pty-output.ts): the exit comes after it.
         const exit: TerminalExit = signal ? { signal: signalName(signal) } : { exitCode };
         this.#exit = exit;
         this.#endTime = new Date();

@@ -37,6 +37,16 @@ function workerdPids(root: number): number[] {
   });
 }
 
+/** Whether `pid` has exited (a zombie not yet collected has too). */
+function hasExited(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
 function seconds(since: number): string {
   return `${((Date.now() - since) / 1000).toFixed(1)} s`;
 }
@@ -78,6 +88,9 @@ export class WorkerSupervisor {
 
   #check(): void {
     if (this.#stopped || this.#recovering) return;
+    // The Worker's own process is gone (its workerd went with it, or no longer counts as under it):
+    // its exit, on its way, says so (#watchExit), rather than a workerd's death as the cause.
+    if (hasExited(this.#current.pid)) return;
     const now = workerdPids(this.#current.pid);
     const gone = this.#workerd.filter((pid) => !now.includes(pid));
     this.#workerd = now;

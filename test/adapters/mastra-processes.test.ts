@@ -23,11 +23,13 @@ function otherClient(): EdgeSandbox {
 // The tests share one sandbox but not their processes: they run at once.
 describe.concurrent("spawn and the handle", () => {
   it("returns a handle at once; output accumulates as it arrives; exitCode is set on exit without a wait", async ({ expect }) => {
-    const handle = await sandbox.processes.spawn("echo first; sleep 0.4; echo second; exit 4");
+    // The process goes on only when told (a line on stdin): "first" alone is a state that lasts.
+    const handle = await sandbox.processes.spawn("echo first; read go; echo second; exit 4");
     expect(handle.pid).toEqual(expect.any(String));
     expect(handle.exitCode).toBeUndefined();
     await expect.poll(() => handle.stdout).toBe("first\n");
     expect(handle.exitCode).toBeUndefined();
+    await handle.sendStdin("go\n");
     await expect.poll(() => handle.exitCode, { timeout: 10_000 }).toBe(4);
     expect(handle.stdout).toBe("first\nsecond\n");
   });

@@ -45,6 +45,28 @@ async function interruptedRun(contextId: string, code: string, ready: (event: Co
   return events;
 }
 
+/**
+ * Submits a streamed run and resolves once the server has it (its reply has begun: the run holds its
+ * place in the context's queue); `events` is every event of the run, once it is over.
+ */
+async function submitStreamed(contextId: string, code: string): Promise<{ events: Promise<CodeEvent[]> }> {
+  const response = await fetch(`${sandbox.url}/api/code/run/stream`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ contextId, code }),
+  });
+  const collect = async () => {
+    const events: CodeEvent[] = [];
+    for await (const event of readEventStream<CodeEvent>(response.body!)) events.push(event);
+    return events;
+  };
+  return { events: collect() };
+}
+
+/** Python that waits until a file named `gate` exists in its cwd (the workspace): a cell that runs until the test lets it end. */
+const untilGate = (gate: string) => `import os, time\nwhile not os.path.exists(${JSON.stringify(gate)}):\n    time.sleep(0.02)\n`;
+const openGate = (gate: string) => sandbox.exec({ command: `touch ${gate}` });
+
 const completeOf = (events: CodeEvent[]) => events.find((event) => event.type === "complete");
 const errorOf = (events: CodeEvent[]) => events.find((event) => event.type === "error");
 
@@ -116,13 +138,13 @@ describe("contexts", () => {
 
   it("are gone once deleted, and a waiting run ends with the delete", async () => {
     const context = await createContext(sandbox, { language: "python" });
-    const running = run(sandbox, context.id, "import time\ntime.sleep(30)");
-    const waiting = run(sandbox, context.id, "'never'");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Both runs are in the context (one running or about to, one waiting) before the delete.
+    const running = await submitStreamed(context.id, "import time\ntime.sleep(30)");
+    const waiting = await submitStreamed(context.id, "'never'");
     const deleted = await call(sandbox.url, "DELETE", `/api/code/contexts/${context.id}`);
     expect(deleted.body).toMatchObject({ contextId: context.id, cancelled: 2 });
-    expect((await running).error?.name).toBe("ContextDeleted");
-    expect((await waiting).error?.name).toBe("ContextDeleted");
+    expect(errorOf(await running.events)?.error.name).toBe("ContextDeleted");
+    expect(errorOf(await waiting.events)?.error.name).toBe("ContextDeleted");
     const after = await runReply(sandbox, { contextId: context.id, code: "1" });
     expect(after.status).toBe(404);
     expect(after.body.code).toBe("CODE_CONTEXT_NOT_FOUND");
@@ -131,14 +153,17 @@ describe("contexts", () => {
 
   it("run one cell at a time: a second run waits its turn, or fails fast when asked not to wait", async () => {
     const context = await createContext(sandbox, { language: "python" });
-    const first = run(sandbox, context.id, "import time\ntime.sleep(0.6)\norder = ['first']");
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The first cell holds the context until the test opens its gate.
+    const gate = `gate-${context.id}`;
+    const first = await submitStreamed(context.id, `${untilGate(gate)}order = ['first']`);
     const busy = await runReply(sandbox, { contextId: context.id, code: "1", wait: false });
     expect(busy.status).toBe(409);
     expect(busy.body.code).toBe("CODE_CONTEXT_BUSY");
-    const second = await run(sandbox, context.id, "order.append('second')\norder");
-    expect(mainResult(second)?.text).toBe("['first', 'second']");
-    expect((await first).executionCount + 1).toBe(second.executionCount);
+    const second = await submitStreamed(context.id, "order.append('second')\norder");
+    await openGate(gate);
+    const secondEvents = await second.events;
+    expect(secondEvents.find((event) => event.type === "result" && event.result.isMainResult)).toMatchObject({ result: { text: "['first', 'second']" } });
+    expect(completeOf(await first.events)!.executionCount + 1).toBe(completeOf(secondEvents)!.executionCount);
   });
 
   it("run 20 cells across 10 contexts at once, each context keeping its own state", async () => {

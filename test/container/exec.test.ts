@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, startTestServer, type TestServer } from "./helpers.ts";
+import { call, eventually, startTestServer, type TestServer } from "./helpers.ts";
 
 let t: TestServer;
 beforeAll(async () => {
@@ -94,11 +94,13 @@ describe("POST /api/execute", () => {
   });
 
   it("honours a caller-given process id and rejects a duplicate while it runs", async () => {
-    const first = exec({ command: "sleep 0.3", processId: "exec-dup" });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The first runs until the test lets it end (a file appears), so the second surely meets it running.
+    const first = exec({ command: "until [ -e exec-dup-gate ]; do sleep 0.02; done", processId: "exec-dup" });
+    expect(await eventually(async () => (await call(t.url, "GET", "/api/process/exec-dup")).body.process?.status === "running")).toBe(true);
     const second = await exec({ command: "true", processId: "exec-dup" });
     expect(second.status).toBe(409);
     expect(second.body.code).toBe("PROCESS_EXISTS");
+    await exec({ command: "touch exec-dup-gate" });
     expect((await first).body).toMatchObject({ exitCode: 0, processId: "exec-dup" });
   });
 

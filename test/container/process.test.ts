@@ -101,8 +101,9 @@ describe("background processes", () => {
   });
 
   it("survives writes to a process that closed its stdin (EPIPE)", async () => {
-    await start({ command: "exec 0<&-; sleep 1", processId: "epipe" });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await start({ command: "exec 0<&-; echo closed; sleep 30", processId: "epipe" });
+    // Written once the process has closed its stdin (it says so), while it still runs.
+    expect(await eventually(async () => (await call(t.url, "GET", "/api/process/epipe/logs")).body.stdout === "closed\n")).toBe(true);
     const reply = await call(t.url, "POST", "/api/process/epipe/stdin", { data: "x".repeat(200_000) });
     expect(reply.status).toBe(409);
     expect(reply.body.code).toBe("STDIN_CLOSED");

@@ -77,9 +77,8 @@ describe("terminals", () => {
   it("Ctrl-C interrupts the foreground job and leaves the shell", async () => {
     const terminal = await create({ cols: 80, rows: 24 });
     await call(t.url, "POST", `/api/terminals/${terminal.id}/write`, { data: "sleep 30; echo after-$((1+1))\r" });
-    // The sleep must be the foreground job before the interrupt.
-    expect(await eventually(() => childCount(terminal.pid) > 0, 10_000)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The sleep must be the foreground job before the interrupt: the terminal's foreground group is no longer the shell's.
+    expect(await eventually(() => childCount(terminal.pid) > 0 && foregroundGroup(terminal.pid) !== terminal.pid, 10_000)).toBe(true);
     await call(t.url, "POST", `/api/terminals/${terminal.id}/interrupt`);
     await call(t.url, "POST", `/api/terminals/${terminal.id}/write`, { data: "echo alive-$((2+3))\r" });
     expect(await waitForOutput(terminal.id, /alive-5/)).toBe(true);
@@ -198,6 +197,17 @@ async function outputTextUpTo(id: string, cursor: number): Promise<string> {
   const whole = await outputText(id);
   const after = await outputText(id, cursor);
   return whole.slice(0, whole.length - after.length);
+}
+
+/** The foreground process group of the terminal `pid` is on (`tpgid` in /proc/<pid>/stat), or undefined once it is gone. */
+function foregroundGroup(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces, so it is skipped up to its closing parenthesis).
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Children of `pid` (the shell's foreground job runs in a group of its own). */

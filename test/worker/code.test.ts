@@ -43,13 +43,14 @@ describe("code interpreter through getSandbox", () => {
     const execution = await sandbox.runCode(
       "import matplotlib.pyplot as plt\nprint('drawing')\nplt.plot([1, 2])\nplt.show()\nraise ValueError('after the figure')",
       {
-        onStdout: (data) => seen.push(`stdout:${data}`),
+        // print() writes the text and its newline apart: they may arrive as one chunk or two.
+        onStdout: (data) => (seen.at(-1)?.startsWith("stdout:") ? (seen[seen.length - 1] += data) : seen.push(`stdout:${data}`)),
         onResult: (result) => seen.push(`result:${result.png ? "png" : "other"}`),
         onError: (error) => seen.push(`error:${error.name}`),
       },
     );
     expect(seen).toEqual(["stdout:drawing\n", "result:png", "error:ValueError"]);
-    expect(execution.logs.stdout).toEqual(["drawing\n"]);
+    expect(execution.logs.stdout.join("")).toBe("drawing\n");
     expect(execution.results).toHaveLength(1);
     expect(atob(execution.results[0]!.png!).slice(1, 4)).toBe("PNG");
     expect(execution.error).toMatchObject({ name: "ValueError", value: "after the figure" });
@@ -111,8 +112,15 @@ describe("code interpreter through getSandbox", () => {
 
   it("interrupts a cell that runs out of time, and refuses a busy context when asked not to wait", async () => {
     const context = await sandbox.createCodeContext({ language: "javascript" });
-    const slow = sandbox.runCode("var waited = true; await new Promise((resolve) => setTimeout(resolve, 60_000))", { context, timeout: 500 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Busy from its first output on, for as long as its time limit.
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const slow = sandbox.runCode("var waited = true; console.log('started'); await new Promise((resolve) => setTimeout(resolve, 60_000))", {
+      context,
+      timeout: 3_000,
+      onStdout: () => started(),
+    });
+    await running;
     await expect(sandbox.runCode("1", { context, wait: false })).rejects.toBeInstanceOf(CodeContextBusyError);
     expect(await slow).toMatchObject({ interrupted: true, timedOut: true, error: { name: "InterruptedError" } });
     expect(text(await sandbox.runCode("waited", { context }))).toBe("true");

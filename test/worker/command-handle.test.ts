@@ -37,10 +37,18 @@ async function collectChunks(handle: AsyncIterable<OutputChunk>): Promise<Output
 describe("run", () => {
   it("hands out stdout and stderr in the order written, with offsets, and the container's result", async () => {
     const sandbox = sandboxes.create("run");
-    const handle = await sandbox.run("for i in 1 2 3; do echo out$i; sleep 0.02; echo err$i >&2; sleep 0.02; done; exit 3", { wait: false });
+    // Two pipes keep the order of writes only as far as their reader keeps up: each line waits until the
+    // one before it has arrived here (the test then makes the file the next line waits for).
+    const step = (n: number) => `until [ -e gate-${n} ]; do sleep 0.01; done`;
+    const script = ["echo out1", "echo err1 >&2", "echo out2", "echo err2 >&2", "echo out3", "echo err3 >&2"];
+    const handle = await sandbox.run(`${script.map((line, i) => (i === 0 ? line : `${step(i)}; ${line}`)).join("; ")}; exit 3`, { wait: false });
     expect(handle.commandId).toMatch(/^proc_/);
     expect(handle.pid).toBeGreaterThan(0);
-    const chunks = await collectChunks(handle);
+    const chunks: OutputChunk[] = [];
+    for await (const chunk of handle) {
+      chunks.push(chunk);
+      await sandbox.run(`touch gate-${chunks.length}`);
+    }
     expect(chunks.map((chunk) => `${chunk.stream}:${chunk.data}`)).toEqual(["out1", "err1", "out2", "err2", "out3", "err3"].map((l) => `${l.startsWith("out") ? "stdout" : "stderr"}:${l}\n`));
     expect(chunks.filter((chunk) => chunk.stream === "stdout").map((chunk) => chunk.offset)).toEqual([0, 5, 10]);
     expect([handle.stdoutOffset, handle.stderrOffset]).toEqual([15, 15]);

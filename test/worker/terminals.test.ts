@@ -91,16 +91,19 @@ describe("the client's Terminal handle", () => {
     const terminal = await sandbox.createTerminal({ cols: 80, rows: 24 });
     expect(terminal).toMatchObject({ cols: 80, rows: 24 });
     expect((await sandbox.getTerminal(terminal.id)).pid).toBe(terminal.pid);
-    await terminal.write("sleep 30; echo after-$((1+1))\r");
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const decoder = new TextDecoder();
+    // The interrupt comes once the shell runs the line (it printed what the line computes, not just its echo).
+    await terminal.write("echo sleeping-$((0+1)); sleep 30; echo after-$((1+1))\r");
+    expect(await eventually(async () => decoder.decode((await terminal.output()).data).includes("sleeping-1"), 10_000)).toBe(true);
     await terminal.interrupt();
     await terminal.write("echo alive-$((2+3))\r");
-    const decoder = new TextDecoder();
     expect(await eventually(async () => decoder.decode((await terminal.output()).data).includes("alive-5"), 10_000)).toBe(true);
     const { cursor } = await terminal.output();
     const viewer = accept(await terminal.connect(new Request(`http://sandbox.test/ws?since=${cursor}`, { headers: { upgrade: "websocket" } })));
     viewer.socket.send(new TextEncoder().encode("echo viewer-$((3+4)); exit 2\r"));
     await viewer.closed;
+    // The exit frame first: a viewer cut off before the end says so here, not as missing output.
+    expect(viewer.controls.at(-1)).toMatchObject({ type: "exit", exitCode: 2 });
     expect(viewer.text()).toContain("viewer-7");
     expect(viewer.text()).not.toContain("alive-5");
     expect(await terminal.waitForExit()).toMatchObject({ status: "exited", exitCode: 2 });
