@@ -29,8 +29,11 @@ export type InfoResponse = SuccessEnvelope & {
   resources: SandboxResources;
   isolation: IsolationInEffect;
   processes: { live: number };
-  /** Who is using the sandbox now: requests being answered (streams among them) and live terminals. */
-  activity: { openRequests: number; terminals: number };
+  /**
+   * Who is using the sandbox now: requests being answered (streams among them) and live terminals,
+   * and for how long no request has been open (ms; 0 while one is).
+   */
+  activity: { openRequests: number; terminals: number; quietMs: number };
   sessions: number;
   platform: { os: string; arch: string; kernel: string; node: string };
 };

@@ -1,31 +1,35 @@
 /**
  * Which running sandbox may sleep to make room: one with no live process, no terminal and no request
- * being answered (no stream open), as its own server reports (`GET /api/info`); of those, the one
- * started longest ago. A server that does not answer at once is taken as busy.
+ * being answered (no stream open) for a while, as its own server reports (`GET /api/info`); of those,
+ * the one quiet longest. One just started is not idle yet: its first call is on its way. A server that
+ * does not answer at once is taken as busy.
  */
 import { INFO_ROUTES, type InfoResponse } from "../protocol/info.ts";
 import type { ContainerProcess } from "./container-process.ts";
 
 const ASK_TIMEOUT_MS = 2_000;
+/** Quiet at least this long before a sandbox counts as idle. */
+export const MIN_QUIET_MS = 5_000;
 
-export async function idlest(candidates: readonly ContainerProcess[]): Promise<ContainerProcess | undefined> {
-  const answers = await Promise.all(candidates.map(async (container) => ({ container, idle: await isIdle(container) })));
+export async function idlest(candidates: readonly ContainerProcess[], minQuietMs = MIN_QUIET_MS): Promise<ContainerProcess | undefined> {
+  const answers = await Promise.all(candidates.map(async (container) => ({ container, quietMs: await idleFor(container) })));
   return answers
-    .filter((answer) => answer.idle)
-    .map((answer) => answer.container)
-    .sort((a, b) => a.startedAt.localeCompare(b.startedAt))[0];
+    .filter((answer) => answer.quietMs >= minQuietMs)
+    .sort((a, b) => b.quietMs - a.quietMs)[0]?.container;
 }
 
-async function isIdle(container: ContainerProcess): Promise<boolean> {
+/** How long the sandbox has been idle (ms), 0 when it is busy or does not say. */
+async function idleFor(container: ContainerProcess): Promise<number> {
   try {
     const response = await fetch(`http://127.0.0.1:${container.port}${INFO_ROUTES.info}`, {
       headers: { authorization: `Bearer ${container.secret}` },
       signal: AbortSignal.timeout(ASK_TIMEOUT_MS),
     });
-    if (!response.ok) return false;
+    if (!response.ok) return 0;
     const info = (await response.json()) as Partial<InfoResponse>;
-    return info.processes?.live === 0 && info.activity?.openRequests === 0 && info.activity?.terminals === 0;
+    const idle = info.processes?.live === 0 && info.activity?.openRequests === 0 && info.activity?.terminals === 0;
+    return idle ? (info.activity?.quietMs ?? 0) : 0;
   } catch {
-    return false;
+    return 0;
   }
 }

@@ -22,7 +22,7 @@ import type { IsolationOptions } from "../protocol/isolation.ts";
 import { resolveIsolationOptions } from "../container/isolation/config.ts";
 import { resolveIsolation } from "./isolation.ts";
 import { containerSettings } from "./container/settings.ts";
-import { idlest } from "./idle.ts";
+import { idlest, MIN_QUIET_MS } from "./idle.ts";
 import { fitsWarm, spawnContainer, type ContainerRun, type ContainerSettings } from "./container/sandbox-container.ts";
 
 export interface PoolOptions {
@@ -39,6 +39,8 @@ export interface PoolOptions {
   ephemeralWorkspaces?: boolean;
   /** How sandboxes confined with bwrap get containers of their own (default: made from `isolation` and `dataDir`). */
   containers?: ContainerSettings;
+  /** How long a sandbox must have been quiet before it may sleep to make room at the cap (default idle.ts MIN_QUIET_MS). */
+  minQuietMs?: number;
 }
 
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
@@ -67,6 +69,7 @@ export class ContainerPool {
       maxContainers: DEFAULT_MAX_CONTAINERS,
       warmServers: 0,
       ephemeralWorkspaces: false,
+      minQuietMs: MIN_QUIET_MS,
       containers: defaultContainerSettings(options.isolation, options.dataDir),
       ...options,
     };
@@ -178,7 +181,7 @@ export class ContainerPool {
     live.delete(key); // a key on its way out is replaced, not added
     if (live.size >= this.#options.maxContainers) {
       // At the cap, the idlest sandbox sleeps to make room; only when every one is busy is this refused.
-      const idle = await idlest([...this.#running.values()].filter((run) => run.key !== key && !run.stopping && !this.#evicting.has(run)));
+      const idle = await idlest([...this.#running.values()].filter((run) => run.key !== key && !run.stopping && !this.#evicting.has(run)), this.#options.minQuietMs);
       if (!idle) {
         throw new ServiceError("TOO_MANY_SANDBOXES", `this runtime runs ${live.size} sandboxes, its limit (SANDBOX_MAX_SANDBOXES), and all are busy: destroy one first`, {
           limit: this.#options.maxContainers,

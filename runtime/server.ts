@@ -53,6 +53,8 @@ export interface RuntimeOptions {
    * server; default: the host's system folders and this checkout's server.
    */
   rootfs?: string;
+  /** How long a sandbox must have been quiet before it may sleep to make room at the cap (default 5 s). */
+  minQuietMs?: number;
   /** What each sandbox may take of the machine (SANDBOX_PIDS_MAX, …); default container/limits.ts. */
   limits?: SandboxLimits;
   /** Called when a caller asks a container to stop (sleep, destroy): what `npm start`'s watch tells from a crash. */
@@ -101,6 +103,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     ...(options.maxContainers === undefined ? {} : { maxContainers: options.maxContainers }),
     ...(options.warmServers === undefined ? {} : { warmServers: options.warmServers }),
     ...(options.ephemeralWorkspaces === undefined ? {} : { ephemeralWorkspaces: options.ephemeralWorkspaces }),
+    ...(options.minQuietMs === undefined ? {} : { minQuietMs: options.minQuietMs }),
     containers,
   });
 

@@ -7,14 +7,24 @@ import type { ServerResponse } from "node:http";
 
 export class OpenRequests {
   #count = 0;
+  /** When the last request ended (at first: when the server began serving). */
+  #quietSince = Date.now();
 
   get count(): number {
     return this.#count;
   }
 
+  /** How long no request but `ignoring` of them (the one asking) has been open, in ms. */
+  quietMs(ignoring = 0): number {
+    return this.#count > ignoring ? 0 : Date.now() - this.#quietSince;
+  }
+
   /** Counts `res` until it is finished or its connection goes. */
   track(res: ServerResponse): void {
     this.#count++;
-    res.once("close", () => this.#count--);
+    res.once("close", () => {
+      this.#count--;
+      this.#quietSince = Date.now();
+    });
   }
 }

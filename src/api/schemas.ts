@@ -60,7 +60,7 @@ export const sandboxDetailsSchema = sandboxInfoSchema.extend({
       .optional(),
   }),
   processes: z.object({ live: z.number().int() }),
-  activity: z.object({ openRequests: z.number().int(), terminals: z.number().int() }).optional(),
+  activity: z.object({ openRequests: z.number().int(), terminals: z.number().int(), quietMs: z.number() }).optional(),
   sessions: z.number().int(),
   platform: z.object({ os: z.string(), arch: z.string(), kernel: z.string(), node: z.string() }),
 });

@@ -103,7 +103,7 @@ describe("runtime API", () => {
 
 describe("the runtime's limit of live sandboxes", () => {
   it("puts the idlest sandbox to sleep to make room, and refuses with 429 only when every one is busy", async () => {
-    const limited = await startRuntime({ dataDir: `${dataDir.path}/limited`, isolation: "none", maxContainers: 2, stopGraceMs: 1_000 });
+    const limited = await startRuntime({ dataDir: `${dataDir.path}/limited`, isolation: "none", maxContainers: 2, stopGraceMs: 1_000, minQuietMs: 300 });
     try {
       const start = (key: string) => runtimeCall(limited, "POST", `/containers/${key}/start`, {});
       const busy = async (key: string) =>
@@ -111,7 +111,8 @@ describe("the runtime's limit of live sandboxes", () => {
       expect((await start("lim-a")).status).toBe(200);
       expect((await start("lim-b")).status).toBe(200);
       await busy("lim-a");
-      // lim-b has nothing running and nobody reading: it sleeps, lim-c takes its place.
+      // Quiet for a while (this runtime's minQuietMs) with nothing running and nobody reading, lim-b sleeps: lim-c takes its place.
+      await new Promise((resolve) => setTimeout(resolve, 400));
       expect((await start("lim-c")).status).toBe(200);
       expect((await runtimeCall(limited, "GET", "/containers/lim-b")).body).toMatchObject({ running: false });
       expect((await runtimeCall(limited, "GET", "/containers/lim-a")).body).toMatchObject({ running: true });
@@ -147,6 +148,20 @@ describe("two runtimes on one data folder", () => {
     } finally {
       await first.close();
       dir.remove();
+    }
+  });
+});
+
+describe("a sandbox just started", () => {
+  it("is not put to sleep to make room before its first call had time to come", async () => {
+    const limited = await startRuntime({ dataDir: `${dataDir.path}/fresh`, isolation: "none", maxContainers: 1, stopGraceMs: 1_000, minQuietMs: 60_000 });
+    try {
+      const start = (key: string) => runtimeCall(limited, "POST", `/containers/${key}/start`, {});
+      expect((await start("fresh-a")).status).toBe(200);
+      expectError(await start("fresh-b"), "TOO_MANY_SANDBOXES");
+      expect((await runtimeCall(limited, "GET", "/containers/fresh-a")).body).toMatchObject({ running: true });
+    } finally {
+      await limited.close();
     }
   });
 });
