@@ -20,7 +20,7 @@ import { freePort, waitForListening } from "./ports.ts";
 import { signalAll } from "./process-tree.ts";
 import { ServerChild, type ExitInfo } from "./server-child.ts";
 import type { IsolationOptions } from "../protocol/isolation.ts";
-import { resolveIsolationOptions } from "../container/isolation/config.ts";
+import { resolveIsolationOptions } from "../server-kit/isolation-config.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import {
   adoptWarm,

@@ -18,7 +18,7 @@
 import { fileURLToPath } from "node:url";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { ASSIGNMENT_FROM_STDIN_VAR } from "../protocol/runtime.ts";
-import { serverNodeFlags } from "../container/boot/node-flags.ts";
+import { serverNodeFlags } from "../server-kit/node-flags.ts";
 
 export interface LaunchSpec {
   /** Sandbox key (validated sandbox id or Durable Object id). */

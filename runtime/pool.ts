@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { spawnUnassigned } from "./container-process.ts";
 import type { IsolationOptions } from "../protocol/isolation.ts";
-import { resolveIsolationOptions } from "../container/isolation/config.ts";
+import { resolveIsolationOptions } from "../server-kit/isolation-config.ts";
 import { resolveIsolation } from "./isolation.ts";
 import { containerSettings } from "./container/settings.ts";
 import { idlest, MIN_QUIET_MS } from "./idle.ts";

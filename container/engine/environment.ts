@@ -4,7 +4,7 @@
  * One per server: two servers in one process (tests, benchmarks) never see each other's variables.
  */
 
-export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export { DEFAULT_PATH } from "../../server-kit/default-path.ts";
 
 export class CommandEnvironment {
   /** PATH, HOME, LANG … as the server decided them at start. */

@@ -4,7 +4,7 @@
  */
 import { FILE_LIMITS } from "../../protocol/files.ts";
 import type { IsolationOptions } from "../../protocol/isolation.ts";
-import { isolationOptionsFromEnv } from "../isolation/config.ts";
+import { isolationOptionsFromEnv } from "../../server-kit/isolation-config.ts";
 
 /** Isolation fields (`{isolation: "bwrap", allowNetwork, readOnlyPaths, …}`), the state directory and file limits. */
 export interface ServiceOptions extends Partial<IsolationOptions> {

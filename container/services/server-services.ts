@@ -7,7 +7,7 @@
 import type { ProcessTable } from "../engine/process-table.ts";
 import { PathPolicy } from "../files/paths.ts";
 import type { IsolationInEffect } from "../../protocol/isolation.ts";
-import { resolveIsolationOptions } from "../isolation/config.ts";
+import { resolveIsolationOptions } from "../../server-kit/isolation-config.ts";
 import { CommandIsolation, containerWallsFromEnv } from "../isolation/index.ts";
 import { sessionSpawnHook } from "../sessions/hook.ts";
 import { SessionStore } from "../sessions/store.ts";

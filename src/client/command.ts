@@ -16,7 +16,7 @@ import { ResumeCursor } from "../../protocol/resume.ts";
 import { errorFromCode, ProcessNotFoundError, SandboxError } from "../rpc/errors.ts";
 import type { StdinResult } from "../rpc/processes.ts";
 import type { AttachOptions, CommandHandle, OutputChunk } from "./api.ts";
-import { bytesToBase64, joinBase64 } from "./bytes.ts";
+import { bytesToBase64, joinBase64 } from "../rpc/bytes.ts";
 import type { Connection } from "./connection.ts";
 import { attachedExecEvents } from "../rpc/event-streams.ts";
 

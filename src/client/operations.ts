@@ -44,8 +44,8 @@ import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { EnvVarsUpdate } from "../rpc/sessions.ts";
 import { AttachedCommand, attach } from "./command.ts";
 import { execEvents, logEvents, newCommandId } from "../rpc/event-streams.ts";
-import { outputText } from "./bytes.ts";
-import { bytesToBase64, joinBase64 } from "./bytes.ts";
+import { outputText } from "../rpc/bytes.ts";
+import { bytesToBase64, joinBase64 } from "../rpc/bytes.ts";
 import type { Connection } from "./connection.ts";
 import { ProcessHandle } from "./process.ts";
 

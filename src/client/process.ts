@@ -13,7 +13,7 @@ import type { HandleRef, ProcessRecord, StdinResult } from "../rpc/processes.ts"
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { Connection } from "./connection.ts";
 import { logEvents } from "../rpc/event-streams.ts";
-import { outputText } from "./bytes.ts";
+import { outputText } from "../rpc/bytes.ts";
 
 const DEFAULT_PORT_TIMEOUT_MS = 60_000;
 /** How much recent output per stream waitForLog keeps to match patterns that span chunks. */

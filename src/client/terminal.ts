@@ -6,7 +6,7 @@
 import type { TerminalInfo, TerminalOutput } from "../../protocol/terminals.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { TerminalKillResult, TerminalOutputOptions, TerminalWriteResult } from "../rpc/terminals.ts";
-import { base64ToBytes } from "./bytes.ts";
+import { base64ToBytes } from "../rpc/bytes.ts";
 
 /** Output after a cursor, as bytes, and the cursor to pass next time. */
 export interface TerminalOutputBytes extends Omit<TerminalOutput, "data"> {

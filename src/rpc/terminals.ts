@@ -3,7 +3,7 @@
  * Worker's /v1 API (HTTP): the options of each call and the results. Records and frames are the
  * protocol's own (protocol/terminals.ts).
  */
-import { bytesToBase64 } from "../client/bytes.ts";
+import { bytesToBase64 } from "./bytes.ts";
 import type { CreateTerminalRequest, TerminalInfo, TerminalOutput } from "../../protocol/terminals.ts";
 
 /** createTerminal's options: command (default: the login shell), cwd, env, cols, rows, sessionId, terminalId. */

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
-import { resolveIsolationOptions } from "../../container/isolation/config.ts";
+import { resolveIsolationOptions } from "../../server-kit/isolation-config.ts";
 import { startServer } from "../../container/server.ts";
 import { call, eventually } from "./helpers.ts";
 import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";

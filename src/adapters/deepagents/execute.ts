@@ -6,7 +6,7 @@
 import { SandboxError } from "deepagents";
 import type { ExecuteResponse } from "deepagents";
 import { errorFromCode, type SandboxClient } from "../../client/index.ts";
-import { outputText } from "../../client/bytes.ts";
+import { outputText } from "../../rpc/bytes.ts";
 
 export interface ExecuteLimits {
   /** Milliseconds; undefined: no limit. */

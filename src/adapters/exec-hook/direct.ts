@@ -4,7 +4,7 @@
  * module is looked up when a request runs, so importing this file is harmless in a Worker, where a
  * spawn fails with a TransportError.
  */
-import { concatBytes } from "../../client/bytes.ts";
+import { concatBytes } from "../../rpc/bytes.ts";
 import { ExitError, TimeoutError, TransportError } from "./errors.ts";
 import { prepareRequest, type PreparedRequest } from "./request.ts";
 import type { ExecHookRequest, ExecHookResponse, ExecHookSandbox, ExecHookSpawnOptions } from "./types.ts";

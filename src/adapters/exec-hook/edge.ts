@@ -6,7 +6,7 @@
  */
 import { isTerminalStatus } from "../../../protocol/process.ts";
 import { ProcessNotRunningError, type Process, type SandboxClient } from "../../client/index.ts";
-import { base64ToBytes, bytesToBase64, concatBytes } from "../../client/bytes.ts";
+import { base64ToBytes, bytesToBase64, concatBytes } from "../../rpc/bytes.ts";
 import { connect, type SandboxConnection } from "../shared/connection.ts";
 import { ExitError, TimeoutError, TransportError } from "./errors.ts";
 import { prepareRequest, type PreparedRequest } from "./request.ts";

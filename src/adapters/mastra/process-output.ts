@@ -16,7 +16,7 @@ import {
   type ProcessHandle as ClientProcess,
   type SandboxClient,
 } from "../../client/index.ts";
-import { outputText } from "../../client/bytes.ts";
+import { outputText } from "../../rpc/bytes.ts";
 import type { Invocation } from "./invocation.ts";
 
 export interface ExitFacts {

@@ -5,7 +5,7 @@
  */
 import { Hono } from "hono";
 import { createTerminalRequestSchema, resizeTerminalRequestSchema, writeTerminalRequestSchema } from "../../../protocol/terminals.ts";
-import { base64ToBytes } from "../../client/bytes.ts";
+import { base64ToBytes } from "../../rpc/bytes.ts";
 import { InvalidRequestError } from "../../rpc/errors.ts";
 import { grantedTerminalMode } from "../stream-grant.ts";
 import type { ApiEnv } from "../types.ts";

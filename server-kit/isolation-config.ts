@@ -4,8 +4,8 @@
  * visible read-only).
  */
 import path from "node:path";
-import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode, type IsolationOptions } from "../../protocol/isolation.ts";
-import { ServiceError } from "../../server-kit/service-error.ts";
+import { ISOLATION_ENV, ISOLATION_MODES, type IsolationMode, type IsolationOptions } from "../protocol/isolation.ts";
+import { ServiceError } from "./service-error.ts";
 
 export const DEFAULT_ISOLATION: IsolationOptions = {
   isolation: "none",
