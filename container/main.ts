@@ -10,7 +10,7 @@
  *   secrets a container was started with are not in /proc/<server pid>/environ for commands to read;
  * - started from the TypeScript sources, on a type-stripped JS copy (boot/precompile.ts: a leaner
  *   process spawns faster). SANDBOX_PRECOMPILE=0 turns that off.
- * The new process also gets a small young generation (boot/node-flags.ts), for the same reason.
+ * The new process also gets a small young generation (server-kit/node-flags.ts), for the same reason.
  * The local runtime avoids both: it starts the compiled tree itself, with a scrubbed environment.
  *
  * With SANDBOX_ASSIGNMENT_FROM_STDIN=1 the server is started before it knows its sandbox: it loads

@@ -19,7 +19,7 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   LISTEN_FD_VAR,
   SECRET_FROM_STDIN_VAR,
   ASSIGNMENT_FROM_STDIN_VAR,
-  // services/options.ts, isolation/config.ts, isolation/detect.ts
+  // services/options.ts, server-kit/isolation-config.ts, server-kit/detect-isolation.ts
   ...Object.values(ISOLATION_ENV),
   "SANDBOX_STATE_DIR",
   "SANDBOX_MAX_UPLOAD_BYTES",
