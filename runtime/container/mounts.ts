@@ -41,7 +41,6 @@ export interface MountPlan {
 export function containerMounts(plan: MountPlan): string[] {
   const args: string[] = [];
   const bind = (kind: "--bind" | "--ro-bind", source: string, dest: string) => args.push(kind, source, dest);
-  const hostPath = (path: string) => path;
 
   if (plan.systemBinaries) {
     for (const dir of SYSTEM_DIRS) {
@@ -49,27 +48,27 @@ export function containerMounts(plan: MountPlan): string[] {
       const stats = lstatSync(source, { throwIfNoEntry: false });
       if (!stats) continue;
       if (stats.isSymbolicLink()) args.push("--symlink", readlinkSync(source), dir);
-      else if (stats.isDirectory()) bind("--ro-bind", hostPath(source), dir);
+      else if (stats.isDirectory()) bind("--ro-bind", source, dir);
     }
     // The machine's identity, over the image's /etc (only where the image has a plain file to cover).
     for (const name of ETC_FILES) {
       if (lstatSync(join(plan.systemRoot, "etc", name), { throwIfNoEntry: false })?.isFile()) {
-        bind("--ro-bind", hostPath(join(plan.layer, "etc", name)), `/etc/${name}`);
+        bind("--ro-bind", join(plan.layer, "etc", name), `/etc/${name}`);
       }
     }
   }
-  for (const dir of plan.rootDirs ?? []) bind("--ro-bind", hostPath(join(plan.systemRoot, dir)), dir);
+  for (const dir of plan.rootDirs ?? []) bind("--ro-bind", join(plan.systemRoot, dir), dir);
   args.push("--proc", "/proc", "--dev", "/dev");
   for (const { name, path } of LAYER_DIRS) {
     if (path === "/usr/local" && plan.keepUsrLocal) continue;
     // /usr/local needs /usr to hold its mount point: without system folders it is made in the root.
-    bind("--bind", hostPath(join(plan.layer, name)), path);
+    bind("--bind", join(plan.layer, name), path);
   }
-  if (plan.node) bind("--ro-bind", hostPath(plan.node), "/usr/local/bin/node");
-  if (plan.app) for (const [name, source] of Object.entries(plan.app)) bind("--ro-bind", hostPath(source), `/app/${name}`);
+  if (plan.node) bind("--ro-bind", plan.node, "/usr/local/bin/node");
+  if (plan.app) for (const [name, source] of Object.entries(plan.app)) bind("--ro-bind", source, `/app/${name}`);
   for (const path of plan.readOnly) bind("--ro-bind", path, path);
   for (const path of plan.readWrite) bind("--bind", path, path);
-  bind("--bind", hostPath(plan.workspace), "/workspace");
+  bind("--bind", plan.workspace, "/workspace");
   for (const [source, dest] of plan.groupBinds ?? []) bind("--ro-bind", source, dest);
   args.push(...plan.extraArgs);
   args.push("--remount-ro", "/");

@@ -198,14 +198,14 @@ export async function connectContainer(settings: ContainerSettings, run: Contain
       reason: "slirp4netns is not installed",
     });
   }
-  const init = run.server.child.pid === undefined ? undefined : firstDescendant(run.server);
-  if (init === undefined) throw new Error("the container is gone before its network could be attached");
-  run.network = await attachNetwork(settings.slirp4netns, init, run.user);
+  const inside = processInside(run.server);
+  if (inside === undefined) throw new Error("the container is gone before its network could be attached");
+  run.network = await attachNetwork(settings.slirp4netns, inside, run.user);
   void run.server.exited.then(() => run.network?.close());
 }
 
-/** A process inside the container (bwrap's init), whose namespaces the network joins. */
-function firstDescendant(server: ServerChild): number | undefined {
+/** A process inside the container (its server), whose namespaces the network joins. */
+function processInside(server: ServerChild): number | undefined {
   const pid = server.serverPid;
   return pid === server.child.pid ? undefined : pid;
 }
