@@ -70,9 +70,9 @@ export const extractArchiveQuerySchema = z.object({
 });
 export type ExtractArchiveQuery = z.output<typeof extractArchiveQuerySchema>;
 
-export type ExtractArchiveResponse = SuccessEnvelope & {
-  /** Entries written (files, folders, links). */
-  entries: number;
-  /** Compressed bytes read. */
-  bytes: number;
-};
+export const importArchiveResultSchema = z.object({
+  entries: z.number().int().describe("Entries written (files, folders, links)"),
+  bytes: z.number().int().describe("Archive bytes read"),
+});
+export type ImportArchiveResult = z.infer<typeof importArchiveResultSchema>;
+export type ExtractArchiveResponse = SuccessEnvelope & ImportArchiveResult;

@@ -41,35 +41,39 @@ export const createBackupRequestSchema = z.strictObject({
 });
 export type CreateBackupRequest = z.output<typeof createBackupRequestSchema>;
 
-export interface BackupInfo {
-  id: string;
-  /** Compressed bytes in the bucket. */
-  size: number;
-  createdAt: string;
-  name?: string;
-  /** What it holds, relative to the workspace ("." for all of it). */
-  paths: string[];
-}
+export const backupInfoSchema = z.object({
+  id: z.string().describe("UUID"),
+  size: z.number().int().describe("Compressed bytes in the bucket"),
+  createdAt: z.string().describe("ISO time"),
+  name: z.string().optional(),
+  paths: z.array(z.string()).describe('Workspace paths it holds ("." for all)'),
+});
+export type BackupInfo = z.infer<typeof backupInfoSchema>;
 
-export interface RestoreBackupResult {
-  backup: BackupInfo;
-  /** Entries written (files, folders, links). */
-  entries: number;
-}
+export const restoreBackupResultSchema = z.object({
+  backup: backupInfoSchema,
+  entries: z.number().int().describe("Entries written (files, folders, links)"),
+});
+export type RestoreBackupResult = z.infer<typeof restoreBackupResultSchema>;
 
-export interface DeleteBackupResult {
-  id: string;
-}
+export const deleteBackupResultSchema = z.object({ id: z.string() });
+export type DeleteBackupResult = z.infer<typeof deleteBackupResultSchema>;
 
 /** What a sandbox reports about its durable workspace (getInfo().persistence). */
-export interface PersistenceStatus {
-  /** True when the workspace is saved on sleep or on destroy({ keep: true }). */
-  enabled: boolean;
-  bucket: string;
-  paths: string[];
-  onSleep: "save" | "none";
-  /** The save the next start restores. */
-  lastSave?: { id: string; size: number; savedAt: string };
-  /** The latest failed save, until a save succeeds; the previous save is left as it was. */
-  lastError?: { message: string; at: string; attempts: number };
-}
+export const persistenceStatusSchema = z.object({
+  enabled: z.boolean().describe("True when the workspace is saved on sleep or on destroy({ keep: true })"),
+  bucket: z.string().describe("The R2 bucket binding used"),
+  paths: z.array(z.string()),
+  onSleep: z.enum(["save", "none"]),
+  lastSave: z.object({ id: z.string(), size: z.number().int(), savedAt: z.string() }).optional().describe("The save the next start restores"),
+  lastError: z
+    .object({ message: z.string(), at: z.string(), attempts: z.number().int() })
+    .optional()
+    .describe("The latest failed save, until one succeeds (the previous save is left as it was)"),
+});
+export type PersistenceStatus = z.infer<typeof persistenceStatusSchema>;
+
+/** `DELETE /v1/sandboxes/:id?keep=true` */
+export const destroyQuerySchema = z.object({
+  keep: z.enum(["true", "false"]).optional().describe("true: save the durable workspace first, so the next start restores it"),
+});

@@ -195,15 +195,15 @@ export type CodeEvent =
 
 export type CodeContextResponse = SuccessEnvelope & { context: CodeContext };
 export type ListCodeContextsResponse = SuccessEnvelope & { contexts: CodeContext[] };
-export type DeleteCodeContextResponse = SuccessEnvelope & {
-  contextId: string;
-  /** Runs that were running or waiting in the context, stopped by the delete. */
-  cancelled: number;
-};
-export type InterruptCodeResponse = SuccessEnvelope & {
-  executionId: string;
-  /** False when the run had already finished. */
-  interrupted: boolean;
-};
+export const deleteCodeContextResultSchema = z.object({
+  contextId: z.string(),
+  cancelled: z.number().int().describe("Runs that were running or waiting in the context, stopped by the delete"),
+});
+export type DeleteCodeContextResponse = SuccessEnvelope & z.infer<typeof deleteCodeContextResultSchema>;
+export const interruptCodeResultSchema = z.object({
+  executionId: z.string(),
+  interrupted: z.boolean().describe("False when the run had already finished"),
+});
+export type InterruptCodeResponse = SuccessEnvelope & z.infer<typeof interruptCodeResultSchema>;
 /** `POST /api/code/run`: the Execution itself. */
 export type RunCodeResponse = Execution;

@@ -2,41 +2,46 @@
  * `GET /api/info`: what a sandbox is and has (status, resources, isolation), and
  * `GET /api/instructions`: a short plain-text description of it for an agent's tool prompt.
  */
-import type { IsolationInEffect } from "./isolation.ts";
+import { z } from "zod";
+import { isolationInEffectSchema } from "./isolation.ts";
 import type { SuccessEnvelope } from "./process.ts";
 
 /** `ping`: liveness and the boot id that tells a caller the container was restarted. */
 export const INFO_ROUTES = { ping: "/api/ping", info: "/api/info", instructions: "/api/instructions" } as const;
 
-export interface SandboxResources {
-  /** Bytes. Within a memory-limited cgroup these are the cgroup's limit and usage. */
-  memory: { totalBytes: number; usedBytes: number; availableBytes: number; source: "cgroup" | "host" };
-  /** CPUs this server may use (a cgroup CPU quota rounds up). */
-  cpus: number;
-  loadAverage: [number, number, number];
-  /** The filesystem holding the workspace. */
-  disk: { path: string; totalBytes: number; usedBytes: number; availableBytes: number };
-  /** Processes and threads of the sandbox's control group and its limit, where the sandbox sees its group. */
-  processes?: { current: number; max?: number };
-}
+export const sandboxResourcesSchema = z.object({
+  memory: z
+    .object({ totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number(), source: z.enum(["cgroup", "host"]) })
+    .describe("Bytes. Within a memory-limited cgroup these are the cgroup's limit and usage"),
+  cpus: z.number().describe("CPUs this server may use (a cgroup CPU quota rounds up)"),
+  loadAverage: z.tuple([z.number(), z.number(), z.number()]),
+  disk: z.object({ path: z.string(), totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number() }).describe("The filesystem holding the workspace"),
+  processes: z
+    .object({ current: z.number().int(), max: z.number().int().optional() })
+    .optional()
+    .describe("Processes and threads of the sandbox's control group and its limit, where the sandbox sees its group"),
+});
+export type SandboxResources = z.infer<typeof sandboxResourcesSchema>;
 
-export type InfoResponse = SuccessEnvelope & {
-  status: "ok";
-  instanceId: string;
-  version: string;
-  uptimeMs: number;
-  workspace: string;
-  resources: SandboxResources;
-  isolation: IsolationInEffect;
-  processes: { live: number };
-  /**
-   * Who is using the sandbox now: requests being answered (streams among them) and live terminals,
-   * and for how long no request has been open (ms; 0 while one is).
-   */
-  activity: { openRequests: number; terminals: number; quietMs: number };
-  sessions: number;
-  platform: { os: string; arch: string; kernel: string; node: string };
-};
+/** What the container server reports about itself (the envelope aside). */
+export const serverInfoSchema = z.object({
+  status: z.literal("ok"),
+  instanceId: z.string(),
+  version: z.string(),
+  uptimeMs: z.number(),
+  workspace: z.string(),
+  resources: sandboxResourcesSchema,
+  isolation: isolationInEffectSchema,
+  processes: z.object({ live: z.number().int() }),
+  activity: z
+    .object({ openRequests: z.number().int(), terminals: z.number().int(), quietMs: z.number() })
+    .describe("Who is using the sandbox now: requests being answered (streams among them), live terminals, and for how long no request has been open (ms; 0 while one is)"),
+  sessions: z.number().int(),
+  platform: z.object({ os: z.string(), arch: z.string(), kernel: z.string(), node: z.string() }),
+});
+export type InfoResponse = SuccessEnvelope & z.infer<typeof serverInfoSchema>;
+
+export const instructionsSchema = z.string().describe("Plain text for an agent's tool prompt: workspace, isolation, network, tools on PATH");
 
 export type InstructionsResponse = SuccessEnvelope & {
   /** Plain text, a few lines: workspace, isolation, network, tools on PATH. */

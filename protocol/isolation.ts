@@ -39,31 +39,34 @@ export interface IsolationOptions {
 }
 
 /** What this machine offers (`detectIsolation()`). */
-export interface IsolationSupport {
-  none: { available: true };
-  bwrap: { available: boolean; version?: string; path?: string; reason?: string };
-}
+export const isolationSupportSchema = z.object({
+  none: z.object({ available: z.literal(true) }),
+  bwrap: z.object({ available: z.boolean(), version: z.string().optional(), path: z.string().optional(), reason: z.string().optional() }),
+});
+export type IsolationSupport = z.infer<typeof isolationSupportSchema>;
 
 /** The isolation a server applies, as `GET /api/info` reports it. */
-export interface IsolationInEffect {
-  mode: IsolationMode;
-  allowNetwork: boolean;
-  readOnlyPaths: string[];
-  readWritePaths: string[];
-  allowSystemBinaries: boolean;
-  /** Commands see only their own processes. */
-  pidNamespace: boolean;
-  version?: string;
+export const isolationInEffectSchema = z.object({
+  mode: z.enum(ISOLATION_MODES),
+  allowNetwork: z.boolean(),
+  readOnlyPaths: z.array(z.string()),
+  readWritePaths: z.array(z.string()),
+  allowSystemBinaries: z.boolean(),
+  pidNamespace: z.boolean().describe("Commands see only their own processes"),
+  version: z.string().optional(),
   /**
    * The sandbox is one long-lived container (its namespaces made when it starts): the server and
    * every command live in it, and what a command leaves running outlives the command.
    */
-  container?: boolean;
-  /** The unprivileged host user the container runs as (a runtime started as root gives each its own). */
-  hostUid?: number;
-  /** What the sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits). */
-  limits?: { pids: number; memoryBytes: number; cpuWeight: number; openFiles: number; enforcedBy: string };
-}
+  container: z.boolean().optional().describe("One long-lived container holds the server and every command"),
+  /** A runtime started as root gives each container its own. */
+  hostUid: z.number().int().optional().describe("The unprivileged host user the container runs as"),
+  limits: z
+    .object({ pids: z.number().int(), memoryBytes: z.number(), cpuWeight: z.number().int(), openFiles: z.number().int(), enforcedBy: z.string() })
+    .optional()
+    .describe("What the sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits)"),
+});
+export type IsolationInEffect = z.infer<typeof isolationInEffectSchema>;
 
 /** Absolute paths only: an isolation root is named on the machine that runs the sandbox. */
 const isolationPathSchema = z

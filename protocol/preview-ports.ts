@@ -33,14 +33,16 @@ export const exposePortRequestSchema = z.strictObject({
 export type ExposePortRequest = z.input<typeof exposePortRequestSchema>;
 
 /** An exposed port as callers see it. `url` carries the port's token (`?token=`) unless the port is public. */
-export interface ExposedPort {
-  port: number;
-  url: string;
-  name?: string;
-  public: boolean;
-  /** ISO time of the exposure. */
-  exposedAt: string;
-}
+export const exposedPortSchema = z.object({
+  port: z.number().int(),
+  url: z.string().describe("The preview URL; a private port's carries its token once (?token=)"),
+  name: z.string().optional(),
+  public: z.boolean(),
+  exposedAt: z.string().describe("ISO time of the exposure"),
+});
+export type ExposedPort = z.infer<typeof exposedPortSchema>;
+export const unexposedPortSchema = z.object({ port: z.number().int() });
+export type UnexposePortResult = z.infer<typeof unexposedPortSchema>;
 
 /** The container server's proxy route of a port; `rest` starts with `/` (or is empty). */
 export const PORT_PROXY_ROUTES = {

@@ -41,6 +41,16 @@ export function isTerminalStatus(status: ProcessStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
+/**
+ * Whether a finished command or process succeeded: it exited 0 within its time limit. One that was
+ * asked to stop and still exited 0 by itself (it trapped the signal) chose its exit code and
+ * succeeded; one killed by a signal or its time limit never exits 0. Decided here once: an exec
+ * result's `success` and every adapter's follow it.
+ */
+export function succeeded(end: { exitCode?: number | null; timedOut?: boolean }): boolean {
+  return end.exitCode === 0 && end.timedOut !== true;
+}
+
 export type OutputEncoding = "utf8" | "base64";
 export type OutputStream = "stdout" | "stderr";
 

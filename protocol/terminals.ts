@@ -23,7 +23,8 @@ export const TERMINAL_LIMITS = {
   maxWriteBytes: 1024 * 1024,
 } as const;
 
-export type TerminalStatus = "running" | "exited";
+export const TERMINAL_RUN_STATUSES = ["running", "exited"] as const;
+export type TerminalStatus = (typeof TERMINAL_RUN_STATUSES)[number];
 
 const colsSchema = z.number().int().min(TERMINAL_LIMITS.minSize).max(TERMINAL_LIMITS.maxCols);
 const rowsSchema = z.number().int().min(TERMINAL_LIMITS.minSize).max(TERMINAL_LIMITS.maxRows);
@@ -52,35 +53,43 @@ export const writeTerminalRequestSchema = z.strictObject({
 });
 export type WriteTerminalRequest = z.input<typeof writeTerminalRequestSchema>;
 
-export interface TerminalInfo {
-  id: string;
-  pid: number;
-  command: string;
-  cols: number;
-  rows: number;
-  status: TerminalStatus;
-  startTime: string;
-  endTime?: string;
-  exitCode?: number;
-  /** Name of the signal that ended the program, when one did. */
-  signal?: string;
-  sessionId?: string;
-  /** Seq of the newest log entry: a viewer that has it has everything so far. */
-  cursor: number;
-}
+export const terminalInfoSchema = z.object({
+  id: z.string(),
+  pid: z.number().int(),
+  command: z.string(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+  status: z.enum(TERMINAL_RUN_STATUSES),
+  startTime: z.string(),
+  endTime: z.string().optional(),
+  exitCode: z.number().int().optional(),
+  signal: z.string().optional().describe("Name of the signal that ended the program, when one did"),
+  sessionId: z.string().optional(),
+  cursor: z.number().int().describe("Seq of the newest output entry: pass it as `since` to read only what comes after"),
+});
+export type TerminalInfo = z.infer<typeof terminalInfoSchema>;
 
 /** `GET /api/terminals/:id/output?since=`: retained output after a cursor, as base64. */
-export interface TerminalOutput {
-  terminalId: string;
-  /** Base64 bytes of the output after `since`. */
-  data: string;
-  /** Pass it as `since` next time. */
-  cursor: number;
-  /** Output bytes after `since` that are no longer kept. */
-  droppedBytes: number;
-  status: TerminalStatus;
-  exitCode?: number;
-}
+export const terminalOutputSchema = z.object({
+  terminalId: z.string(),
+  data: z.string().describe("Base64 bytes of the output after `since`"),
+  cursor: z.number().int().describe("Pass it as `since` next time"),
+  droppedBytes: z.number().int().describe("Output after `since` that is no longer kept"),
+  status: z.enum(TERMINAL_RUN_STATUSES),
+  exitCode: z.number().int().optional(),
+});
+export type TerminalOutput = z.infer<typeof terminalOutputSchema>;
+
+export const terminalIdResultSchema = z.object({ terminalId: z.string() });
+export type TerminalIdResult = z.infer<typeof terminalIdResultSchema>;
+export const terminalWriteResultSchema = z.object({ terminalId: z.string(), bytes: z.number().int() });
+export type TerminalWriteResult = z.infer<typeof terminalWriteResultSchema>;
+export const terminalKillResultSchema = z.object({ terminalId: z.string(), signal: z.string() });
+export type TerminalKillResult = z.infer<typeof terminalKillResultSchema>;
+/** `kill`'s query. */
+export const terminalKillQuerySchema = z.object({ signal: z.string().optional().describe("Default SIGTERM (SIGKILL after the grace period)") });
+/** `output`'s query (the /v1 form: absent is from the start). */
+export const terminalOutputQuerySchema = z.object({ since: z.coerce.number().int().min(0).optional().describe("A cursor (default 0: from the start)") });
 
 export const terminalSinceSchema = z.object({ since: z.coerce.number().int().min(0).default(0) });
 

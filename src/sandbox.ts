@@ -50,7 +50,7 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import { fromRpcError, toRpcError } from "./rpc/rpc-errors.ts";
 import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
 import { errorFromResponse } from "./rpc/error-response.ts";
-import { terminalSocketId, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
+import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
 import { errorBody } from "../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "./rpc/sandbox.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./rpc/backups.ts";
@@ -60,7 +60,8 @@ import { extractOver, openArchive } from "./sandbox/persistence/archive-io.ts";
 import { Persistence } from "./sandbox/persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
 import type { Env } from "./env.ts";
-import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, sandboxConfigSchema, updatedEnv } from "./sandbox/config.ts";
+import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, updatedEnv } from "./sandbox/config.ts";
+import { sandboxConfigSchema } from "../protocol/sandbox-config.ts";
 import * as code from "./sandbox/code.ts";
 import { ContainerApi } from "./sandbox/container-api.ts";
 import * as files from "./sandbox/files.ts";
@@ -522,7 +523,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => terminals.resizeTerminal(api, id, cols, rows));
   }
 
-  async interruptTerminal(id: string): Promise<void> {
+  async interruptTerminal(id: string): Promise<TerminalIdResult> {
     return this.#call(({ api }) => terminals.interruptTerminal(api, id));
   }
 
@@ -538,7 +539,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api }) => terminals.terminalOutput(api, id, options));
   }
 
-  async deleteTerminal(id: string): Promise<{ terminalId: string }> {
+  async deleteTerminal(id: string): Promise<TerminalIdResult> {
     return this.#call(({ api }) => terminals.deleteTerminal(api, id));
   }
 

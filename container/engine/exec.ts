@@ -10,7 +10,7 @@
  * A command killed by a signal, or by its time limit, never exits 0 (128+N, 124), so never succeeds.
  * `success` is about the command, not the call: an error response is told apart by its `code`.
  */
-import type { ExecResult } from "../../protocol/process.ts";
+import { succeeded, type ExecResult } from "../../protocol/process.ts";
 import type { ManagedProcess } from "./managed-process.ts";
 
 export function execResultOf(record: ManagedProcess): ExecResult {
@@ -18,7 +18,7 @@ export function execResultOf(record: ManagedProcess): ExecResult {
   const exitCode = exit?.exitCode ?? -1;
   const encoding = record.spec.encoding;
   const result: ExecResult = {
-    success: exitCode === 0 && exit?.timedOut !== true,
+    success: exit !== undefined && succeeded(exit),
     exitCode,
     stdout: "",
     stderr: "",

@@ -11,8 +11,6 @@ import { errorResponse, handleError } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { archiveRoutes } from "./routes/archive.ts";
-import { backupRoutes } from "./routes/backups.ts";
-import { codeRoutes } from "./routes/code.ts";
 import { terminalRoutes } from "./routes/terminals.ts";
 import { portRoutes } from "./routes/ports.ts";
 import { noPathPreviews } from "./port-proxy.ts";
@@ -40,7 +38,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [derivedRoutes, lifecycleRoutes, execRoutes, processRoutes, fileRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes, backupRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [derivedRoutes, lifecycleRoutes, execRoutes, processRoutes, fileRoutes, terminalRoutes, portRoutes, streamUrlRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

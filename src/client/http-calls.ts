@@ -27,6 +27,13 @@ export interface HttpCaller {
 type AnyMethod = (...args: unknown[]) => Promise<unknown>;
 type Fields = Record<string, unknown>;
 
+/** A binding's path with its parameters filled in, in order, each escaped. */
+export function pathOf(binding: Binding, ...values: string[]): string {
+  let i = 0;
+  const path = binding.path.replace(/:\w+/g, () => encodeURIComponent(values[i++] ?? ""));
+  return path === "/" ? "" : path;
+}
+
 /** The request for a call: the path filled in, the query, the body, the resume point. */
 export function requestOf(binding: Binding, args: readonly unknown[]): { path: string } & HttpRequestParts {
   let path = binding.path === "/" ? "" : binding.path;

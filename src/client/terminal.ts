@@ -52,8 +52,8 @@ export class Terminal {
   }
 
   /** Ctrl-C: SIGINT to the foreground job. */
-  interrupt(): Promise<void> {
-    return this.#rpc.interruptTerminal(this.id);
+  async interrupt(): Promise<void> {
+    await this.#rpc.interruptTerminal(this.id);
   }
 
   kill(signal?: string | number): Promise<TerminalKillResult> {

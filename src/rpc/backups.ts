@@ -3,6 +3,7 @@
  * and its result (shapes decided in protocol/backups.ts).
  */
 export type { BackupInfo, DeleteBackupResult, PersistenceConfig, PersistenceStatus, RestoreBackupResult } from "../../protocol/backups.ts";
+export type { ImportArchiveResult } from "../../protocol/archive.ts";
 
 export interface CreateBackupOptions {
   /** Workspace paths to include (default: the whole workspace). */
@@ -20,12 +21,6 @@ export interface ExportArchiveOptions {
   format?: "tar.gz" | "tar";
 }
 
-export interface ImportArchiveResult {
-  /** Entries written (files, folders, links). */
-  entries: number;
-  /** Archive bytes read. */
-  bytes: number;
-}
 
 export interface DestroyOptions {
   /** Save the durable workspace first, so the next start restores it (needs persistence configured). */

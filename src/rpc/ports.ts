@@ -11,10 +11,10 @@
  * Durable Object through its fetch handler at `/__sandbox/ports/{port}{rest}`, with what the Worker
  * knows in headers it sets itself (never taken from the caller as they came).
  */
-import { PORT_HEADERS, type ExposedPort, type ExposePortRequest } from "../../protocol/preview-ports.ts";
+import { PORT_HEADERS, type ExposedPort, type ExposePortRequest, type UnexposePortResult } from "../../protocol/preview-ports.ts";
 import { previewBaseUrl, type PreviewSettings } from "./preview-urls.ts";
 
-export type { ExposedPort };
+export type { ExposedPort, UnexposePortResult };
 
 /** exposePort's options: a `name`, `public: true` to need no token, and the service's `origin`. */
 export interface ExposePortOptions extends Omit<ExposePortRequest, "port"> {
@@ -30,9 +30,6 @@ export interface ExposedPortsOptions {
   origin?: string;
 }
 
-export interface UnexposePortResult {
-  port: number;
-}
 
 /** The query parameter a private port's URL carries its token in, once. */
 export const PORT_TOKEN_PARAM = "token";

@@ -1,7 +1,8 @@
 /**
  * The Sandbox Durable Object's RPC surface: what the Durable Object implements, what a Workers RPC
- * stub of it offers, and what the HTTP client implements over /v1. Streams are SSE bytes (file
- * streams: raw bytes); errors are thrown with their wire code encoded (see rpc-errors.ts).
+ * stub of it offers, and what the HTTP client implements over /v1 (each method's HTTP form, and the
+ * method list: ./bindings/). Streams are SSE bytes (file streams: raw bytes); errors are thrown with
+ * their wire code encoded (see rpc-errors.ts).
  */
 import type { CodeContext, Execution } from "../../protocol/code.ts";
 import type { ExecResult } from "../../protocol/process.ts";
@@ -41,7 +42,7 @@ import type {
 import type { GitCheckoutOptions, GitCheckoutResult } from "./git.ts";
 import type { ChangesOptions, ChangesResult, WatchOptions } from "./watch.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
-import type { TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
+import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
@@ -123,7 +124,7 @@ export interface SandboxRpc {
   /** The program sees SIGWINCH and the new size. */
   resizeTerminal(id: string, cols: number, rows: number): Promise<TerminalInfo>;
   /** Ctrl-C: SIGINT to the foreground job. */
-  interruptTerminal(id: string): Promise<void>;
+  interruptTerminal(id: string): Promise<TerminalIdResult>;
   /** Signals the terminal's whole process group (default SIGTERM, then SIGKILL after the grace period). */
   killTerminal(id: string, signal?: string | number): Promise<TerminalKillResult>;
   /** Resolves with the record once the program has exited. */
@@ -131,7 +132,7 @@ export interface SandboxRpc {
   /** The retained output after a cursor, and the cursor to pass next time. */
   terminalOutput(id: string, options?: TerminalOutputOptions): Promise<TerminalOutput>;
   /** Kills (when running) and forgets the terminal. */
-  deleteTerminal(id: string): Promise<{ terminalId: string }>;
+  deleteTerminal(id: string): Promise<TerminalIdResult>;
   /** Upgrades `request` (a WebSocket request, `?since=<cursor>` optional) to a viewer of the terminal: the 101 response. */
   connectTerminal(id: string, request: Request): Promise<Response>;
 
@@ -171,76 +172,3 @@ export interface SandboxRpc {
   /** Extracts a tar or tar.gz stream over the workspace; nothing can land outside it (INVALID_ARCHIVE). */
   importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult>;
 }
-
-/** Every method of SandboxRpc, once: a record keyed by the interface, so none can be missing or extra. */
-const METHODS: Record<keyof SandboxRpc, true> = {
-  exec: true,
-  execStream: true,
-  resumeExecStream: true,
-  startProcess: true,
-  listProcesses: true,
-  getProcess: true,
-  killProcess: true,
-  killAllProcesses: true,
-  streamProcessLogs: true,
-  getProcessLogs: true,
-  cleanupCompletedProcesses: true,
-  writeStdin: true,
-  closeStdin: true,
-  createSession: true,
-  getSession: true,
-  listSessions: true,
-  deleteSession: true,
-  setEnvVars: true,
-  writeFile: true,
-  writeFileStream: true,
-  readFile: true,
-  readFileStream: true,
-  mkdir: true,
-  deleteFile: true,
-  renameFile: true,
-  moveFile: true,
-  listFiles: true,
-  exists: true,
-  watch: true,
-  checkChanges: true,
-  gitCheckout: true,
-  createCodeContext: true,
-  listCodeContexts: true,
-  getCodeContext: true,
-  deleteCodeContext: true,
-  restartCodeContext: true,
-  runCode: true,
-  runCodeStream: true,
-  resumeCodeStream: true,
-  interruptCode: true,
-  createTerminal: true,
-  listTerminals: true,
-  getTerminal: true,
-  writeTerminal: true,
-  resizeTerminal: true,
-  interruptTerminal: true,
-  killTerminal: true,
-  waitForTerminal: true,
-  terminalOutput: true,
-  deleteTerminal: true,
-  connectTerminal: true,
-  exposePort: true,
-  unexposePort: true,
-  getExposedPorts: true,
-  configure: true,
-  info: true,
-  getInfo: true,
-  getInstructions: true,
-  detectIsolation: true,
-  destroy: true,
-  createBackup: true,
-  listBackups: true,
-  restoreBackup: true,
-  deleteBackup: true,
-  exportArchive: true,
-  importArchive: true,
-};
-
-/** The method names, for wrapping a stub. */
-export const SANDBOX_RPC_METHODS = Object.keys(METHODS) as (keyof SandboxRpc)[];

@@ -6,7 +6,8 @@
 import { errorFromResponse } from "./error-response.ts";
 import { fromRpcError } from "./rpc-errors.ts";
 import { terminalSocketRequest } from "./terminals.ts";
-import { SANDBOX_RPC_METHODS, type SandboxRpc } from "./sandbox-rpc.ts";
+import { SANDBOX_RPC_METHODS } from "./bindings/index.ts";
+import type { SandboxRpc } from "./sandbox-rpc.ts";
 
 type AnyMethod = (...args: unknown[]) => Promise<unknown>;
 

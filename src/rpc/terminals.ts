@@ -4,7 +4,7 @@
  * protocol's own (protocol/terminals.ts).
  */
 import { bytesToBase64 } from "./bytes.ts";
-import type { CreateTerminalRequest, TerminalInfo, TerminalOutput } from "../../protocol/terminals.ts";
+import type { CreateTerminalRequest, TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOutput, TerminalWriteResult } from "../../protocol/terminals.ts";
 
 /** createTerminal's options: command (default: the login shell), cwd, env, cols, rows, sessionId, terminalId. */
 export type TerminalOptions = CreateTerminalRequest;
@@ -14,17 +14,7 @@ export interface TerminalOutputOptions {
   since?: number;
 }
 
-export interface TerminalWriteResult {
-  terminalId: string;
-  bytes: number;
-}
-
-export interface TerminalKillResult {
-  terminalId: string;
-  signal: string;
-}
-
-export type { TerminalInfo, TerminalOutput };
+export type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOutput, TerminalWriteResult };
 
 /** The write body for input: text as UTF-8, bytes as base64. */
 export function terminalInputBody(data: string | Uint8Array): { data: string; encoding: "utf8" | "base64" } {

@@ -3,40 +3,10 @@
  * Durable Object's eviction and the container): sleepAfter, the sandbox env vars (configure() and
  * setEnvVars() both write them) and the isolation the local runtime starts the container with.
  */
-import { z } from "zod";
-import { ISOLATION_REQUEST_FIELDS, isolationRequestSchema, type IsolationRequest } from "../../protocol/isolation.ts";
-import type { IsolationSupport } from "../../protocol/isolation.ts";
-import { envVarsSchema } from "../../protocol/sessions.ts";
-import { persistenceConfigSchema } from "../../protocol/backups.ts";
+import { ISOLATION_REQUEST_FIELDS, type IsolationRequest, type IsolationSupport } from "../../protocol/isolation.ts";
 import type { SandboxConfig } from "../rpc/sandbox.ts";
 
 export const CONFIG_KEY = "sandbox:config";
-
-/** Longest sleepAfter: a week. Longer is a container kept forever by mistake, not a setting. */
-export const MAX_SLEEP_AFTER_SECONDS = 7 * 24 * 3600;
-
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
-
-/** Seconds of a sleepAfter as Container takes it: a number of seconds, or "30s", "10m", "2h". */
-function sleepAfterSeconds(value: string | number): number {
-  if (typeof value === "number") return value;
-  const unit = value.at(-1)!;
-  return unit in UNIT_SECONDS ? Number(value.slice(0, -1)) * UNIT_SECONDS[unit]! : Number(value);
-}
-
-/**
- * Checked when saved, so a bad config is refused at once rather than stored to break the sandbox
- * later. Unknown fields are dropped here (the /v1 API refuses them: `.strict()` there).
- */
-export const sandboxConfigSchema = z.object({
-  sleepAfter: z
-    .union([z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'sleepAfter must look like "30s", "10m", "2h" or a number of seconds'), z.number().positive()])
-    .refine((value) => sleepAfterSeconds(value) <= MAX_SLEEP_AFTER_SECONDS, "sleepAfter can be at most 7 days (604800 s)")
-    .optional(),
-  envVars: envVarsSchema.optional(),
-  persistence: persistenceConfigSchema.strict().nullable().optional(),
-  ...isolationRequestSchema.shape,
-});
 
 export function isolationOf(config: SandboxConfig): IsolationRequest {
   const picked: Record<string, unknown> = {};

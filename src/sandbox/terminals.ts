@@ -14,7 +14,7 @@ import {
   type TerminalInfo,
   type TerminalOutput,
 } from "../../protocol/terminals.ts";
-import { terminalInputBody, type TerminalKillResult, type TerminalOptions, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
+import { terminalInputBody, type TerminalIdResult, type TerminalKillResult, type TerminalOptions, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import type { ContainerApi, PortFetcher } from "./container-api.ts";
 import { parseRequest, query } from "./request.ts";
 
@@ -41,8 +41,9 @@ export async function resizeTerminal(api: ContainerApi, id: string, cols: number
   return (await api.json<{ terminal: TerminalInfo }>("POST", TERMINAL_ROUTES.resize(checkedId(id)), body)).terminal;
 }
 
-export async function interruptTerminal(api: ContainerApi, id: string): Promise<void> {
+export async function interruptTerminal(api: ContainerApi, id: string): Promise<TerminalIdResult> {
   await api.json("POST", TERMINAL_ROUTES.interrupt(checkedId(id)), {});
+  return { terminalId: id };
 }
 
 export async function killTerminal(api: ContainerApi, id: string, signal?: string | number): Promise<TerminalKillResult> {
@@ -63,7 +64,7 @@ export async function terminalOutput(api: ContainerApi, id: string, options: Ter
   return output;
 }
 
-export async function deleteTerminal(api: ContainerApi, id: string): Promise<{ terminalId: string }> {
+export async function deleteTerminal(api: ContainerApi, id: string): Promise<TerminalIdResult> {
   const { terminalId } = await api.json<{ terminalId: string }>("DELETE", TERMINAL_ROUTES.one(checkedId(id)));
   return { terminalId };
 }

@@ -11,8 +11,7 @@ import { createApp } from "../../src/api/app.ts";
 import { documentedPath } from "../../src/api/openapi-operations.ts";
 import { httpRpc } from "../../src/client/http.ts";
 import { type Binding, statusOf } from "../../src/rpc/bindings/binding.ts";
-import { API_METHODS } from "../../src/rpc/bindings/index.ts";
-import { SANDBOX_RPC_METHODS } from "../../src/rpc/sandbox-rpc.ts";
+import { API_METHODS, SANDBOX_RPC_METHODS } from "../../src/rpc/bindings/index.ts";
 import { apiCall, uniqueId } from "./helpers.ts";
 
 type Json = Record<string, unknown>;
@@ -102,10 +101,41 @@ describe("method bindings", () => {
       await rpc.renameFile("dir/a.txt", "dir/b.txt", {});
       await rpc.moveFile("dir/b.txt", "made", {});
       await rpc.deleteFile("made/b.txt", {});
+
+      const context = await rpc.createCodeContext({ language: "python" });
+      await rpc.listCodeContexts();
+      await rpc.getCodeContext(context.id);
+      await rpc.runCode("1 + 1", { contextId: context.id });
+      await rpc.restartCodeContext(context.id);
+      await rpc.deleteCodeContext(context.id);
+
+      const terminal = await rpc.createTerminal({ command: "cat" });
+      await rpc.listTerminals();
+      await rpc.getTerminal(terminal.id);
+      await rpc.resizeTerminal(terminal.id, 100, 30);
+      await rpc.terminalOutput(terminal.id, {});
+      await rpc.interruptTerminal(terminal.id);
+      await rpc.killTerminal(terminal.id, "SIGKILL");
+      await rpc.waitForTerminal(terminal.id);
+      await rpc.deleteTerminal(terminal.id);
+
+      await rpc.exposePort(8123, { name: "web" });
+      await rpc.getExposedPorts({});
+      await rpc.unexposePort(8123);
+
+      await rpc.info();
+      await rpc.getInfo();
+      await rpc.getInstructions();
+      await rpc.detectIsolation();
+
+      const backup = await rpc.createBackup({ name: "walk" });
+      await rpc.listBackups();
+      await rpc.restoreBackup(backup.id);
+      await rpc.deleteBackup(backup.id);
     } finally {
       await rpc.destroy({});
     }
     expect(problems).toEqual([]);
-    expect(checked.size).toBeGreaterThanOrEqual(18);
+    expect(checked.size).toBeGreaterThanOrEqual(45);
   });
 });

@@ -4,7 +4,7 @@
  * payload round-trips unchanged. It follows the process's log to the exit; a failure to reach the
  * service is a TransportError as soon as the connection fails.
  */
-import { isTerminalStatus } from "../../../protocol/process.ts";
+import { isTerminalStatus, succeeded } from "../../../protocol/process.ts";
 import { ProcessNotRunningError, type Process, type SandboxClient } from "../../client/index.ts";
 import { base64ToBytes, bytesToBase64, concatBytes } from "../../rpc/bytes.ts";
 import { connect, type SandboxConnection } from "../shared/connection.ts";
@@ -119,7 +119,7 @@ async function readToExit(
     else if (event.type === "status" && isTerminalStatus(event.status)) {
       if (event.status === "error") return new TransportError(`the process could not run: ${event.error ?? "lost"}`);
       if (event.timedOut) return new TimeoutError(timeoutMs ?? 0);
-      if (event.exitCode === 0) return undefined;
+      if (succeeded(event)) return undefined;
       return new ExitError(event.exitCode ?? 1, event.signal);
     }
   }

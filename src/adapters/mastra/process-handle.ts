@@ -8,6 +8,7 @@
 import { ProcessHandle, SandboxError as MastraSandboxError, type CommandResult, type SpawnProcessOptions } from "@mastra/core/workspace";
 import { ProcessNotRunningError } from "../../client/index.ts";
 import { isGone, type ExitFacts, type ProcessOutput } from "./process-output.ts";
+import { succeeded } from "../../../protocol/process.ts";
 
 /** What the handle does to the process: the sandbox calls behind kill and stdin. */
 export interface ProcessControl {
@@ -151,7 +152,7 @@ export class EdgeProcessHandle extends ProcessHandle {
     if (exit.timedOut && this.#timeout !== undefined) this.emitStderr(`\nProcess timed out after ${this.#timeout}ms`);
     this.exitCode = exit.exitCode;
     return {
-      success: exit.exitCode === 0,
+      success: succeeded(exit),
       exitCode: exit.exitCode,
       stdout: this.stdout,
       stderr: this.stderr,

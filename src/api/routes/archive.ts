@@ -1,17 +1,18 @@
-/** The workspace as a tar stream, out (`POST /archive/export`) and in (`PUT /archive`), streamed both ways. */
+/** The workspace as a tar stream, out and in, streamed both ways: raw bytes, which the bindings (src/rpc/bindings/backups.ts) leave to this file. */
 import { Hono } from "hono";
 import { ARCHIVE_MEDIA_TYPE, createArchiveRequestSchema, TAR_MEDIA_TYPE } from "../../../protocol/archive.ts";
+import { API_METHODS } from "../../rpc/bindings/index.ts";
 import { InvalidRequestError } from "../../rpc/errors.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
 
 export const archiveRoutes = new Hono<ApiEnv>()
-  .post("/archive/export", jsonBody(createArchiveRequestSchema), async (c) => {
+  .post(API_METHODS.exportArchive.path, jsonBody(createArchiveRequestSchema), async (c) => {
     const request = c.req.valid("json");
     const stream = await c.var.sandbox.exportArchive(request);
     return new Response(stream, { headers: { "content-type": request.format === "tar" ? TAR_MEDIA_TYPE : ARCHIVE_MEDIA_TYPE, "cache-control": "no-store" } });
   })
-  .put("/archive", async (c) => {
-    if (!c.req.raw.body) throw new InvalidRequestError("PUT /archive needs a tar or tar.gz body", "INVALID_REQUEST");
+  .put(API_METHODS.importArchive.path, async (c) => {
+    if (!c.req.raw.body) throw new InvalidRequestError(`PUT ${API_METHODS.importArchive.path} needs a tar or tar.gz body`, "INVALID_REQUEST");
     return c.json(await c.var.sandbox.importArchive(c.req.raw.body));
   });

@@ -1,12 +1,13 @@
 /**
- * Preview ports of a sandbox: expose (`POST /ports {port, name?, public?}`), list, unexpose
- * (`DELETE /ports/:port`). Each port's URL is an origin of its own (../../rpc/preview-urls.ts; this
- * route passes its own origin, which on loopback gives `<port>-<id>.localhost`). The proxied
- * requests themselves are served by ../port-proxy.ts, by their Host, never on the API's origin.
+ * The preview port routes the bindings cannot derive (src/rpc/bindings/ports.ts): exposing and
+ * listing make each port's URL (an origin of its own, ../../rpc/preview-urls.ts) from this request's
+ * origin, which on loopback gives `<port>-<id>.localhost`; unexposing reads the port from the path.
+ * The proxied requests themselves are served by ../port-proxy.ts, by their Host, never on the API's origin.
  */
 import { Hono } from "hono";
 import { z } from "zod";
 import { exposePortRequestSchema } from "../../../protocol/preview-ports.ts";
+import { API_METHODS } from "../../rpc/bindings/index.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
 
@@ -14,13 +15,13 @@ import { jsonBody } from "../validate.ts";
 const exposeBodySchema = exposePortRequestSchema.extend({ port: z.unknown() });
 
 export const portRoutes = new Hono<ApiEnv>()
-  .post("/ports", jsonBody(exposeBodySchema), async (c) => {
+  .post(API_METHODS.exposePort.path, jsonBody(exposeBodySchema), async (c) => {
     const { port, ...options } = c.req.valid("json");
     const origin = new URL(c.req.url).origin;
     return c.json(await c.var.sandbox.exposePort(port as number, { ...(options as object), origin }), 201);
   })
-  .get("/ports", async (c) => c.json({ ports: await c.var.sandbox.getExposedPorts({ origin: new URL(c.req.url).origin }) }))
-  .delete("/ports/:port", async (c) => c.json(await c.var.sandbox.unexposePort(portNumber(c.req.param("port")))));
+  .get(API_METHODS.getExposedPorts.path, async (c) => c.json({ ports: await c.var.sandbox.getExposedPorts({ origin: new URL(c.req.url).origin }) }))
+  .delete(API_METHODS.unexposePort.path, async (c) => c.json(await c.var.sandbox.unexposePort(portNumber(c.req.param("port")))));
 
 /** A path segment as a port number (anything else stays as it is, for the Durable Object to refuse as INVALID_PORT). */
 function portNumber(segment: string): number {

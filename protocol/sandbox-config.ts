@@ -1,0 +1,45 @@
+/**
+ * A sandbox's settings as callers give them (getSandbox options, configure(), PATCH /v1/…/config)
+ * and the Durable Object keeps them: sleepAfter, the sandbox env vars, a durable workspace, and the
+ * isolation the local runtime starts the container with. Checked when saved, so a bad config is
+ * refused at once rather than stored to break the sandbox later.
+ */
+import { z } from "zod";
+import { persistenceConfigSchema } from "./backups.ts";
+import { isolationRequestSchema } from "./isolation.ts";
+import { envVarsSchema } from "./sessions.ts";
+
+/** Longest sleepAfter: a week. Longer is a container kept forever by mistake, not a setting. */
+export const MAX_SLEEP_AFTER_SECONDS = 7 * 24 * 3600;
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** Seconds of a sleepAfter as Container takes it: a number of seconds, or "30s", "10m", "2h". */
+export function sleepAfterSeconds(value: string | number): number {
+  if (typeof value === "number") return value;
+  const unit = value.at(-1)!;
+  return unit in UNIT_SECONDS ? Number(value.slice(0, -1)) * UNIT_SECONDS[unit]! : Number(value);
+}
+
+/**
+ * Unknown fields are dropped here (the /v1 API refuses them: `sandboxConfigRequestSchema`). The
+ * isolation fields confine commands under the local container runtime, inside the walls its
+ * operator set; on Cloudflare the container itself is the wall and they are not used.
+ */
+export const sandboxConfigSchema = z.object({
+  sleepAfter: z
+    .union([z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'sleepAfter must look like "30s", "10m", "2h" or a number of seconds'), z.number().positive()])
+    .refine((value) => sleepAfterSeconds(value) <= MAX_SLEEP_AFTER_SECONDS, "sleepAfter can be at most 7 days (604800 s)")
+    .optional()
+    .describe('Idle time before the container sleeps, e.g. "10m", "30s" or seconds as a number'),
+  envVars: envVarsSchema.optional().describe("Environment of the container (replaces the sandbox env vars; applied to the running container too)"),
+  persistence: persistenceConfigSchema
+    .strict()
+    .nullable()
+    .optional()
+    .describe("A durable workspace saved to the Worker's R2 bucket on sleep and restored at the next start; null turns it off"),
+  ...isolationRequestSchema.shape,
+});
+
+/** The /v1 form: unknown fields are refused. */
+export const sandboxConfigRequestSchema = sandboxConfigSchema.strict();

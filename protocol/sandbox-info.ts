@@ -1,0 +1,34 @@
+/**
+ * What a sandbox reports about itself through the Durable Object: its generation (`info()`), and
+ * with it what its container server reports, how the last start went and its durable workspace
+ * (`getInfo()`). The /v1 answers add the sandbox's id.
+ */
+import { z } from "zod";
+import { persistenceStatusSchema } from "./backups.ts";
+import { serverInfoSchema } from "./info.ts";
+
+export const sandboxInfoSchema = z.object({
+  generation: z.string().describe("The container generation now running (its instance id)"),
+  generationNumber: z.number().int().describe("How many containers this sandbox has started so far, counting this one"),
+  containerStartedAt: z.string(),
+  sleepAfter: z.string(),
+});
+export type SandboxInfo = z.infer<typeof sandboxInfoSchema>;
+
+/** How the last container start went, when this sandbox's Durable Object started it. */
+export const startupTimingSchema = z.object({
+  startedAt: z.string().describe("When the start was asked for (ISO)"),
+  readyMs: z.number().describe("From the start request until the container server answered a readiness probe"),
+  probes: z.number().int().describe("Readiness probes sent until one was answered"),
+});
+export type StartupTiming = z.infer<typeof startupTimingSchema>;
+
+export const sandboxDetailsSchema = sandboxInfoSchema.extend({
+  ...serverInfoSchema.omit({ instanceId: true }).shape,
+  startup: startupTimingSchema.optional(),
+  persistence: persistenceStatusSchema,
+});
+export type SandboxDetails = z.infer<typeof sandboxDetailsSchema>;
+
+/** The /v1 answers: the same, with the sandbox's id. */
+export const sandboxIdentitySchema = z.object({ id: z.string() });

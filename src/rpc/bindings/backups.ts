@@ -1,0 +1,64 @@
+/** Snapshots in the Worker's R2 bucket and the workspace as a tar stream, over /v1 (../backups.ts has their options). */
+import { createArchiveRequestSchema, importArchiveResultSchema } from "../../../protocol/archive.ts";
+import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
+import type { Binding } from "./binding.ts";
+
+export const backupBindings = {
+  createBackup: {
+    verb: "POST",
+    path: "/backups",
+    args: ["body"],
+    body: createBackupRequestSchema,
+    response: backupInfoSchema,
+    key: "backup",
+    status: 201,
+    summary:
+      "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar. 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding.",
+    described: "Saved",
+  },
+  listBackups: {
+    verb: "GET",
+    path: "/backups",
+    args: [],
+    response: backupInfoSchema.array(),
+    key: "backups",
+    summary: "This sandbox's snapshots, oldest first",
+    described: "Snapshots",
+  },
+  restoreBackup: {
+    verb: "POST",
+    path: "/backups/:bid/restore",
+    args: [{ path: "bid" }],
+    response: restoreBackupResultSchema,
+    summary: "Replace the snapshot's paths in the running sandbox with what it holds",
+    described: "Restored",
+  },
+  deleteBackup: {
+    verb: "DELETE",
+    path: "/backups/:bid",
+    args: [{ path: "bid" }],
+    response: deleteBackupResultSchema,
+    summary: "Delete a snapshot (404 BACKUP_NOT_FOUND for an id this sandbox does not have)",
+    described: "Deleted",
+  },
+  exportArchive: {
+    verb: "POST",
+    path: "/archive/export",
+    args: ["body"],
+    body: createArchiveRequestSchema,
+    summary:
+      'The workspace (or `paths`, less `exclude`) as a tar stream: gzip\'d (`application/gzip`) unless `format` is "tar" (`application/x-tar`). Links stay links.',
+    // Raw bytes, streamed as they are made.
+    byHand: ["route", "client", "openapi"],
+  },
+  importArchive: {
+    verb: "PUT",
+    path: "/archive",
+    args: ["body"],
+    response: importArchiveResultSchema,
+    summary: "Extract a tar or tar.gz body over the workspace, streamed. Absolute paths, `..`, hard links out and writing through a link are 400 INVALID_ARCHIVE.",
+    described: "Extracted",
+    // The body is the archive's raw bytes, streamed.
+    byHand: ["route", "client", "openapi"],
+  },
+} as const satisfies Record<string, Binding>;
