@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { type Binding, pathParams, statusOf } from "../rpc/bindings/binding.ts";
-import { API_METHODS } from "../rpc/bindings/index.ts";
+import { API_METHODS, type ApiMethod, tagOf } from "../rpc/bindings/index.ts";
 import { body, json, lastEventIdHeader, op, PATH_PARAMETERS, queryParameters, signedStream, sse, type Json } from "./openapi-parts.ts";
 
 /** `/processes/:pid` → `/v1/sandboxes/{id}/processes/{pid}`. */
@@ -20,10 +20,11 @@ function answerOf(binding: Binding): Json {
   return { [status]: json(shape, binding.described ?? "Done"), ...also };
 }
 
-function operationOf(binding: Binding): Json {
+function operationOf(name: ApiMethod, binding: Binding): Json {
   const parameters = [...(binding.query ? queryParameters(binding.query) : []), ...(binding.args.includes("resume") ? [lastEventIdHeader] : [])];
   const { responses: extraAnswers, ...extra } = (binding.openapi ?? {}) as { responses?: Json };
   const operation = op(binding.summary, { ...answerOf(binding), ...extraAnswers }, {
+    tags: [tagOf(name)],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(binding.body ? { requestBody: body(binding.body) } : {}),
     ...(binding.signed ? signedStream : {}),
@@ -35,11 +36,11 @@ function operationOf(binding: Binding): Json {
 /** The path items of the documented bindings, to merge with the operations written by hand. */
 export function derivedPathItems(): Record<string, Json> {
   const items: Record<string, Json> = {};
-  for (const binding of Object.values(API_METHODS) as Binding[]) {
+  for (const [name, binding] of Object.entries(API_METHODS) as [ApiMethod, Binding][]) {
     if (binding.byHand?.includes("openapi")) continue;
     const path = documentedPath(binding.path);
     items[path] ??= { parameters: [{ $ref: "#/components/parameters/sandboxId" }, ...pathParams(binding.path).map((name) => PATH_PARAMETERS[name])] };
-    items[path]![binding.verb.toLowerCase()] = operationOf(binding);
+    items[path]![binding.verb.toLowerCase()] = operationOf(name, binding);
   }
   return items;
 }

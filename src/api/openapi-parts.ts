@@ -34,8 +34,8 @@ export const body = (type: z.ZodType): Json => ({ required: true, content: { "ap
 export const signedStream: Json = { security: [{ bearer: [] }, { streamUrl: [] }] };
 
 /** A route that mints a signed URL for one stream. */
-export function mintOp(summary: string, request: z.ZodType = streamUrlRequestSchema): Json {
-  return op(summary, { 200: json(streamUrlSchema, "The signed URL and when it expires") }, { requestBody: { ...body(request), required: false } });
+export function mintOp(tag: string, summary: string, request: z.ZodType = streamUrlRequestSchema): Json {
+  return op(summary, { 200: json(streamUrlSchema, "The signed URL and when it expires") }, { tags: [tag], requestBody: { ...body(request), required: false } });
 }
 
 export function queryParameters(type: z.ZodObject): Json[] {

@@ -9,7 +9,7 @@ import { createArchiveRequestSchema, importArchiveResultSchema } from "../../pro
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import { terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
 import { terminalOutputQuerySchema } from "../../protocol/terminals.ts";
-import { API_METHODS } from "../rpc/bindings/index.ts";
+import { API_METHODS, API_TAGS, tagOf } from "../rpc/bindings/index.ts";
 import * as s from "./schemas.ts";
 import { derivedPathItems, documentedPath } from "./openapi-operations.ts";
 import { body, bytes, json, mintOp, op, queryParameters, schema, signedStream, pid, portParam, tid, type Json } from "./openapi-parts.ts";
@@ -36,6 +36,7 @@ export function openApiDocument(serverUrl?: string): Json {
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],
+    tags: API_TAGS,
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },
@@ -54,8 +55,9 @@ export function openApiDocument(serverUrl?: string): Json {
     paths: withDerived({
       [documentedPath(API_METHODS.readFileStream.path)]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        get: op(API_METHODS.readFileStream.summary, { 200: bytes("The file") }, { parameters: queryParameters(s.fileQuery) }),
+        get: op(API_METHODS.readFileStream.summary, { 200: bytes("The file") }, { tags: [tagOf("readFileStream")], parameters: queryParameters(s.fileQuery) }),
         put: op(API_METHODS.writeFileStream.summary, { 200: json(fileWrittenSchema, "Written") }, {
+          tags: [tagOf("writeFileStream")],
           parameters: queryParameters(streamWriteQuerySchema),
           requestBody: rawBody,
         }),
@@ -63,12 +65,14 @@ export function openApiDocument(serverUrl?: string): Json {
       [`${sandbox}/processes/{pid}/logs/stream-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, pid],
         post: mintOp(
+          tagOf("streamProcessLogs"),
           "A signed URL of the process's log stream, for `new EventSource(url)` (no Authorization header; resumes with Last-Event-ID); it names this run of the process: a later process with the same id is 410 STREAM_URL_STALE",
         ),
       },
       [documentedPath(API_METHODS.connectTerminal.path)]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
         get: op(API_METHODS.connectTerminal.summary, { 101: { description: "Switching to the WebSocket" } }, {
+          tags: [tagOf("connectTerminal")],
           parameters: queryParameters(terminalOutputQuerySchema),
           ...signedStream,
         }),
@@ -89,23 +93,24 @@ export function openApiDocument(serverUrl?: string): Json {
             "for a scope outside the port is 403 SERVICE_WORKER_SCOPE_REFUSED. 401 PORT_TOKEN_REQUIRED, 403 PORT_TOKEN_INVALID, " +
             "404 PORT_NOT_EXPOSED, 502 PORT_NOT_LISTENING.",
           { 200: { description: "The port's own answer" }, 302: { description: "The token traded for a cookie" }, 101: { description: "A WebSocket to the port" } },
-          { security: [{}, { bearer: [] }] },
+          { tags: [tagOf("exposePort")], security: [{}, { bearer: [] }] },
         ),
       },
       [`${sandbox}/terminals/{tid}/ws-url`]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }, tid],
         post: mintOp(
+          tagOf("connectTerminal"),
           'A signed ws:/wss: URL of the terminal\'s viewer socket, for `new WebSocket(url)` (no Authorization header; `&since=` may be added); `mode: "view"`: output only, input and resizes refused (TERMINAL_VIEW_ONLY)',
           terminalUrlRequestSchema,
         ),
       },
       [documentedPath(API_METHODS.exportArchive.path)]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        post: op(API_METHODS.exportArchive.summary, { 200: bytes("The archive, streamed as it is made") }, { requestBody: body(createArchiveRequestSchema) }),
+        post: op(API_METHODS.exportArchive.summary, { 200: bytes("The archive, streamed as it is made") }, { tags: [tagOf("exportArchive")], requestBody: body(createArchiveRequestSchema) }),
       },
       [documentedPath(API_METHODS.importArchive.path)]: {
         parameters: [{ $ref: "#/components/parameters/sandboxId" }],
-        put: op(API_METHODS.importArchive.summary, { 200: json(importArchiveResultSchema, API_METHODS.importArchive.described) }, { requestBody: rawBody }),
+        put: op(API_METHODS.importArchive.summary, { 200: json(importArchiveResultSchema, API_METHODS.importArchive.described) }, { tags: [tagOf("importArchive")], requestBody: rawBody }),
       },
     }),
   };

@@ -62,6 +62,19 @@ describe("method bindings", () => {
     }
   });
 
+  it("group every documented operation under one of the families' tags", async () => {
+    const doc = (await (await apiCall("/v1/openapi.json")).json()) as { tags: { name: string }[]; paths: Record<string, Record<string, Json>> };
+    const tags = doc.tags.map((tag) => tag.name);
+    expect(tags).toEqual(expect.arrayContaining(["sandbox", "processes", "files", "code", "terminals", "ports", "backups"]));
+    const untagged = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([verb]) => verb !== "parameters")
+        .filter(([, operation]) => !(operation.tags as string[] | undefined)?.every((tag) => tags.includes(tag)) || (operation.tags as string[]).length === 0)
+        .map(([verb]) => `${verb.toUpperCase()} ${path}`),
+    );
+    expect(untagged).toEqual([]);
+  });
+
   it("describe the answers a running sandbox really gives", async () => {
     const checked = new Set<string>();
     const problems: string[] = [];

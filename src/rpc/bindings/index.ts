@@ -26,6 +26,25 @@ export const API_METHODS = {
 
 export type ApiMethod = keyof typeof API_METHODS;
 
+/** The families, as the API reference groups them (OpenAPI tags, in this order). */
+const FAMILIES: readonly { tag: string; description: string; methods: Record<string, Binding> }[] = [
+  { tag: "sandbox", description: "The sandbox itself: its state, what it reports, its settings, destroying it", methods: lifecycleBindings },
+  { tag: "processes", description: "Commands run to completion or streamed, and background processes with their logs and stdin", methods: processBindings },
+  { tag: "sessions", description: "Sessions (a cwd and env kept between commands) and env vars", methods: sessionBindings },
+  { tag: "files", description: "Files of the workspace, watching them, and git", methods: fileBindings },
+  { tag: "code", description: "The code interpreter: contexts that keep their state, runs buffered or streamed", methods: codeBindings },
+  { tag: "terminals", description: "Programs on pseudo-terminals and their viewers' WebSockets", methods: terminalBindings },
+  { tag: "ports", description: "Preview ports: a port inside the sandbox at a URL of its own", methods: portBindings },
+  { tag: "backups", description: "Snapshots of the workspace in R2, and the workspace as a tar stream", methods: backupBindings },
+];
+
+export const API_TAGS = FAMILIES.map(({ tag, description }) => ({ name: tag, description }));
+
+/** The family a method belongs to, as its OpenAPI tag. */
+export function tagOf(method: ApiMethod): string {
+  return FAMILIES.find((family) => method in family.methods)!.tag;
+}
+
 /** The method names, for wrapping a stub: the table's keys, which the type above holds to the interface's. */
 export const SANDBOX_RPC_METHODS = Object.keys(API_METHODS) as (keyof SandboxRpc)[];
 
