@@ -1,4 +1,4 @@
-import type { Sandbox } from "./sandbox.ts";
+import type { Sandbox } from "./sandbox/durable-object.ts";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml; secrets via `wrangler secret put`). */
 export interface Env {

@@ -7,7 +7,7 @@ import { createApp } from "./api/app.ts";
 import { previewPortDoor } from "./api/port-proxy.ts";
 import type { Env } from "./env.ts";
 
-export { Sandbox } from "./sandbox.ts";
+export { Sandbox } from "./sandbox/durable-object.ts";
 
 const app = createApp();
 

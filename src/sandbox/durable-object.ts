@@ -5,14 +5,14 @@
  * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
  */
 import { Container, type WaitOptions } from "@cloudflare/containers";
-import type { CodeContext, Execution } from "../protocol/code.ts";
-import type { ExecResult, PingResponse } from "../protocol/process.ts";
-import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../protocol/info.ts";
-import type { IsolationSupport } from "../protocol/isolation.ts";
-import { CONTAINER_SERVER_PORT } from "../protocol/runtime.ts";
-import { isValidSandboxId } from "../protocol/sandbox.ts";
-import { SESSION_ROUTES, type SessionInfo } from "../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "./rpc/errors.ts";
+import type { CodeContext, Execution } from "../../protocol/code.ts";
+import type { ExecResult, PingResponse } from "../../protocol/process.ts";
+import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../../protocol/info.ts";
+import type { IsolationSupport } from "../../protocol/isolation.ts";
+import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
+import { isValidSandboxId } from "../../protocol/sandbox.ts";
+import { SESSION_ROUTES, type SessionInfo } from "../../protocol/sessions.ts";
+import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
   DeleteFileResult,
@@ -30,7 +30,7 @@ import type {
   WriteFileOptions,
   WriteFileResult,
   WriteStreamOptions,
-} from "./rpc/files.ts";
+} from "../rpc/files.ts";
 import type {
   ExecRequestOptions,
   HandleRef,
@@ -43,43 +43,43 @@ import type {
   StdinOptions,
   StdinResult,
   StreamResumeRequest,
-} from "./rpc/processes.ts";
-import type { GitCheckoutOptions, GitCheckoutResult } from "./rpc/git.ts";
-import type { ChangesOptions, ChangesResult, WatchOptions } from "./rpc/watch.ts";
-import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./rpc/code.ts";
-import { fromRpcError, toRpcError } from "./rpc/rpc-errors.ts";
-import type { SandboxRpc } from "./rpc/sandbox-rpc.ts";
-import { errorFromResponse } from "./rpc/error-response.ts";
-import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "./rpc/terminals.ts";
-import { errorBody } from "../protocol/errors.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "./rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./rpc/backups.ts";
-import { createBackupRequestSchema } from "../protocol/backups.ts";
-import { createArchiveRequestSchema } from "../protocol/archive.ts";
-import { extractOver, openArchive } from "./sandbox/persistence/archive-io.ts";
-import { Persistence } from "./sandbox/persistence/persistence.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./rpc/sessions.ts";
-import type { Env } from "./env.ts";
-import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, updatedEnv } from "./sandbox/config.ts";
-import { sandboxConfigSchema } from "../protocol/sandbox-config.ts";
-import * as code from "./sandbox/code.ts";
-import { ContainerApi } from "./sandbox/container-api.ts";
-import * as files from "./sandbox/files.ts";
-import * as git from "./sandbox/git.ts";
-import * as watching from "./sandbox/watch.ts";
-import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./sandbox/generation.ts";
-import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./sandbox/local-container.ts";
-import * as processes from "./sandbox/processes.ts";
-import { parseRequest } from "./sandbox/request.ts";
-import * as sessions from "./sandbox/sessions.ts";
-import * as terminals from "./sandbox/terminals.ts";
-import { forwardToPort, PortRegistry, type UrlContext } from "./sandbox/ports.ts";
-import { guardedPortResponse } from "./sandbox/port-guards.ts";
-import { previewSettings } from "./rpc/preview-urls.ts";
-import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "./rpc/ports.ts";
-import { asSandboxError } from "./rpc/errors.ts";
-import { guardStream } from "./sandbox/stream-guard.ts";
-import { probeUntilReady, READINESS } from "./sandbox/readiness.ts";
+} from "../rpc/processes.ts";
+import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
+import type { ChangesOptions, ChangesResult, WatchOptions } from "../rpc/watch.ts";
+import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
+import { fromRpcError, toRpcError } from "../rpc/rpc-errors.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+import { errorFromResponse } from "../rpc/error-response.ts";
+import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
+import { errorBody } from "../../protocol/errors.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "../rpc/sandbox.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
+import { createBackupRequestSchema } from "../../protocol/backups.ts";
+import { createArchiveRequestSchema } from "../../protocol/archive.ts";
+import { extractOver, openArchive } from "./persistence/archive-io.ts";
+import { Persistence } from "./persistence/persistence.ts";
+import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
+import type { Env } from "../env.ts";
+import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, updatedEnv } from "./config.ts";
+import { sandboxConfigSchema } from "../../protocol/sandbox-config.ts";
+import * as code from "./code.ts";
+import { ContainerApi } from "./container-api.ts";
+import * as files from "./files.ts";
+import * as git from "./git.ts";
+import * as watching from "./watch.ts";
+import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./generation.ts";
+import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./local-container.ts";
+import * as processes from "./processes.ts";
+import { parseRequest } from "./request.ts";
+import * as sessions from "./sessions.ts";
+import * as terminals from "./terminals.ts";
+import { forwardToPort, PortRegistry, type UrlContext } from "./ports.ts";
+import { guardedPortResponse } from "./port-guards.ts";
+import { previewSettings } from "../rpc/preview-urls.ts";
+import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "../rpc/ports.ts";
+import { asSandboxError } from "../rpc/errors.ts";
+import { guardStream } from "./stream-guard.ts";
+import { probeUntilReady, READINESS } from "./readiness.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
 
@@ -384,15 +384,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** The caller's stream goes on to the container as it arrives; an upload in flight keeps the container awake. */
   async writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult> {
-    return this.#call(async ({ api }) => {
-      this.#openStreams++;
-      try {
-        return await files.writeFileStream(api, path, body, options);
-      } finally {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      }
-    });
+    return this.#call(({ api }) => this.#keepingAwake(() => files.writeFileStream(api, path, body, options)));
   }
 
   async readFile(path: string, options?: ReadFileOptions): Promise<FileContent> {
@@ -442,15 +434,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** A clone may take minutes: while it runs, the container stays awake as it does for an open stream. */
   async gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult> {
-    return this.#call(async ({ api }) => {
-      this.#openStreams++;
-      try {
-        return await git.gitCheckout(api, repoUrl, options);
-      } finally {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      }
-    });
+    return this.#call(({ api }) => this.#keepingAwake(() => git.gitCheckout(api, repoUrl, options)));
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────
@@ -477,15 +461,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** A cell may run long: while it does, the container stays awake as it does for an open stream. */
   async runCode(source: string, options?: RunCodeRequestOptions): Promise<Execution> {
-    return this.#call(async ({ api }) => {
-      this.#openStreams++;
-      try {
-        return await code.runCode(api, source, options);
-      } finally {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      }
-    });
+    return this.#call(({ api }) => this.#keepingAwake(() => code.runCode(api, source, options)));
   }
 
   async runCodeStream(source: string, options?: RunCodeRequestOptions): Promise<ReadableStream<Uint8Array>> {
@@ -615,13 +591,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => {
       const request = parseRequest(createBackupRequestSchema, options, "backup request");
       const store = this.#persistence.backups();
-      this.#openStreams++;
-      try {
-        return await store.create(api, request);
-      } finally {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      }
+      return this.#keepingAwake(() => store.create(api, request));
     });
   }
 
@@ -634,13 +604,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => {
       const store = this.#persistence.backups();
       await store.get(id);
-      this.#openStreams++;
-      try {
-        return await store.restore(api, id);
-      } finally {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      }
+      return this.#keepingAwake(() => store.restore(api, id));
     });
   }
 
@@ -656,13 +620,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
     return this.#call(async ({ api }) => {
       if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
-      this.#openStreams++;
-      try {
-        return await extractOver(api, body);
-      } finally {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      }
+      return this.#keepingAwake(() => extractOver(api, body));
     });
   }
 
@@ -732,13 +690,30 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
+  /** Work the container must stay awake for (an upload, a clone, a cell, a snapshot): counted as an open stream while it runs. */
+  async #keepingAwake<T>(work: () => Promise<T>): Promise<T> {
+    this.#streamOpened();
+    try {
+      return await work();
+    } finally {
+      this.#streamClosed();
+    }
+  }
+
+  #streamOpened(): void {
+    this.#openStreams++;
+  }
+
+  /** The idle clock starts again when the last of them ends, not when it began. */
+  #streamClosed(): void {
+    this.#openStreams--;
+    this.renewActivityTimeout();
+  }
+
   #guardStream(body: ReadableStream<Uint8Array>, containerGone?: () => Promise<boolean>): ReadableStream<Uint8Array> {
     return guardStream(body, {
-      onOpen: () => this.#openStreams++,
-      onClose: () => {
-        this.#openStreams--;
-        this.renewActivityTimeout();
-      },
+      onOpen: () => this.#streamOpened(),
+      onClose: () => this.#streamClosed(),
       ...(containerGone ? { containerGone } : {}),
     });
   }
