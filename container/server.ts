@@ -17,7 +17,7 @@ import { CodeContexts } from "./interpreter/code-contexts.ts";
 import { interpreterPrograms, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
-import { portProxyServing } from "./http/port-proxy-serving.ts";
+import { portProxyServing } from "./http/port-proxy/serving.ts";
 import { OpenRequests } from "./http/open-requests.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
 import { WatchSlots } from "./watch/watch-slots.ts";

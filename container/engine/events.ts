@@ -13,7 +13,7 @@ function iso(time: number): string {
   return new Date(time).toISOString();
 }
 
-/** The fields of an output event, in wire order (sse-frames.ts writes the same without this object). */
+/** The fields of an output event, in wire order (http/streams/sse-frames.ts writes the same without this object). */
 function outputFields(entry: OutputEntry, record: ManagedProcess): OutputEventFields {
   const { offset, data } = entry;
   if (record.spec.encoding === "base64") return { offset, encoding: "base64", data: data.toString("base64") };

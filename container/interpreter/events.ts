@@ -1,7 +1,7 @@
 /**
  * A run's log entries → the CodeEvents they stand for. Output is the cell's stdout/stderr (always
  * UTF-8 text); records are the run's other events (start, result, error, complete), stored as the
- * JSON of their fields. The SSE frames of code streams (http/code-frames.ts) write the same JSON
+ * JSON of their fields. The SSE frames of code streams (http/streams/code-frames.ts) write the same JSON
  * without building these objects; this is the reference they are held to.
  */
 import type { CodeEvent } from "../../protocol/code.ts";

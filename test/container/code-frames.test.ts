@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { resolveLimits } from "../../container/config.ts";
-import { codeFramer } from "../../container/http/code-frames.ts";
+import { codeFramer } from "../../container/http/streams/code-frames.ts";
 import { CodeExecution } from "../../container/interpreter/execution.ts";
 import { toCodeEvent } from "../../container/interpreter/events.ts";
 import { SseParser } from "../../protocol/sse.ts";

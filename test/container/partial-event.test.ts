@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { resolveLimits } from "../../container/config.ts";
 import { ManagedProcess } from "../../container/engine/managed-process.ts";
 import { startSpec } from "../../container/engine/options.ts";
-import { logFramer } from "../../container/http/sse-frames.ts";
+import { logFramer } from "../../container/http/streams/sse-frames.ts";
 import { partialOutputEvent } from "../../protocol/partial-event.ts";
 import { ResumeCursor } from "../../protocol/resume.ts";
 import { SseParser } from "../../protocol/sse.ts";

@@ -1,7 +1,7 @@
 /** The two scanners for bytes JSON must escape (WebAssembly SIMD and word-at-a-time) against a plain loop. */
 import { describe, expect, it } from "vitest";
-import { wordScan } from "../../container/http/json-text.ts";
-import { simdScanner } from "../../container/http/simd-scan.ts";
+import { wordScan } from "../../container/http/streams/json-text.ts";
+import { simdScanner } from "../../container/http/streams/simd-scan.ts";
 
 const isSpecial = (byte: number) => byte < 0x20 || byte === 0x22 || byte === 0x5c;
 const reference = (bytes: Uint8Array) => [...bytes.keys()].filter((i) => isSpecial(bytes[i]!));

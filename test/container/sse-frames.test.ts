@@ -3,8 +3,8 @@ import { toExecEvent, toLogEvent } from "../../container/engine/events.ts";
 import { ManagedProcess } from "../../container/engine/managed-process.ts";
 import { resolveLimits } from "../../container/config.ts";
 import { execSpec, startSpec } from "../../container/engine/options.ts";
-import { jsonStringOfUtf8 } from "../../container/http/json-text.ts";
-import { execFramer, logFramer, type Frame } from "../../container/http/sse-frames.ts";
+import { jsonStringOfUtf8 } from "../../container/http/streams/json-text.ts";
+import { execFramer, logFramer, type Frame } from "../../container/http/streams/sse-frames.ts";
 import { SseParser } from "../../protocol/sse.ts";
 
 const limits = resolveLimits();

@@ -9,9 +9,9 @@ import type { ResumePoint } from "../../../protocol/resume.ts";
 import { sendJson, sendOk } from "../../../server-kit/http/response.ts";
 import { LogReader, readerStart } from "../../engine/log-reader.ts";
 import type { CodeExecution } from "../../interpreter/execution.ts";
-import { codeFramer } from "../code-frames.ts";
+import { codeFramer } from "../streams/code-frames.ts";
 import { readJson, readResumePoint } from "../request.ts";
-import { streamLogAsSse } from "../sse.ts";
+import { streamLogAsSse } from "../streams/sse.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 async function createContext(ctx: RequestContext): Promise<void> {

@@ -23,8 +23,8 @@ import type { ManagedProcess } from "../../engine/managed-process.ts";
 import { execSpec } from "../../engine/options.ts";
 import { readJson, readResumePoint } from "../request.ts";
 import { sendJson } from "../../../server-kit/http/response.ts";
-import { streamLogAsSse, type StreamEnd } from "../sse.ts";
-import { execFramer } from "../sse-frames.ts";
+import { streamLogAsSse, type StreamEnd } from "../streams/sse.ts";
+import { execFramer } from "../streams/sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 async function execute(ctx: RequestContext): Promise<void> {

@@ -14,8 +14,8 @@ import { LogReader, readerStart } from "../../engine/log-reader.ts";
 import type { ProcessFilter } from "../../engine/process-table.ts";
 import { decodeInput, startSpec } from "../../engine/options.ts";
 import { readJson, readResumePoint } from "../request.ts";
-import { streamLogAsSse } from "../sse.ts";
-import { logFramer } from "../sse-frames.ts";
+import { streamLogAsSse } from "../streams/sse.ts";
+import { logFramer } from "../streams/sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 
 function sessionFilter(ctx: RequestContext): ProcessFilter {

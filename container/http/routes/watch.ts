@@ -7,7 +7,7 @@ import { changesRequestSchema, WATCH_ROUTES, watchRequestSchema, type ChangesReq
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { currentVersion } from "../../watch/roots.ts";
 import { readJson } from "../request.ts";
-import { streamWatch } from "../watch-stream.ts";
+import { streamWatch } from "../streams/watch-stream.ts";
 import type { RequestContext, RouteGroup, ServerContext } from "../types.ts";
 
 /** The change check, for our route and Cloudflare's. */

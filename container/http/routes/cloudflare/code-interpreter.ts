@@ -19,8 +19,8 @@ import { createCodeContextRequestSchema, runCodeRequestSchema, type CodeContext,
 import { sendOk } from "../../../../server-kit/http/response.ts";
 import { LogReader, type LogItem } from "../../../engine/log-reader.ts";
 import { toCodeEvent } from "../../../interpreter/events.ts";
-import { TextFrame, type Framer } from "../../sse-frames.ts";
-import { streamLogAsSse } from "../../sse.ts";
+import { TextFrame, type Framer } from "../../streams/sse-frames.ts";
+import { streamLogAsSse } from "../../streams/sse.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { changesRequestSchema, WATCH_VERSION_PATTERN, watchRequestSchema, type WatchEvent } from "../../../../protocol/watch.ts";
 import { sendOk } from "../../../../server-kit/http/response.ts";
-import { streamWatch } from "../../watch-stream.ts";
+import { streamWatch } from "../../streams/watch-stream.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { checkChanges } from "../watch.ts";
 import { cloudflareRoute } from "./errors.ts";

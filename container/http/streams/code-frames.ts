@@ -3,9 +3,9 @@
  * like a process's; records already hold their fields as JSON, which goes into the frame as it is:
  * the frame's JSON is `{"type":…,"timestamp":…,"seq":…` followed by the record's own fields.
  */
-import { formatSseEvent } from "../../protocol/sse.ts";
-import type { RecordEntry } from "../engine/output-log.ts";
-import { toCodeEvent } from "../interpreter/events.ts";
+import { formatSseEvent } from "../../../protocol/sse.ts";
+import type { RecordEntry } from "../../engine/output-log.ts";
+import { toCodeEvent } from "../../interpreter/events.ts";
 import { OutputFrame, TextFrame, type Frame, type Framer } from "./sse-frames.ts";
 
 /** Code output is UTF-8 text, never base64. */

@@ -4,13 +4,13 @@
  * string encoder (no decoding); everything else goes through the protocol's formatSseEvent. Both
  * produce the JSON of toLogEvent/toExecEvent (tests hold them to it).
  */
-import { formatSseEvent } from "../../protocol/sse.ts";
-import { isTerminalStatus } from "../../protocol/process.ts";
-import { toExecEvent, toExitEvent, toLogEvent } from "../engine/events.ts";
-import type { LogItem } from "../engine/log-reader.ts";
-import type { ManagedProcess } from "../engine/managed-process.ts";
-import type { OutputEntry } from "../engine/output-log.ts";
-import type { OutputEncoding } from "../../protocol/process.ts";
+import { formatSseEvent } from "../../../protocol/sse.ts";
+import { isTerminalStatus } from "../../../protocol/process.ts";
+import { toExecEvent, toExitEvent, toLogEvent } from "../../engine/events.ts";
+import type { LogItem } from "../../engine/log-reader.ts";
+import type { ManagedProcess } from "../../engine/managed-process.ts";
+import type { OutputEntry } from "../../engine/output-log.ts";
+import type { OutputEncoding } from "../../../protocol/process.ts";
 import { jsonStringOfUtf8, type JsonStringLiteral } from "./json-text.ts";
 
 /** One SSE frame: its size, and a way to write it into a buffer with room for it. */

@@ -5,11 +5,11 @@
  * the secret already).
  */
 import type { RequestListener } from "node:http";
-import { carriesSecret } from "../../server-kit/http/bearer.ts";
-import { sendErrorCode } from "../../server-kit/http/response.ts";
-import type { PortConnector } from "../ports/port-connector.ts";
-import { proxyHttp, proxyTargetOf, proxyUpgrade } from "./port-proxy.ts";
-import type { UpgradeClaim } from "./terminal-socket.ts";
+import { carriesSecret } from "../../../server-kit/http/bearer.ts";
+import { sendErrorCode } from "../../../server-kit/http/response.ts";
+import type { PortConnector } from "../../ports/port-connector.ts";
+import { proxyHttp, proxyTargetOf, proxyUpgrade } from "./proxy.ts";
+import type { UpgradeClaim } from "../terminal-socket.ts";
 
 export interface PortProxyServing {
   /** The server's listener with proxied requests taken out first. */

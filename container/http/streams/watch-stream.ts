@@ -7,12 +7,12 @@
  * inotify watches and directory descriptors) is closed when the reader goes away, the server shuts
  * down, or the watch ends by itself.
  */
-import { KEEPALIVE_FRAME, SSE_HEADERS } from "../../protocol/sse.ts";
-import { WATCH_LIMITS, type WatchEvent, type WatchRequest } from "../../protocol/watch.ts";
-import { ChangeQueue } from "../watch/change-queue.ts";
-import { openWatchRoot, watchScope } from "../watch/roots.ts";
-import { TreeWatcher } from "../watch/tree-watcher.ts";
-import type { RequestContext } from "./types.ts";
+import { KEEPALIVE_FRAME, SSE_HEADERS } from "../../../protocol/sse.ts";
+import { WATCH_LIMITS, type WatchEvent, type WatchRequest } from "../../../protocol/watch.ts";
+import { ChangeQueue } from "../../watch/change-queue.ts";
+import { openWatchRoot, watchScope } from "../../watch/roots.ts";
+import { TreeWatcher } from "../../watch/tree-watcher.ts";
+import type { RequestContext } from "../types.ts";
 
 /** One event as a frame on the wire, or undefined to leave it out. */
 export type WatchFramer = (event: WatchEvent) => string | undefined;

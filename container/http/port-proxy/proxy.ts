@@ -14,11 +14,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { ERROR_CODES, errorBody, type ErrorCode } from "../../protocol/errors.ts";
-import { PORT_HEADERS, PORT_PROXY_ROUTES } from "../../protocol/preview-ports.ts";
-import { sendError, sendErrorCode } from "../../server-kit/http/response.ts";
-import { isServiceError } from "../../server-kit/service-error.ts";
-import type { PortConnector } from "../ports/port-connector.ts";
+import { ERROR_CODES, errorBody, type ErrorCode } from "../../../protocol/errors.ts";
+import { PORT_HEADERS, PORT_PROXY_ROUTES } from "../../../protocol/preview-ports.ts";
+import { sendError, sendErrorCode } from "../../../server-kit/http/response.ts";
+import { isServiceError } from "../../../server-kit/service-error.ts";
+import type { PortConnector } from "../../ports/port-connector.ts";
 
 /** node:http through require, as serve.ts explains (an ESM import would load undici). */
 const { request: httpRequest } = createRequire(import.meta.url)("node:http") as typeof import("node:http");

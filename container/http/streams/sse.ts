@@ -10,10 +10,10 @@
  * A batch is written as one buffer. The buffers are reused once the socket is done with them, so a
  * long stream does not allocate (and the garbage collector does not chase) a new buffer per batch.
  */
-import { KEEPALIVE_FRAME, SSE_HEADERS } from "../../protocol/sse.ts";
-import type { LogReader } from "../engine/log-reader.ts";
+import { KEEPALIVE_FRAME, SSE_HEADERS } from "../../../protocol/sse.ts";
+import type { LogReader } from "../../engine/log-reader.ts";
 import type { Framer } from "./sse-frames.ts";
-import type { RequestContext } from "./types.ts";
+import type { RequestContext } from "../types.ts";
 
 /** Output bytes per write; big enough to amortise syscalls, small enough to bound memory per client. */
 const BATCH_BYTES = 256 * 1024;
