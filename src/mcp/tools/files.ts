@@ -85,7 +85,7 @@ export const searchFiles = defineTool({
     maxResults: z.number().int().positive().max(MAX_SEARCH_RESULTS).optional().describe(`Matching lines to return at most (default and cap ${MAX_SEARCH_RESULTS})`),
   }),
   annotations: { readOnlyHint: true },
-  async run({ pattern, path = "/workspace", glob, ignoreCase, maxResults = MAX_SEARCH_RESULTS }, call) {
+  async run({ pattern, path = ".", glob, ignoreCase, maxResults = MAX_SEARCH_RESULTS }, call) {
     const where = await call.sandbox.exists(path);
     if (!where.exists) throw errorFromCode("FILE_NOT_FOUND", `No such file or directory: ${path}`);
     const flags = ["-rnIE", ...(ignoreCase ? ["-i"] : []), ...(glob === undefined ? [] : [`--include=${glob}`])];
@@ -96,7 +96,8 @@ export const searchFiles = defineTool({
     const lines = result.stdout.split("\n").filter((line) => line !== "");
     const matches = lines.slice(0, maxResults).flatMap((line) => {
       const match = GREP_LINE.exec(line);
-      return match ? [{ path: match[1]!, line: Number(match[2]), text: match[3]! }] : [];
+      // Under the default "." grep names files "./src/a.ts": said as the workspace-relative "src/a.ts".
+      return match ? [{ path: match[1]!.replace(/^\.\//, ""), line: Number(match[2]), text: match[3]! }] : [];
     });
     return jsonResult({ matches, truncated: lines.length > maxResults || result.stdoutTruncated === true });
   },
