@@ -155,7 +155,7 @@ const bench: BenchModule = {
           notes: [
             "harness: ComputeSDK's provider for Cloudflare, configured as the benchmark configures it, against our Worker unchanged: " +
               "POST /v1/sandbox, POST /v1/sandbox/:id/exec (SSE, `sh -lc 'node -v'`), DELETE /v1/sandbox/:id after the clock.",
-            "All through wrangler dev → Worker → Durable Object → local runtime, which starts a container per sandbox (warm pool as npm start sets it).",
+            "All through wrangler dev → Worker → Durable Object → local runtime, which starts a container server per sandbox (without a container of its own: the chain is measured, as in the other chain benchmarks).",
           ],
         },
       ];
