@@ -16,6 +16,7 @@ const MODULES = [
   "chain-exec.ts",
   "terminal-echo.ts",
   "bridge-first-command.ts",
+  "leaderboard-tti.ts",
   "first-command.ts",
   "code-interpreter.ts",
   "preview-ports.ts",

@@ -21,6 +21,7 @@ import { processRoutes } from "./routes/processes.ts";
 import { derivedRoutes } from "./routes/derived.ts";
 import { streamUrlRoutes } from "./routes/stream-urls.ts";
 import { sandboxParam } from "./sandbox-param.ts";
+import { mcpRoutes } from "../mcp/routes.ts";
 import type { ApiEnv } from "./types.ts";
 
 export function createApp(): Hono<ApiEnv> {
@@ -39,6 +40,8 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
   for (const routes of [derivedRoutes, lifecycleRoutes, execRoutes, processRoutes, fileRoutes, terminalRoutes, portRoutes, streamUrlRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
+  // The MCP endpoint (/v1/mcp, /v1/sandboxes/:id/mcp): src/mcp/.
+  app.route("/", mcpRoutes());
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.
   app.route("/", bridgeApi());
   return app;

@@ -5,6 +5,13 @@ import { describeValidationError } from "../../protocol/validation.ts";
 import { rpcTransport } from "../rpc/stub-transport.ts";
 import { errorResponse } from "./errors.ts";
 import type { ApiEnv } from "./types.ts";
+import type { Env } from "../env.ts";
+import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
+
+/** The Durable Object of a sandbox id (already validated) as a SandboxRpc. */
+export function sandboxStub(env: Env, id: string): SandboxRpc {
+  return rpcTransport(env.Sandbox.get(env.Sandbox.idFromName(id)));
+}
 
 export function sandboxParam(): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
@@ -14,9 +21,8 @@ export function sandboxParam(): MiddlewareHandler<ApiEnv> {
       const { message, issues } = describeValidationError(result.error, `sandbox id ${JSON.stringify(id)}`);
       return errorResponse(c, "INVALID_SANDBOX_ID", message, { sandboxId: id, issues });
     }
-    const namespace = c.env.Sandbox;
     c.set("sandboxId", id);
-    c.set("sandbox", rpcTransport(namespace.get(namespace.idFromName(id))));
+    c.set("sandbox", sandboxStub(c.env, id));
     await next();
   };
 }
