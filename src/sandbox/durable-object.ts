@@ -384,7 +384,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** The caller's stream goes on to the container as it arrives; an upload in flight keeps the container awake. */
   async writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult> {
-    return this.#call(({ api }) => this.#keepingAwake(() => files.writeFileStream(api, path, body, options)));
+    return this.#call(({ api }) => files.writeFileStream(api, path, body, options));
   }
 
   async readFile(path: string, options?: ReadFileOptions): Promise<FileContent> {
@@ -434,7 +434,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** A clone may take minutes: while it runs, the container stays awake as it does for an open stream. */
   async gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult> {
-    return this.#call(({ api }) => this.#keepingAwake(() => git.gitCheckout(api, repoUrl, options)));
+    return this.#call(({ api }) => git.gitCheckout(api, repoUrl, options));
   }
 
   // ── code interpreter ─────────────────────────────────────────────────────
@@ -461,7 +461,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** A cell may run long: while it does, the container stays awake as it does for an open stream. */
   async runCode(source: string, options?: RunCodeRequestOptions): Promise<Execution> {
-    return this.#call(({ api }) => this.#keepingAwake(() => code.runCode(api, source, options)));
+    return this.#call(({ api }) => code.runCode(api, source, options));
   }
 
   async runCodeStream(source: string, options?: RunCodeRequestOptions): Promise<ReadableStream<Uint8Array>> {
@@ -591,7 +591,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => {
       const request = parseRequest(createBackupRequestSchema, options, "backup request");
       const store = this.#persistence.backups();
-      return this.#keepingAwake(() => store.create(api, request));
+      return store.create(api, request);
     });
   }
 
@@ -604,7 +604,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => {
       const store = this.#persistence.backups();
       await store.get(id);
-      return this.#keepingAwake(() => store.restore(api, id));
+      return store.restore(api, id);
     });
   }
 
@@ -620,19 +620,25 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
     return this.#call(async ({ api }) => {
       if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
-      return this.#keepingAwake(() => extractOver(api, body));
+      return extractOver(api, body);
     });
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────────
 
-  /** Runs one RPC call against the running container; a handle's generation is checked first. */
+  /**
+   * Runs one RPC call against the running container; a handle's generation is checked first. The
+   * call is activity while it is in flight (a start, a long command, an upload), so the container
+   * never sleeps under it; a stream it returns counts on as long as it is open.
+   */
   async #call<T>(work: (link: Link) => Promise<T>, handle?: { ref: HandleRef | undefined; processId: string }): Promise<T> {
-    return this.#guard(async () => {
-      const link = await this.#link();
-      if (handle) assertSameGeneration(handle.ref, link.generation, handle.processId);
-      return work(link);
-    });
+    return this.#guard(() =>
+      this.#keepingAwake(async () => {
+        const link = await this.#link();
+        if (handle) assertSameGeneration(handle.ref, link.generation, handle.processId);
+        return work(link);
+      }),
+    );
   }
 
   async #guard<T>(work: () => Promise<T>): Promise<T> {
@@ -690,7 +696,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
-  /** Work the container must stay awake for (an upload, a clone, a cell, a snapshot): counted as an open stream while it runs. */
+  /** Work the container must stay awake for: counted as an open stream while it runs. */
   async #keepingAwake<T>(work: () => Promise<T>): Promise<T> {
     this.#streamOpened();
     try {
