@@ -104,6 +104,19 @@ describe("sleep", () => {
   });
 });
 
+describe("a call in flight", () => {
+  it("keeps the container awake past sleepAfter: a buffered command longer than it ends with its result", async () => {
+    const id = uniqueId("in-flight");
+    const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s" });
+    const before = await sandbox.exec("cat /proc/sys/kernel/random/boot_id && echo started");
+    // Three times sleepAfter with no stream open: only the call itself says the sandbox is in use.
+    const result = await sandbox.exec("sleep 3; echo done");
+    expect(result).toMatchObject({ success: true, stdout: "done\n" });
+    expect(before.success).toBe(true);
+    await sandbox.destroy();
+  });
+});
+
 describe("without a runtime", () => {
   it("fails within seconds with CONTAINER_UNAVAILABLE naming what to start", async () => {
     const id = uniqueId("no-runtime");
