@@ -122,3 +122,26 @@ export function redactSecrets(text: string, secrets: ReadonlyMap<string, string>
   for (const [name, value] of entries) out = out.split(value).join(`[secret ${name}]`);
   return out;
 }
+
+/**
+ * Whether our resolver answers for a name (before any port is known): not where a deny for every
+ * port names it; yes where an allow rule names it or one of its addresses, or allows any destination
+ * on some port; else the default. The addresses it answers with are those no deny for every port covers.
+ */
+export function resolvable(policy: NetworkPolicy, name: string, addresses: readonly string[]): Verdict & { addresses: string[] } {
+  const everyPort = (rule: NetworkRule) => rule.ports === undefined;
+  const denyName = policy.rules.findIndex((rule) => rule.action === "deny" && everyPort(rule) && rule.host !== undefined && hostMatches(rule.host, name));
+  if (denyName >= 0) return { allowed: false, rule: ruleLabel(policy.rules[denyName]!, denyName), addresses: [] };
+  const kept = addresses.filter((ip) => !policy.rules.some((rule) => rule.action === "deny" && everyPort(rule) && rule.cidr !== undefined && ruleMatches(rule, { names: [], ip, port: 0 })));
+  if (kept.length === 0 && addresses.length > 0) {
+    const index = policy.rules.findIndex((rule) => rule.action === "deny" && everyPort(rule) && rule.cidr !== undefined);
+    return { allowed: false, rule: ruleLabel(policy.rules[index]!, index), addresses: [] };
+  }
+  const allow = policy.rules.findIndex(
+    (rule) =>
+      rule.action === "allow" &&
+      (rule.host !== undefined ? hostMatches(rule.host, name) : rule.cidr !== undefined ? kept.some((ip) => ruleMatches({ ...rule, ports: undefined }, { names: [], ip, port: 0 })) : true),
+  );
+  if (allow >= 0) return { allowed: true, rule: ruleLabel(policy.rules[allow]!, allow), addresses: kept };
+  return { allowed: policy.default === "allow", rule: "default", addresses: policy.default === "allow" ? kept : [] };
+}

@@ -117,6 +117,14 @@ export function secretsNamed(policy: NetworkPolicy): string[] {
   return [...names];
 }
 
+/**
+ * Set on a container server whose sandbox's TLS goes through an intercepting proxy: the trust bundle
+ * (the system's authorities and the proxy's) that commands are pointed at, by the variables Node,
+ * Python, curl and git read.
+ */
+export const CA_BUNDLE_VAR = "SANDBOX_CA_BUNDLE";
+export const CA_BUNDLE_VARIABLES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"] as const;
+
 // ── the API's answers ────────────────────────────────────────────────────────
 
 /** `getNetworkPolicy()`: the policy, and whether it is in force (a sandbox without network has none to govern). */

@@ -133,3 +133,26 @@ describe("the policy schema", () => {
     expect(policy({ default: "deny", rules: [{ action: "allow", host: "API.Example.COM." }] }).rules[0]!.host).toBe("api.example.com");
   });
 });
+
+describe("what our resolver answers for", () => {
+  it("refuses names denied on every port, keeps names some rule allows", async () => {
+    const { resolvable } = await import("../../protocol/network-policy.ts");
+    const p = policy({
+      default: "deny",
+      rules: [
+        { action: "allow", host: "*.example.com" },
+        { action: "deny", host: "bad.example.com" },
+        { action: "deny", host: "smtp.example.com", ports: [25] },
+        { action: "allow", cidr: "192.0.2.0/24", ports: [22] },
+        { action: "deny", cidr: "10.0.0.0/8" },
+      ],
+    });
+    expect(resolvable(p, "bad.example.com", ["1.1.1.1"])).toMatchObject({ allowed: false, rule: "rules[1]" });
+    expect(resolvable(p, "smtp.example.com", ["1.1.1.1"])).toMatchObject({ allowed: true, addresses: ["1.1.1.1"] });
+    expect(resolvable(p, "git.other.test", ["192.0.2.9"])).toMatchObject({ allowed: true, addresses: ["192.0.2.9"] });
+    expect(resolvable(p, "other.test", ["1.1.1.1"])).toMatchObject({ allowed: false, rule: "default" });
+    // A name that resolves inside a denied network is not given out, not even in part.
+    expect(resolvable(p, "www.example.com", ["10.0.0.1", "1.1.1.1"])).toMatchObject({ allowed: true, addresses: ["1.1.1.1"] });
+    expect(resolvable(p, "www.example.com", ["10.0.0.1"])).toMatchObject({ allowed: false, rule: "rules[4]" });
+  });
+});
