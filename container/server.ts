@@ -5,6 +5,7 @@
  * Everything a server keeps (its processes, the environment of its commands, its services) hangs on
  * its own context, so several servers can run in one process without seeing each other's state.
  */
+import { CA_BUNDLE_VAR, CA_BUNDLE_VARIABLES } from "../protocol/network.ts";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -69,10 +70,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const workspace = resolve(options.workspace ?? ".sandbox/workspace");
   mkdirSync(workspace, { recursive: true });
   const limits = resolveLimits(options.limits);
+  const bundle = process.env[CA_BUNDLE_VAR];
   const environment = new CommandEnvironment({
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
+    // Outbound TLS is intercepted: every client is pointed at the bundle that holds the proxy's authority.
+    ...(bundle ? Object.fromEntries(CA_BUNDLE_VARIABLES.map((name) => [name, bundle])) : {}),
   });
   const instanceId = randomUUID();
   const processes = new ProcessTable(workspace, limits, environment, options.runTag ?? instanceId);

@@ -12,6 +12,9 @@
  *   POST   /containers/{key}/signal   {signal: number} → RuntimeContainerInfo
  *   DELETE /containers/{key}          kill (SIGKILL, whole process tree) → RuntimeContainerInfo
  *   GET    /health                    → RuntimeHealth
+ *   PUT    /containers/{key}/egress   RuntimeEgress → {applied: true}: the sandbox's network policy and
+ *                                     secrets, in force at once (also given with a start)
+ *   GET    /containers/{key}/egress/audit?since=&limit=&waitMs=  → AuditPage (long poll while nothing is new)
  *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
  *   POST   /isolation/check           IsolationRequest → {allowed: true}, or why not (ISOLATION_NOT_ALLOWED 403,
  *                                     INVALID_REQUEST 400 for a path that does not exist)
@@ -22,6 +25,14 @@
  */
 import { z } from "zod";
 import { isolationRequestSchema } from "./isolation.ts";
+import { networkPolicySchema } from "./network.ts";
+
+/** A sandbox's egress as its Durable Object hands it to the runtime: the policy, and the values of the secrets it names. */
+export const runtimeEgressSchema = z.strictObject({
+  policy: networkPolicySchema,
+  secrets: z.record(z.string(), z.string()),
+});
+export type RuntimeEgress = z.output<typeof runtimeEgressSchema>;
 
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
@@ -90,6 +101,8 @@ export const runtimeStartRequestSchema = z.object({
    * container's env vars can never change it.
    */
   isolation: isolationRequestSchema.optional(),
+  /** The sandbox's network policy and secrets, in force from its first packet. */
+  egress: runtimeEgressSchema.optional(),
 });
 export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
 
@@ -138,6 +151,9 @@ export interface RuntimeHealth {
   /** What each sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits). */
   limits?: { pids: number; memoryBytes: number; cpuWeight: number; openFiles: number; enforcedBy: string };
 }
+
+/** Longest an audit long poll is held before the runtime answers with nothing new. */
+export const RUNTIME_AUDIT_POLL_MAX_MS = 25_000;
 
 /** Longest a `/exit` long poll is held before the runtime answers "still running". */
 export const RUNTIME_EXIT_POLL_MAX_MS = 60_000;

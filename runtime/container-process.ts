@@ -178,13 +178,14 @@ export class ContainerProcess {
     const container = new ContainerProcess(options, 0, run.server);
     try {
       const support = detectIsolation({ bwrapPath: settings.bwrap });
-      const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version, settings));
-      const assignment: ServerAssignment = { secret: container.secret, env };
       await run.verify?.();
+      let trustBundle: string | undefined;
       if (walls.allowNetwork) {
         await Promise.race([run.server.booted, run.server.exited]);
-        await connectContainer(settings, run, true);
+        trustBundle = await connectContainer(settings, run, options.key, sandboxDir);
       }
+      const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version, settings), trustBundle);
+      const assignment: ServerAssignment = { secret: container.secret, env };
       run.server.writeInput(JSON.stringify(assignment));
     } catch (error) {
       await container.kill();

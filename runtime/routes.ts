@@ -4,8 +4,11 @@
  */
 import { isValidSandboxId } from "../protocol/sandbox.ts";
 import { isolationRequestSchema, type IsolationMode } from "../protocol/isolation.ts";
+import { auditQuerySchema } from "../protocol/network.ts";
 import {
+  RUNTIME_AUDIT_POLL_MAX_MS,
   RUNTIME_EXIT_POLL_MAX_MS,
+  runtimeEgressSchema,
   runtimeSignalRequestSchema,
   runtimeStartRequestSchema,
   type RuntimeHealth,
@@ -83,6 +86,7 @@ async function start(ctx: RuntimeRequest): Promise<void> {
   const key = containerKey(ctx);
   const request = await readJsonBody(ctx.req, runtimeStartRequestSchema, { maxBytes: MAX_BODY_BYTES, whenEmpty: {} });
   checkIsolationRequest(ctx.runtime.policy, request.isolation ?? {});
+  if (request.egress) ctx.runtime.pool.containerSettings.egress.update(key, request.egress.policy, request.egress.secrets);
   let container;
   try {
     container = await ctx.runtime.pool.start(key, request);
@@ -125,6 +129,24 @@ async function destroy(ctx: RuntimeRequest): Promise<void> {
   sendJson(ctx.res, 200, await ctx.runtime.pool.destroy(key));
 }
 
+async function setEgress(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  const request = await readJsonBody(ctx.req, runtimeEgressSchema, { maxBytes: MAX_BODY_BYTES });
+  ctx.runtime.pool.containerSettings.egress.update(key, request.policy, request.secrets);
+  sendJson(ctx.res, 200, { applied: true });
+}
+
+async function egressAudit(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  const query = auditQuerySchema.safeParse({ since: ctx.url.searchParams.get("since") ?? undefined, limit: ctx.url.searchParams.get("limit") ?? undefined });
+  if (!query.success) throw new ServiceError("INVALID_REQUEST", "since and limit are whole numbers (limit 1–1000)");
+  const waitMs = Math.min(Math.max(Number(ctx.url.searchParams.get("waitMs") ?? 0) || 0, 0), RUNTIME_AUDIT_POLL_MAX_MS);
+  const audit = ctx.runtime.pool.containerSettings.egress.of(key).audit;
+  const since = query.data.since ?? 0;
+  await audit.waitAfter(since, waitMs);
+  sendJson(ctx.res, 200, audit.read(since, query.data.limit));
+}
+
 export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
   { method: "GET", path: "/health", handler: health },
   { method: "GET", path: "/isolation", handler: isolation },
@@ -134,4 +156,6 @@ export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
   { method: "GET", path: "/containers/:key/exit", handler: waitForExit },
   { method: "POST", path: "/containers/:key/signal", handler: signal },
   { method: "DELETE", path: "/containers/:key", handler: destroy },
+  { method: "PUT", path: "/containers/:key/egress", handler: setEgress },
+  { method: "GET", path: "/containers/:key/egress/audit", handler: egressAudit },
 ];

@@ -19,6 +19,7 @@ import { lockDataDir } from "./data-dir-lock.ts";
 import { containerSettings } from "./container/settings.ts";
 import type { SandboxLimits } from "./container/limits.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
+import { TestHostMap, type TestHosts } from "./egress/test-hosts.ts";
 
 export interface RuntimeOptions {
   port?: number;
@@ -57,6 +58,11 @@ export interface RuntimeOptions {
   minQuietMs?: number;
   /** What each sandbox may take of the machine (SANDBOX_PIDS_MAX, …); default container/limits.ts. */
   limits?: SandboxLimits;
+  /**
+   * The egress proxy's test name map: host names sent to servers on this machine's loopback
+   * (SANDBOX_EGRESS_TEST_HOSTS; tests only, see egress/test-hosts.ts).
+   */
+  egressTestHosts?: TestHosts;
   /** Called when a caller asks a container to stop (sleep, destroy): what `npm start`'s watch tells from a crash. */
   onStopAsked?: (key: string) => void;
 }
@@ -83,7 +89,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [],
     ...(options.rootfs ? { rootfs: options.rootfs } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.egressTestHosts ? { egressTestHosts: new TestHostMap(options.egressTestHosts) } : {}),
   });
+  if (options.egressTestHosts) console.warn(`runtime: the egress test name map is on (${Object.keys(options.egressTestHosts.hosts).join(", ")}): for tests only`);
 
   const unlock = lockDataDir(dataDir);
   const leftovers = readdirSync(dataDir)

@@ -6,6 +6,7 @@
  *   SANDBOX_MAX_SANDBOXES  live sandboxes at most (default 32); one more start is 429 TOO_MANY_SANDBOXES
  *   SANDBOX_WARM_POOL      booted container servers kept ready for new sandboxes (default 2; 0: none),
  *                          each ~50 MB of memory while it waits
+ *   SANDBOX_EGRESS_TEST_HOSTS  tests only: the egress proxy's test name map (JSON, egress/test-hosts.ts)
  *   SANDBOX_EPHEMERAL_WORKSPACES  1: every start begins with an empty workspace, as on Cloudflare
  *                          (default: a sandbox's workspace stays on disk between starts)
  * The isolation defaults of every sandbox (SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS,
@@ -16,6 +17,7 @@
 import path from "node:path";
 import type { RuntimeOptions } from "./server.ts";
 import { limitsFromEnv } from "./container/limits.ts";
+import { testHostsSchema } from "./egress/test-hosts.ts";
 import { closedAncestor } from "./container/reachable.ts";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync } from "node:fs";
@@ -23,7 +25,7 @@ import { chmodSync, mkdirSync } from "node:fs";
 /** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
 const DEFAULT_WARM_SERVERS = 2;
 
-export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers" | "ephemeralWorkspaces" | "limits">;
+export type RuntimeSettings = Pick<RuntimeOptions, "isolation" | "allowedPaths" | "networkAllowed" | "maxContainers" | "warmServers" | "ephemeralWorkspaces" | "limits" | "egressTestHosts">;
 
 export function runtimeSettingsFromEnv(env: Record<string, string | undefined>): RuntimeSettings {
   const settings: RuntimeSettings = {};
@@ -45,6 +47,7 @@ export function runtimeSettingsFromEnv(env: Record<string, string | undefined>):
   settings.warmServers = warm;
   if (env.SANDBOX_EPHEMERAL_WORKSPACES === "1" || env.SANDBOX_EPHEMERAL_WORKSPACES === "true") settings.ephemeralWorkspaces = true;
   settings.limits = limitsFromEnv(env);
+  if (env.SANDBOX_EGRESS_TEST_HOSTS) settings.egressTestHosts = testHostsSchema.parse(JSON.parse(env.SANDBOX_EGRESS_TEST_HOSTS));
   return settings;
 }
 

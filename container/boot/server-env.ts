@@ -6,6 +6,7 @@
  * variables it (or Node) reads: changing process.env later would not change that file.
  */
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import { CA_BUNDLE_VAR } from "../../protocol/network.ts";
 import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
 
 /** Every variable the server reads, by name. Anything else is dropped. */
@@ -24,6 +25,8 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   "SANDBOX_STATE_DIR",
   "SANDBOX_MAX_UPLOAD_BYTES",
   "SANDBOX_BWRAP_PATH",
+  // server.ts: the trust bundle commands are pointed at, where outbound TLS is intercepted.
+  CA_BUNDLE_VAR,
   // interpreter/languages.ts: the interpreters of code contexts
   "SANDBOX_PYTHON",
   "SANDBOX_NODE",

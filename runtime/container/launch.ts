@@ -76,7 +76,7 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
     chmodSync(options.dir, 0o710);
     ownTree(workspace, options.user);
   }
-  const layer = freshLayer(join(options.dir, "layer"), options.user);
+  const layer = freshLayer(join(options.dir, "layer"), options.user, options.rootfs ?? "/");
 
   const onHost = options.rootfs === undefined;
   const files = onHost

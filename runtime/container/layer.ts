@@ -4,9 +4,13 @@
  * who the machine is (hostname, hosts, DNS). It is made anew at every start, as a container's
  * own disk is; only the workspace outlives a container.
  */
-import { chmodSync, lchownSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, lchownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HostUser } from "./host-users.ts";
+import { NAMESPACE_ADDRESSES } from "../egress/namespace-addresses.ts";
+
+/** The system's trust bundle, under /etc (Debian's path: what OpenSSL, curl and git read by default). */
+export const TRUST_BUNDLE = "ssl/certs/ca-certificates.crt";
 
 export const CONTAINER_HOSTNAME = "sandbox";
 
@@ -38,14 +42,14 @@ const SUBDIRS: readonly [string, number][] = [
   ["usr-local/src", 0o755],
 ];
 
-/** Files laid over /etc (the image's own would say another machine's name and DNS). */
-export const ETC_FILES = ["hostname", "hosts", "resolv.conf"] as const;
-
-/** slirp4netns's DNS forwarder: where a container with network asks for names (without, nothing answers). */
-const SLIRP_DNS = "10.0.2.3";
+/**
+ * Files laid over /etc (the image's own would say another machine's name and DNS), and the system's
+ * trust bundle, which gains the sandbox's egress authority when its network is set up.
+ */
+export const ETC_FILES = ["hostname", "hosts", "resolv.conf", TRUST_BUNDLE] as const;
 
 /** Makes `layer` anew, owned by `user` (or the runtime's own user), and returns it. */
-export function freshLayer(layer: string, user: HostUser | undefined): string {
+export function freshLayer(layer: string, user: HostUser | undefined, systemRoot = "/"): string {
   rmSync(layer, { recursive: true, force: true });
   mkdirSync(layer, { mode: 0o755 });
   for (const { name, mode } of LAYER_DIRS) makeDir(join(layer, name), mode);
@@ -56,9 +60,29 @@ export function freshLayer(layer: string, user: HostUser | undefined): string {
   makeDir(etc, 0o755);
   writeFileSync(join(etc, "hostname"), `${CONTAINER_HOSTNAME}\n`);
   writeFileSync(join(etc, "hosts"), `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${CONTAINER_HOSTNAME}\n`);
-  writeFileSync(join(etc, "resolv.conf"), `nameserver ${SLIRP_DNS}\n`);
+  // Where a container with network asks for names: the egress resolver (without network, nothing answers).
+  writeFileSync(join(etc, "resolv.conf"), `nameserver ${NAMESPACE_ADDRESSES.resolver}\n`);
+  makeDir(join(etc, "ssl/certs"), 0o755);
+  writeFileSync(join(etc, TRUST_BUNDLE), systemTrustBundle(systemRoot));
   if (user) ownAll(layer, user);
   return layer;
+}
+
+/** The system root's own bundle ("" where it has none). */
+export function systemTrustBundle(systemRoot: string): string {
+  try {
+    return readFileSync(join(systemRoot, "etc", TRUST_BUNDLE), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** The layer's bundle: the system's, then the sandbox's egress authority (written in place: the container binds this very file). */
+export function trustEgressAuthority(layer: string, systemRoot: string, caPem: string): string {
+  const path = join(layer, "etc", TRUST_BUNDLE);
+  const system = systemTrustBundle(systemRoot);
+  writeFileSync(path, `${system}${system.endsWith("\n") || system === "" ? "" : "\n"}${caPem}`);
+  return `/etc/${TRUST_BUNDLE}`;
 }
 
 function makeDir(path: string, mode: number): void {

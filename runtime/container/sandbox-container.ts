@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { IsolationInEffect, IsolationOptions } from "../../protocol/isolation.ts";
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
+import { CA_BUNDLE_VAR } from "../../protocol/network.ts";
 import { LISTEN_FD_VAR, SERVER_LISTEN_FD } from "../../protocol/runtime.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { isServerControlVar, serverEntry } from "../launch.ts";
@@ -22,7 +23,8 @@ import { ownTree, type HostUser, type HostUsers } from "./host-users.ts";
 import { CONTAINER_PATHS, prepareContainer } from "./launch.ts";
 import { describeMechanism, makeSandboxGroup, type LimitsMechanism, type SandboxGroup } from "./cgroups.ts";
 import type { SandboxLimits } from "./limits.ts";
-import { attachNetwork, type ContainerNetwork } from "./network.ts";
+import type { EgressRegistry } from "../egress/registry.ts";
+import { trustEgressAuthority } from "./layer.ts";
 import { closeHandles, openPathHandle, type PathHandle } from "./path-handle.ts";
 
 /** What every container of one runtime shares. */
@@ -31,8 +33,10 @@ export interface ContainerSettings {
   bwrap: string;
   /** Why bubblewrap cannot make containers here, if it cannot. */
   unavailable?: string;
-  /** slirp4netns, for sandboxes allowed the network (undefined: not installed). */
+  /** slirp4netns, for the container server's own bwrap mode (undefined: not installed). */
   slirp4netns: string | undefined;
+  /** Every sandbox's way out: the egress proxy and its policies. */
+  egress: EgressRegistry;
   /** A built image's root file system (SANDBOX_ROOTFS); default the host's system and this checkout's server. */
   rootfs?: string;
   /** Where allowed host paths may lie (the operator's SANDBOX_ALLOWED_PATHS). */
@@ -52,7 +56,7 @@ export interface ContainerRun {
   user: HostUser | undefined;
   /** Checks that what the container bound is what was checked; throws if not. */
   verify?: () => Promise<void>;
-  network?: ContainerNetwork;
+  network?: { close(): void };
 }
 
 /** Whether a sandbox with these options may take a warm container (booted with the runtime's defaults). */
@@ -156,7 +160,7 @@ export function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: bool
 }
 
 /** The server's environment for its sandbox: the image's paths, the sandbox's env vars, then the walls (last: nothing above loosens them). */
-export function containerServerEnv(key: string, sandboxEnv: Record<string, string>, walls: IsolationInEffect): Record<string, string> {
+export function containerServerEnv(key: string, sandboxEnv: Record<string, string>, walls: IsolationInEffect, trustBundle?: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(sandboxEnv)) if (!isServerControlVar(name)) env[name] = value;
   return {
@@ -170,6 +174,7 @@ export function containerServerEnv(key: string, sandboxEnv: Record<string, strin
     [ISOLATION_ENV.readOnlyPaths]: JSON.stringify(walls.readOnlyPaths),
     [ISOLATION_ENV.readWritePaths]: JSON.stringify(walls.readWritePaths),
     [ISOLATION_ENV.containerWalls]: JSON.stringify(walls),
+    ...(trustBundle ? { [CA_BUNDLE_VAR]: trustBundle } : {}),
   };
 }
 
@@ -189,19 +194,20 @@ export function containerWalls(options: IsolationOptions, user: HostUser | undef
   };
 }
 
-/** Gives the container its way out, if the sandbox may have one. */
-export async function connectContainer(settings: ContainerSettings, run: ContainerRun, allowNetwork: boolean): Promise<void> {
-  if (!allowNetwork) return;
-  if (!settings.slirp4netns) {
-    throw new ServiceError("ISOLATION_UNAVAILABLE", "a sandbox with network allowed needs slirp4netns: apt-get install slirp4netns", {
-      isolation: "bwrap",
-      reason: "slirp4netns is not installed",
-    });
-  }
+/**
+ * Gives the container its way out, if the sandbox may have one: the egress proxy, the only way out
+ * of its namespace (../egress/), and the proxy's authority in its trust bundle. Returns the bundle's
+ * path inside, for the server to point commands at.
+ */
+export async function connectContainer(settings: ContainerSettings, run: ContainerRun, key: string, sandboxDir: string): Promise<string> {
+  const unavailable = settings.egress.unavailable;
+  if (unavailable) throw new ServiceError("ISOLATION_UNAVAILABLE", unavailable, { isolation: "bwrap", reason: unavailable });
   const inside = processInside(run.server);
   if (inside === undefined) throw new Error("the container is gone before its network could be attached");
-  run.network = await attachNetwork(settings.slirp4netns, inside, run.user);
-  void run.server.exited.then(() => run.network?.close());
+  const attached = await settings.egress.attach(key, inside);
+  run.network = attached;
+  void run.server.exited.then(() => attached.close());
+  return trustEgressAuthority(join(sandboxDir, "layer"), settings.rootfs ?? "/", attached.caPem);
 }
 
 /** A process inside the container (its server), whose namespaces the network joins. */

@@ -1,6 +1,6 @@
 /**
- * What every container of one runtime shares, found once: bubblewrap and slirp4netns as this machine
- * has them, the host users lent to containers, the operator's allowed host paths (their real paths),
+ * What every container of one runtime shares, found once: bubblewrap and the egress tools as this
+ * machine has them, the host users lent to containers, the operator's allowed host paths (their real paths),
  * and the root file system containers run on.
  */
 import { realpathSync } from "node:fs";
@@ -11,6 +11,8 @@ import { DEFAULT_UID_BASE, HostUsers } from "./host-users.ts";
 import { detectLimits, type LimitsMechanism } from "./cgroups.ts";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./limits.ts";
 import type { ContainerSettings } from "./sandbox-container.ts";
+import { EgressRegistry, type EgressTools } from "../egress/registry.ts";
+import type { TestHostMap } from "../egress/test-hosts.ts";
 
 export interface ContainerSettingsInput {
   dataDir: string;
@@ -25,6 +27,8 @@ export interface ContainerSettingsInput {
   limits?: SandboxLimits;
   /** Stage the server's files even where the checkout is reachable, or elsewhere (server-files.ts). */
   stageServer?: { force?: boolean; stageRoot?: string };
+  /** The test name map of the egress proxy (tests only: egress/test-hosts.ts). */
+  egressTestHosts?: TestHostMap;
 }
 
 const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
@@ -37,6 +41,7 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
     bwrap: support.bwrap.path ?? input.bwrapPath ?? "bwrap",
     ...(support.bwrap.available ? {} : { unavailable: support.bwrap.reason ?? "bwrap cannot run here" }),
     slirp4netns: findExecutable("slirp4netns", dirs),
+    egress: new EgressRegistry(egressTools(dirs), input.egressTestHosts),
     ...(input.rootfs ? { rootfs: realOrSelf(resolve(input.rootfs)) } : {}),
     allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),
     dataDir: realOrSelf(input.dataDir),
@@ -44,6 +49,14 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
     ...(input.stageServer ? { stageServer: input.stageServer } : {}),
     mechanism: lazyMechanism(),
   };
+}
+
+/** What the egress setup needs: nsenter, nft and ip to make the namespace's way out, openssl for its certificates. */
+function egressTools(dirs: string[]): EgressTools | { missing: string } {
+  const found = Object.fromEntries(["nsenter", "nft", "ip", "openssl"].map((name) => [name, findExecutable(name, dirs)]));
+  const missing = Object.entries(found).filter(([, path]) => path === undefined).map(([name]) => name);
+  if (missing.length > 0) return { missing: `a sandbox with network needs ${missing.join(", ")}: apt-get install util-linux nftables iproute2 openssl` };
+  return { nsenter: found.nsenter!, openssl: found.openssl!, node: process.execPath };
 }
 
 function realOrSelf(path: string): string {

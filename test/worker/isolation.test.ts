@@ -81,7 +81,8 @@ describe("bwrap sandboxes", () => {
     expect((await a.exec(defaultRoute)).stdout).toBe("");
     const open = sandboxes.create("iso-net", { isolation: "bwrap", allowNetwork: true });
     expect((await open.exec(connectToRuntime)).exitCode).not.toBe(0);
-    expect((await open.exec(defaultRoute)).stdout).toMatch(/^(?!lo\n)\S+\n$/);
+    // Its one way out: a default route on its own loopback, where the runtime's egress proxy takes every connection.
+    expect((await open.exec(defaultRoute)).stdout).toBe("lo\n");
     expect((await open.getInfo()).isolation).toMatchObject({ mode: "bwrap", allowNetwork: true });
   });
 

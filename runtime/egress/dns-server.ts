@@ -1,0 +1,62 @@
+/**
+ * The sandbox's resolver (10.0.2.3:53 inside). It answers from the policy: a name the policy denies
+ * on every port does not resolve (NXDOMAIN); an allowed one gets the addresses the runtime's own
+ * resolver finds, and those addresses are remembered as that name's, so a later TCP connection to
+ * them is judged by the name as well. Only A questions are asked upstream, and only for names the
+ * policy lets resolve: DNS carries nothing out that the policy does not allow. AAAA gets an empty
+ * answer (the namespace has no IPv6 way out); any other type is not implemented.
+ */
+import type { Socket as DatagramSocket, RemoteInfo } from "node:dgram";
+import { resolvable } from "../../protocol/network-policy.ts";
+import { DNS_RCODES, DNS_TYPES, readQuery, writeAnswer } from "./dns-message.ts";
+import type { SandboxEgress } from "./sandbox-egress.ts";
+import { neverReached, resolveTargets } from "./upstream.ts";
+
+export function serveDns(socket: DatagramSocket, egress: SandboxEgress): void {
+  socket.on("message", (message: Buffer, from: RemoteInfo) => {
+    void answer(egress, message).then((reply) => {
+      if (reply) socket.send(reply, from.port, from.address);
+    });
+  });
+  socket.on("error", () => undefined);
+}
+
+async function answer(egress: SandboxEgress, message: Buffer): Promise<Buffer | undefined> {
+  const query = readQuery(message);
+  if (!query) return undefined;
+  const name = query.name;
+  const audit = (decision: "allowed" | "denied", rule: string, reason?: string) =>
+    egress.audit.add({ kind: "dns", host: name, bytesOut: message.length, bytesIn: 0, decision, rule, ...(reason ? { reason } : {}) });
+  if (query.type !== DNS_TYPES.A && query.type !== DNS_TYPES.AAAA) {
+    audit("denied", "resolver", `query type ${query.type} is not answered`);
+    return writeAnswer(query, DNS_RCODES.notImplemented);
+  }
+  const synthetic = egress.testHosts?.syntheticAddress(name);
+  // Judged by the name first: a name no rule could allow is never asked of any resolver.
+  const byName = resolvable(egress.policy, name, []);
+  const cidrsMayAllow = egress.policy.rules.some((rule) => rule.action === "allow" && rule.cidr !== undefined);
+  if (!byName.allowed && (byName.rule !== "default" || !cidrsMayAllow || synthetic)) {
+    audit("denied", byName.rule, "the policy does not let this name resolve");
+    return writeAnswer(query, DNS_RCODES.nameError);
+  }
+  if (query.type === DNS_TYPES.AAAA) return writeAnswer(query, DNS_RCODES.noError);
+  let addresses: string[];
+  try {
+    addresses = synthetic ? [synthetic] : (await resolveTargets(name, 0, undefined)).map((target) => target.host).filter((ip) => !neverReached(ip));
+  } catch {
+    addresses = [];
+  }
+  const verdict = synthetic ? byName : resolvable(egress.policy, name, addresses);
+  if (!verdict.allowed) {
+    audit("denied", verdict.rule, "the policy does not let this name resolve");
+    return writeAnswer(query, DNS_RCODES.nameError);
+  }
+  const given = synthetic ? [synthetic] : verdict.addresses;
+  if (given.length === 0) {
+    audit("allowed", verdict.rule, "no address found");
+    return writeAnswer(query, DNS_RCODES.nameError);
+  }
+  audit("allowed", verdict.rule);
+  for (const ip of given) egress.rememberName(ip, name);
+  return writeAnswer(query, DNS_RCODES.noError, given);
+}

@@ -1,0 +1,120 @@
+/**
+ * One sandbox's egress as the runtime holds it: the policy and secrets its Durable Object last gave,
+ * the audit trail, the names our resolver gave out for each address, and, while its container runs,
+ * the sockets of its namespace. It outlives a container (a sandbox that sleeps and wakes keeps its
+ * trail and its policy); the secrets live only here and in the Durable Object's storage, never in the
+ * container.
+ *
+ * A policy change takes effect at once: new connections and requests are judged by it, and open
+ * connections that it would now refuse are cut.
+ */
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { OPEN_POLICY, type NetworkPolicy } from "../../protocol/network.ts";
+import { decide } from "../../protocol/network-policy.ts";
+import { AuditLog } from "./audit-log.ts";
+import { handleConnection } from "./connection.ts";
+import { serveDns } from "./dns-server.ts";
+import { forwardRequest, refuseUpgrade } from "./http-forward.ts";
+import type { NamespaceSockets } from "./namespace.ts";
+import type { TestHostMap } from "./test-hosts.ts";
+import type { Certificates } from "./certificates.ts";
+
+/** Addresses whose names are remembered, at most (the oldest are forgotten first). */
+const MAX_REMEMBERED = 4096;
+
+/** An open connection, judged again when the policy changes. */
+export interface OpenFlow {
+  names: readonly string[];
+  ip?: string;
+  port: number;
+  cut(reason: string): void;
+}
+
+export class SandboxEgress {
+  readonly key: string;
+  readonly audit = new AuditLog();
+  readonly testHosts: TestHostMap | undefined;
+  /** Requests of this sandbox's HTTP connections are parsed here (it never listens). */
+  readonly http: HttpServer;
+  #policy: NetworkPolicy = OPEN_POLICY;
+  #secrets: ReadonlyMap<string, string> = new Map();
+  readonly #names = new Map<string, Set<string>>();
+  readonly #open = new Set<OpenFlow>();
+  #sockets: NamespaceSockets | undefined;
+  #certificates: Certificates | undefined;
+  readonly #makeCertificates: () => Promise<Certificates>;
+
+  constructor(key: string, testHosts: TestHostMap | undefined, makeCertificates: () => Promise<Certificates>) {
+    this.key = key;
+    this.testHosts = testHosts;
+    this.#makeCertificates = makeCertificates;
+    this.http = createHttpServer({ requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => void forwardRequest(this, req, res));
+    this.http.on("upgrade", (req, socket) => refuseUpgrade(this, req, socket));
+  }
+
+  get policy(): NetworkPolicy {
+    return this.#policy;
+  }
+
+  get secrets(): ReadonlyMap<string, string> {
+    return this.#secrets;
+  }
+
+  /** The certificate authority the sandbox trusts (made once, on first need; its key never leaves this process). */
+  async certificates(): Promise<Certificates> {
+    return (this.#certificates ??= await this.#makeCertificates());
+  }
+
+  update(policy: NetworkPolicy, secrets: Record<string, string>): void {
+    this.#policy = policy;
+    this.#secrets = new Map(Object.entries(secrets));
+    for (const flow of this.#open) {
+      const verdict = decide(policy, flow);
+      if (!verdict.allowed) flow.cut(`the policy changed: ${verdict.rule} denies it now`);
+    }
+  }
+
+  /** A container starts: its authority is made anew (the last one's key is dropped with it). */
+  renewCertificates(): void {
+    this.#certificates = undefined;
+  }
+
+  /** Serves the sandbox's namespace: its redirected connections and its resolver. */
+  attach(sockets: NamespaceSockets): void {
+    this.detach();
+    this.#sockets = sockets;
+    sockets.tcp.on("connection", (socket) => void handleConnection(this, socket, sockets));
+    sockets.tcp.on("error", () => undefined);
+    serveDns(sockets.dns, this);
+  }
+
+  /** The container is gone: its sockets close, and so does every connection still open. */
+  detach(): void {
+    const sockets = this.#sockets;
+    this.#sockets = undefined;
+    if (!sockets) return;
+    sockets.tcp.close();
+    sockets.dns.close();
+    for (const flow of this.#open) flow.cut("the sandbox's container stopped");
+    this.#names.clear();
+  }
+
+  track(flow: OpenFlow): () => void {
+    this.#open.add(flow);
+    return () => this.#open.delete(flow);
+  }
+
+  rememberName(ip: string, name: string): void {
+    const names = this.#names.get(ip) ?? new Set<string>();
+    this.#names.delete(ip);
+    names.add(name);
+    this.#names.set(ip, names);
+    if (this.#names.size > MAX_REMEMBERED) this.#names.delete(this.#names.keys().next().value!);
+  }
+
+  /** The names our resolver gave out for `ip` (a test name for its synthetic address). */
+  namesOf(ip: string): string[] {
+    const mapped = this.testHosts?.nameOf(ip);
+    return [...(mapped ? [mapped] : []), ...(this.#names.get(ip) ?? [])];
+  }
+}
