@@ -48,6 +48,8 @@ export const ERROR_CODES = {
   PREVIEW_ORIGIN_ONLY: 404,
   /** A backup id this sandbox does not have (never made, deleted, or another sandbox's). */
   BACKUP_NOT_FOUND: 404,
+  /** A secret name the sandbox does not have. */
+  SECRET_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PROCESS_EXISTS: 409,
   TERMINAL_EXISTS: 409,
@@ -93,6 +95,8 @@ export const ERROR_CODES = {
   BACKUP_FAILED: 502,
   /** No preview URL can be made on an origin of its own: no SANDBOX_PREVIEW_DOMAIN, and the service is not on a loopback origin (or none was given). */
   PREVIEW_DOMAIN_NOT_CONFIGURED: 501,
+  /** A network policy that would restrict or inject where this platform cannot enforce it (the message says what is missing). */
+  NETWORK_POLICY_UNAVAILABLE: 501,
   /** The interpreter a code context needs is not installed (the message says what to install). */
   INTERPRETER_UNAVAILABLE: 501,
   CONTAINER_UNAVAILABLE: 503,

@@ -70,8 +70,10 @@ export function fileOp(summary: string, request: z.ZodType, response: z.ZodType)
   };
 }
 
+const secretName: Json = { name: "name", in: "path", required: true, schema: { type: "string" }, description: "Secret name" };
+
 /** Path parameters by name, for operations derived from a binding's path. */
-export const PATH_PARAMETERS: Record<string, Json> = { pid, sid, cid, tid, eid, bid, port: portParam };
+export const PATH_PARAMETERS: Record<string, Json> = { pid, sid, cid, tid, eid, bid, port: portParam, name: secretName };
 
 /** `Last-Event-ID`, where a resumed stream starts. */
 export const lastEventIdHeader: Json = { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id (wins over ?since=)" };

@@ -219,6 +219,12 @@ type SandboxMethods = Pick<
   | "deleteBackup"
   | "exportArchive"
   | "importArchive"
+  | "setNetworkPolicy"
+  | "getNetworkPolicy"
+  | "setSecret"
+  | "listSecrets"
+  | "deleteSecret"
+  | "getNetworkAudit"
 >;
 
 /**

@@ -19,6 +19,7 @@ import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
+import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../rpc/network.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;
@@ -177,5 +178,34 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
   /** Extracts a tar or tar.gz stream over the workspace. */
   importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
     return this.rpc.importArchive(body);
+  }
+
+  // ── network ──────────────────────────────────────────────────────────────
+
+  /** Where the sandbox may connect and which headers are added on the way out; in force at once. */
+  setNetworkPolicy(policy: NetworkPolicyInput): Promise<NetworkPolicyState> {
+    return this.rpc.setNetworkPolicy(policy);
+  }
+
+  getNetworkPolicy(): Promise<NetworkPolicyState> {
+    return this.rpc.getNetworkPolicy();
+  }
+
+  /** Write-only: listed by name, never read back, never inside the sandbox. */
+  setSecret(name: string, value: string): Promise<SecretInfo> {
+    return this.rpc.setSecret(name, value);
+  }
+
+  listSecrets(): Promise<SecretInfo[]> {
+    return this.rpc.listSecrets();
+  }
+
+  deleteSecret(name: string): Promise<DeleteSecretResult> {
+    return this.rpc.deleteSecret(name);
+  }
+
+  /** What went out (or was refused) after `since`: a page of the audit trail. */
+  getNetworkAudit(query?: AuditQuery): Promise<AuditPage> {
+    return this.rpc.getNetworkAudit(query);
   }
 }

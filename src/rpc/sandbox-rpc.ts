@@ -46,6 +46,7 @@ import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOption
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
+import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -171,4 +172,18 @@ export interface SandboxRpc {
   exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>>;
   /** Extracts a tar or tar.gz stream over the workspace; nothing can land outside it (INVALID_ARCHIVE). */
   importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult>;
+
+  /**
+   * Where the sandbox may connect and which headers the proxy adds on the way out: in force at once
+   * for running processes. NETWORK_POLICY_UNAVAILABLE where no proxy of ours can enforce it.
+   */
+  setNetworkPolicy(policy: NetworkPolicyInput): Promise<NetworkPolicyState>;
+  getNetworkPolicy(): Promise<NetworkPolicyState>;
+  /** A secret injection rules name; write-only (listed by name, never read back). */
+  setSecret(name: string, value: string): Promise<SecretInfo>;
+  listSecrets(): Promise<SecretInfo[]>;
+  /** Throws SECRET_NOT_FOUND for a name the sandbox does not have. */
+  deleteSecret(name: string): Promise<DeleteSecretResult>;
+  /** Outbound connections, HTTP requests and lookups after `since`, with the decision and the rule behind it. */
+  getNetworkAudit(query?: AuditQuery): Promise<AuditPage>;
 }

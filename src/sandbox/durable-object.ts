@@ -71,6 +71,19 @@ import { assertSameGeneration, GenerationTracker, stillThere, type Generation } 
 import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./local-container.ts";
 import * as processes from "./processes.ts";
 import { parseRequest } from "./request.ts";
+import { NetworkSettings, restricts } from "./network.ts";
+import {
+  auditQuerySchema,
+  networkPolicySchema,
+  secretNameSchema,
+  setSecretRequestSchema,
+  type AuditPage,
+  type AuditQuery,
+  type NetworkPolicyInput,
+  type NetworkPolicyState,
+  type SecretInfo,
+} from "../../protocol/network.ts";
+import type { DeleteSecretResult } from "../rpc/network.ts";
 import * as sessions from "./sessions.ts";
 import * as terminals from "./terminals.ts";
 import { forwardToPort, PortRegistry, type UrlContext } from "./ports.ts";
@@ -110,6 +123,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   readonly #persistence: Persistence;
   /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
   #calls = 0;
+  /** The network policy and its secrets (in storage). */
+  readonly #network: NetworkSettings;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -120,10 +135,13 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
     this.#ports = new PortRegistry(ctx.storage);
+    this.#network = new NetworkSettings(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
       if (config) this.#apply(config);
+      const local = this.#localContainer();
+      if (local) local.egress = await this.#network.runtimeEgress();
     });
   }
 
@@ -622,6 +640,87 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
       return extractOver(api, body);
     });
+  }
+
+  // ── network ──────────────────────────────────────────────────────────────
+
+  /**
+   * A new network policy, in force at once for running processes (connections it denies are cut).
+   * Where no proxy of ours stands between the sandbox and the network (on Cloudflare, until the
+   * platform's outbound interception carries it), a policy that restricts or injects is refused
+   * rather than kept unenforced.
+   */
+  async setNetworkPolicy(policy: NetworkPolicyInput): Promise<NetworkPolicyState> {
+    return this.#guard(async () => {
+      const local = this.#localContainer();
+      const checked = parseRequest(networkPolicySchema, policy, "network policy");
+      if (!local && restricts(checked)) {
+        throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment cannot enforce a network policy: on Cloudflare only open egress is served so far; run the local runtime for allow/deny rules and injection");
+      }
+      await this.#network.setPolicy(checked);
+      await this.#pushEgress();
+      return this.#networkState();
+    });
+  }
+
+  async getNetworkPolicy(): Promise<NetworkPolicyState> {
+    return this.#guard(() => this.#networkState());
+  }
+
+  /** Write-only: the value goes to the proxy that injects it, and is never read back. */
+  async setSecret(name: string, value: string): Promise<SecretInfo> {
+    return this.#guard(async () => {
+      const checkedName = parseRequest(secretNameSchema, name, "secret name");
+      const { value: checkedValue } = parseRequest(setSecretRequestSchema, { value }, "secret");
+      const info = await this.#network.setSecret(checkedName, checkedValue);
+      await this.#pushEgress();
+      return info;
+    });
+  }
+
+  async listSecrets(): Promise<SecretInfo[]> {
+    return this.#guard(() => this.#network.listSecrets());
+  }
+
+  async deleteSecret(name: string): Promise<DeleteSecretResult> {
+    return this.#guard(async () => {
+      if (!(await this.#network.deleteSecret(name))) throw errorFromCode("SECRET_NOT_FOUND", `No secret named "${name}"`, { context: { name } });
+      await this.#pushEgress();
+      return { name, deleted: true };
+    });
+  }
+
+  /** Outbound connections, requests and lookups after `since`, as the proxy saw them (local runtime only). */
+  async getNetworkAudit(query: AuditQuery = {}): Promise<AuditPage> {
+    return this.#guard(async () => {
+      const local = this.#localContainer();
+      if (!local) throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment has no egress proxy of ours, so no audit trail: run the local runtime for it");
+      return this.#runtimeCall(() => local.egressAudit(parseRequest(auditQuerySchema, query, "audit query")));
+    });
+  }
+
+  async #networkState(): Promise<NetworkPolicyState> {
+    const policy = await this.#network.policy();
+    const config = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
+    return { policy, enforced: this.#localContainer() !== undefined && config.allowNetwork === true, missingSecrets: await this.#network.missingSecrets(policy) };
+  }
+
+  /** The local runtime's proxy learns of a change at once (it keeps it for the next start too). */
+  async #pushEgress(): Promise<void> {
+    const local = this.#localContainer();
+    if (!local) return;
+    const egress = await this.#network.runtimeEgress();
+    await this.#runtimeCall(() => local.setEgress(egress));
+  }
+
+  /** A runtime refusal keeps its code; an unreachable runtime is CONTAINER_UNAVAILABLE. */
+  async #runtimeCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof LocalRuntimeError && error.code !== undefined) throw errorFromCode(error.code, error.message, { cause: error });
+      throw error;
+    }
   }
 
   // ── plumbing ─────────────────────────────────────────────────────────────

@@ -10,7 +10,8 @@
  */
 import type { ErrorCode } from "../../protocol/errors.ts";
 import type { IsolationRequest, IsolationSupport } from "../../protocol/isolation.ts";
-import type { RuntimeContainerInfo, RuntimeStartAnswer, RuntimeStartRequest } from "../../protocol/runtime.ts";
+import type { AuditPage, AuditQuery } from "../../protocol/network.ts";
+import type { RuntimeContainerInfo, RuntimeEgress, RuntimeStartAnswer, RuntimeStartRequest } from "../../protocol/runtime.ts";
 import { readErrorBody } from "../rpc/error-response.ts";
 
 const START_TIMEOUT_MS = 30_000;
@@ -63,6 +64,8 @@ export class LocalContainer {
   #running = false;
   /** The sandbox's isolation, sent with every start (the Durable Object keeps it current). */
   isolation: IsolationRequest | undefined;
+  /** The sandbox's network policy and the secrets it names, sent with every start (the Durable Object keeps it current). */
+  egress: RuntimeEgress | undefined;
 
   constructor(runtimeUrl: string | undefined, key: string, runtimeSecret?: string) {
     this.#url = runtimeUrl?.replace(/\/+$/, "");
@@ -81,6 +84,7 @@ export class LocalContainer {
       ...(options.entrypoint ? { entrypoint: options.entrypoint } : {}),
       enableInternet: options.enableInternet ?? true,
       ...(this.isolation ? { isolation: this.isolation } : {}),
+      ...(this.egress ? { egress: this.egress } : {}),
     };
     const info = this.#call<RuntimeStartAnswer>("POST", "/start", request, START_TIMEOUT_MS);
     const run: Run = { info, exit: info.then((started) => this.#watch(started)) };
@@ -148,6 +152,20 @@ export class LocalContainer {
    */
   async checkIsolation(request: IsolationRequest): Promise<void> {
     await this.#call("POST", "/isolation/check", request, CALL_TIMEOUT_MS, "");
+  }
+
+  /** Puts a new network policy (and the secrets it names) in force for this sandbox, at once: running connections it denies are cut. */
+  async setEgress(egress: RuntimeEgress): Promise<void> {
+    this.egress = egress;
+    await this.#call("PUT", "/egress", egress, CALL_TIMEOUT_MS);
+  }
+
+  /** The sandbox's egress audit trail after `since` (the runtime keeps it across its container's restarts). */
+  egressAudit(query: AuditQuery): Promise<AuditPage> {
+    const search = new URLSearchParams();
+    if (query.since !== undefined) search.set("since", String(query.since));
+    if (query.limit !== undefined) search.set("limit", String(query.limit));
+    return this.#call<AuditPage>("GET", `/egress/audit?${search}`, undefined, CALL_TIMEOUT_MS);
   }
 
   /** What isolation the machine running the local runtime offers. */

@@ -8,6 +8,7 @@ import { backupBindings } from "./backups.ts";
 import { codeBindings } from "./code.ts";
 import { fileBindings } from "./files.ts";
 import { lifecycleBindings } from "./lifecycle.ts";
+import { networkBindings } from "./network.ts";
 import { portBindings } from "./ports.ts";
 import { processBindings } from "./processes.ts";
 import { sessionBindings } from "./sessions.ts";
@@ -22,6 +23,7 @@ export const API_METHODS = {
   ...portBindings,
   ...lifecycleBindings,
   ...backupBindings,
+  ...networkBindings,
 } as const satisfies Record<keyof SandboxRpc, Binding>;
 
 export type ApiMethod = keyof typeof API_METHODS;
@@ -36,6 +38,7 @@ const FAMILIES: readonly { tag: string; description: string; methods: Record<str
   { tag: "terminals", description: "Programs on pseudo-terminals and their viewers' WebSockets", methods: terminalBindings },
   { tag: "ports", description: "Preview ports: a port inside the sandbox at a URL of its own", methods: portBindings },
   { tag: "backups", description: "Snapshots of the workspace in R2, and the workspace as a tar stream", methods: backupBindings },
+  { tag: "network", description: "Egress: where the sandbox may connect, secrets injected on the way out, and the audit trail", methods: networkBindings },
 ];
 
 export const API_TAGS = FAMILIES.map(({ tag, description }) => ({ name: tag, description }));

@@ -1,0 +1,72 @@
+/** A sandbox's egress over /v1: its network policy, write-only secrets, the audit trail (../network.ts has their shapes). */
+import {
+  auditPageSchema,
+  auditQuerySchema,
+  deleteSecretResultSchema,
+  networkPolicySchema,
+  networkPolicyStateSchema,
+  secretInfoSchema,
+  setSecretRequestSchema,
+} from "../../../protocol/network.ts";
+import type { Binding } from "./binding.ts";
+
+export const networkBindings = {
+  setNetworkPolicy: {
+    verb: "PUT",
+    path: "/network/policy",
+    args: ["body"],
+    body: networkPolicySchema,
+    response: networkPolicyStateSchema,
+    summary:
+      "Set where the sandbox may connect (default allow or deny; allow and deny rules by host, `*.domain`, CIDR and port; deny wins) " +
+      "and which headers the proxy adds on the way out (`inject`, naming secrets). In force at once for running processes: " +
+      "connections the new policy denies are cut. The operator's ceiling (no network) still wins. 501 NETWORK_POLICY_UNAVAILABLE " +
+      "where no proxy of ours can enforce a restricting policy.",
+    described: "The policy in force",
+  },
+  getNetworkPolicy: {
+    verb: "GET",
+    path: "/network/policy",
+    args: [],
+    response: networkPolicyStateSchema,
+    summary: "The sandbox's network policy, whether it is enforced, and the secrets it names that are not set",
+    described: "The policy",
+  },
+  setSecret: {
+    verb: "PUT",
+    path: "/network/secrets/:name",
+    args: [{ path: "name" }, { body: "value" }],
+    body: setSecretRequestSchema,
+    response: secretInfoSchema,
+    summary: "Set a secret injection rules name. Write-only: it never comes back in an answer, and never enters the sandbox",
+    described: "Set (its name and when)",
+  },
+  listSecrets: {
+    verb: "GET",
+    path: "/network/secrets",
+    args: [],
+    response: secretInfoSchema.array(),
+    key: "secrets",
+    summary: "The sandbox's secrets, by name (never their values)",
+    described: "Secrets",
+  },
+  deleteSecret: {
+    verb: "DELETE",
+    path: "/network/secrets/:name",
+    args: [{ path: "name" }],
+    response: deleteSecretResultSchema,
+    summary: "Delete a secret (404 SECRET_NOT_FOUND); headers that named it are no longer sent",
+    described: "Deleted",
+  },
+  getNetworkAudit: {
+    verb: "GET",
+    path: "/network/audit",
+    args: ["query"],
+    query: auditQuerySchema,
+    response: auditPageSchema,
+    summary:
+      "Outbound connections, HTTP requests and name lookups after `since` (time, host, port, method and path, status, bytes each way, " +
+      "decision: allowed, denied or injected, and the rule): a bounded log; `next` is where to read on, `dropped` what fell out of it",
+    described: "A page of the audit trail",
+  },
+} as const satisfies Record<string, Binding>;
