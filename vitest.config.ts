@@ -26,6 +26,15 @@ export default defineConfig({
         },
       },
       {
+        // Pure code of the contract (protocol/) and of the RPC layer's stream reader (src/rpc/), in Node
+        // with no server of ours: the stream reader's tests bring their own HTTP server.
+        test: {
+          name: "unit",
+          environment: "node",
+          include: ["test/protocol/**/*.test.ts", "test/rpc/**/*.test.ts"],
+        },
+      },
+      {
         // The project's own scripts (scripts/): the OS package checker.
         test: {
           name: "scripts",
@@ -62,20 +71,21 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/worker/**/*.test.ts"],
-          globalSetup: ["test/global-setup.ts"],
+          globalSetup: ["test/worker/global-setup.ts"],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },
       },
       {
-        // The framework adapters (Mastra, deepagents, exec hooks) over HTTP, and the web console in a
-        // browser (console-browser.test.ts), against one shared npm start stack.
+        // The whole chain as a user runs it (npm start: wrangler dev + the local runtime), shared by
+        // every file: the framework adapters (Mastra, deepagents, exec hooks) over HTTP, Cloudflare's
+        // Bridge API through its own client, and the web console and preview ports in a browser.
         test: {
-          name: "adapters",
+          name: "stack",
           environment: "node",
-          include: ["test/adapters/**/*.test.ts"],
-          globalSetup: ["test/adapters/stack.ts"],
-          setupFiles: ["test/adapters/ready.ts"],
+          include: ["test/stack/**/*.test.ts"],
+          globalSetup: ["test/stack/stack.ts"],
+          setupFiles: ["test/stack/ready.ts"],
           // The exec-hook tests check that a stdin buffer is collectable once a call returned.
           execArgv: ["--expose-gc"],
           testTimeout: 30_000,

@@ -1,3 +1,9 @@
+/**
+ * The output coalescer between a process's pipes and its log: small writes merge into large chunks
+ * (streaming is CPU-bound, so fewer events is faster), yet a chunk never exceeds its size, never cuts a
+ * UTF-8 character, keeps stdout/stderr in the order written and flushes by itself, so a progress bar
+ * without a newline still arrives.
+ */
 import { describe, expect, it } from "vitest";
 import { OutputCoalescer } from "../../container/engine/coalescer.ts";
 import { completeUtf8Length, truncateUtf8 } from "../../container/engine/utf8.ts";

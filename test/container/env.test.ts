@@ -1,3 +1,8 @@
+/**
+ * The environment commands run in: sandbox variables set, overridden per call and unset through
+ * /api/env, and nothing of the server's own environment (where secrets live) reaching a command,
+ * whether the server runs in this process or as its own program.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,3 +1,9 @@
+/**
+ * Bad input at the container server: each kind (malformed or too deep JSON, schema failures, NUL
+ * bytes, bad timeouts, signals and resume points, oversized bodies and stdin, too many processes,
+ * unknown routes) gets its own code and HTTP status from protocol/errors.ts, and none of it, nor
+ * clients that hang up mid-request, brings the server down.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
 import { connect } from "node:net";

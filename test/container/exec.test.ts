@@ -1,3 +1,9 @@
+/**
+ * `POST /api/execute`, the buffered exec every caller ends up at: shell strings and direct argv, exit
+ * codes and `success`, a clean env, cwd, stdin then EOF, base64 output, the buffered cap without a
+ * split character, no lost bytes from a fast writer, caller-given ids, spawn failures, and 100 execs
+ * at once. Also run against the built image's server by `npm run test:image`.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,8 @@
+/**
+ * Streamed file routes: 100 MB written and read back in chunks while the server's memory stays
+ * small, content types and HEAD, upload options in the query, and the upload limit both declared
+ * (413 before reading) and reached midway (the old file left intact).
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";

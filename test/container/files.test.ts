@@ -1,3 +1,9 @@
+/**
+ * The JSON file API on real directories: write/read round trips (text, every byte value, MIME types,
+ * modes, no setuid carried over), directory operations, and the walls: `..`, absolute paths and
+ * symlinks that lead out of the workspace are refused, configured read-only and read-write paths
+ * honoured, and filesystem refusals (loops, long names) answered as 400 rather than 500.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,3 +1,9 @@
+/**
+ * The container server's isolation settings and what bwrap gives each command: settings read from
+ * the environment, no silent downgrade when bubblewrap is missing, state directories cleaned up,
+ * and under bwrap a read-only system, a private /tmp, allowed paths, sandboxes that cannot see each
+ * other's files or processes, and kills and timeouts that still reach every process.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

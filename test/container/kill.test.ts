@@ -1,3 +1,8 @@
+/**
+ * Timeouts and kills reach a command's whole process tree: exit codes (124, 128+N), signals by name
+ * or number, escalation to SIGKILL when SIGTERM is ignored (by grandchildren too), signals that do
+ * not kill, kill-all by session, and no survivors or zombies left behind.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, eventually, groupMembers, ownZombies, startTestServer, type TestServer } from "./helpers.ts";
 

@@ -1,3 +1,8 @@
+/**
+ * The output log at the heart of every stream: sequence numbers and per-stream byte offsets, memory
+ * bounded by bytes and by entry count, readers that fall behind told exactly what they missed,
+ * readers starting at byte offsets, and the backpressure pinned readers put on a writer.
+ */
 import { describe, expect, it } from "vitest";
 import { LogReader } from "../../container/engine/log-reader.ts";
 import { OutputLog } from "../../container/engine/output-log.ts";

@@ -1,3 +1,8 @@
+/**
+ * Background processes at the container server: both start body shapes (ours and Cloudflare's
+ * flat one), taken ids, listing by session, 404 on unknown ids, stdin written and closed (and the
+ * errors when it cannot be), finished records kept for their window, cleanup, and base64 logs.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, eventually, startTestServer, type TestServer } from "./helpers.ts";
 

@@ -1,3 +1,8 @@
+/**
+ * Bounded retention over real streams: old output is dropped once a log's budget is spent and late
+ * readers are told exactly how much, a per-process budget is honoured, a slow exec reader slows the
+ * command rather than losing output, and a slow reader of a live process gets a truncated notice.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import { readEventStream } from "../../protocol/sse.ts";

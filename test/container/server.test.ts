@@ -1,3 +1,8 @@
+/**
+ * The container server as a program (`npm run container`, container/main.ts): it runs from a
+ * type-stripped copy and from the sources, its own environment keeps only what it reads (never the
+ * secrets it was started with), and SIGTERM or close() ends open streams and every process tree.
+ */
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

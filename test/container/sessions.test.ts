@@ -1,3 +1,9 @@
+/**
+ * Sessions as named state, not a kept shell: cd and export carry over between commands, sessions
+ * stay apart, env layers as sandbox < session < call, and nothing a command does (exit, heredocs,
+ * set -e, syntax errors, timeouts, concurrent commands, a removed cwd) can wedge one. Also the
+ * session routes, and reading bash's `export -p` back for every kind of value.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";

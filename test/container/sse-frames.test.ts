@@ -1,3 +1,8 @@
+/**
+ * The SSE frames the server builds from raw bytes (never re-encoding each chunk): the JSON text of
+ * UTF-8 output must equal JSON.stringify of the decoded text, invalid UTF-8 says its byte count, every
+ * field comes before `data` (so a cut frame stays usable), and parsed frames equal the event objects.
+ */
 import { describe, expect, it } from "vitest";
 import { toExecEvent, toLogEvent } from "../../container/engine/events.ts";
 import { ManagedProcess } from "../../container/engine/managed-process.ts";

@@ -1,3 +1,9 @@
+/**
+ * Exec and process-log streams over HTTP: SSE framing with the seq as id, stdout/stderr order, no line
+ * buffering, keepalives, resuming after Last-Event-ID or ?since= with no duplicates or gaps, no split
+ * characters, base64 with byte offsets, heavy output with every line arriving, and readers that go
+ * away without killing the process unless asked.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
 import { join } from "node:path";

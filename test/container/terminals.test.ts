@@ -1,3 +1,8 @@
+/**
+ * Terminals on real pseudo-terminals at the container server: size and exit code, resize with
+ * SIGWINCH, Ctrl-C, viewers that reconnect with a cursor and miss nothing, input over the WebSocket,
+ * kills that reach the process group, full-screen programs (vim, top), and terminals under bwrap.
+ */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -2,7 +2,7 @@
  * The Bridge API's exec stream in the Worker, against a real sandbox: keepalive comments on a quiet
  * command, and the whole output, tail included, when the stream from the Durable Object breaks
  * midway (the only fault is a stream we cut). The routes end to end are tested with a real Bridge
- * client in test/adapters/cloudflare-bridge.test.ts.
+ * client in test/stack/cloudflare-bridge.test.ts.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 /**
  * The web console's switch and files in workerd: off unless SANDBOX_CONSOLE is "on" (every console
  * path 404 then), and when on, our pages from the assets and the third-party files from node_modules.
- * The console working in a browser is test/adapters/console-browser.test.ts.
+ * The console working in a browser is test/stack/console-browser.test.ts.
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";

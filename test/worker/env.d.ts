@@ -1,3 +1,7 @@
+/**
+ * Types of the workers tests: the Worker's bindings as `cloudflare:test` sees them, and what the
+ * global setup (global-setup.ts) provides to every test file.
+ */
 import type { Env as WorkerEnv } from "../../src/env.ts";
 
 declare global {
@@ -8,7 +12,7 @@ declare global {
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** URL of the local container runtime started by test/global-setup.ts. */
+    /** URL of the local container runtime started by test/worker/global-setup.ts. */
     runtimeUrl: string;
     /** A host folder the main runtime lets sandboxes mount (outside its data folder). */
     sharedDir: string;

@@ -13,8 +13,8 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startRuntime } from "../runtime/server.ts";
-import { newSecret } from "../server-kit/http/bearer.ts";
+import { startRuntime } from "../../runtime/server.ts";
+import { newSecret } from "../../server-kit/http/bearer.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,4 +1,4 @@
-/** Shared bits of the adapter tests: how to reach the stack, and sandbox ids that never collide. */
+/** Shared bits of the stack tests: how to reach the stack, and sandbox ids that never collide. */
 import { inject } from "vitest";
 
 declare module "vitest" {

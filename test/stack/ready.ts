@@ -1,5 +1,5 @@
 /**
- * Setup file of every adapter test file: waits until the shared stack answers before the file's
+ * Setup file of every stack test file: waits until the shared stack answers before the file's
  * tests run (the global setup starts it without waiting), and fails with the stack's output if it
  * exits or does not answer in time.
  */
@@ -23,8 +23,8 @@ beforeAll(async () => {
     } catch {
       // not up yet
     }
-    if (stackOutput().includes(STACK_EXITED)) throw new Error(`the adapters' stack exited before it answered:\n${stackOutput()}`);
+    if (stackOutput().includes(STACK_EXITED)) throw new Error(`the shared stack exited before it answered:\n${stackOutput()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`the adapters' stack did not answer on ${url} in time; its output:\n${stackOutput()}`);
+  throw new Error(`the shared stack did not answer on ${url} in time; its output:\n${stackOutput()}`);
 }, READY_TIMEOUT_MS + 5_000);

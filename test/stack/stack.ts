@@ -1,9 +1,9 @@
 /**
- * Global setup of the adapters project: one `npm start` stack (local container runtime + wrangler dev
- * on free ports) for every adapter test file, so each file drives the real service over HTTP without
+ * Global setup of the stack project: one `npm start` stack (local container runtime + wrangler dev
+ * on free ports) for every stack test file, so each file drives the real service over HTTP without
  * booting its own. Vitest runs the projects' global setups one after another before any test, so
  * this one does not wait for the stack: it hands out the URL, token and log file at once, and each
- * test file waits for the stack to answer (test/adapters/ready.ts). One Ctrl-C stops it at the end.
+ * test file waits for the stack to answer (test/stack/ready.ts). One Ctrl-C stops it at the end.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from "node:fs";
