@@ -130,7 +130,11 @@ export const CA_BUNDLE_VARIABLES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQ
 /** `getNetworkPolicy()`: the policy, and whether it is in force (a sandbox without network has none to govern). */
 export const networkPolicyStateSchema = z.strictObject({
   policy: networkPolicySchema,
-  /** False where the sandbox has no network (allowNetwork off, or the operator's ceiling). */
+  /**
+   * True while the sandbox's running container sends its traffic only through our proxy. False when
+   * it is not running, has no network (allowNetwork off, or the operator's ceiling), or is not a
+   * container of its own (the local runtime's `none` mode shares the host's network).
+   */
   enforced: z.boolean(),
   /** Secrets the policy names that are not set: their headers are not sent. */
   missingSecrets: z.array(z.string()),

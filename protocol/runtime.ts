@@ -123,6 +123,8 @@ export interface RuntimeContainerInfo {
   signal?: string;
   /** Last lines of the container's own output when it failed to start. */
   logTail?: string;
+  /** Its traffic goes out only through the egress proxy, under the sandbox's network policy (a container with network). */
+  egressProxy?: boolean;
 }
 
 /**

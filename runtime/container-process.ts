@@ -70,6 +70,8 @@ export class ContainerProcess {
   readonly secret = newSecret();
   readonly #stopGraceMs: number;
   #stopping = false;
+  /** Its network was attached to the egress proxy (the only way out of its namespace). */
+  #egressProxy = false;
 
   private constructor(options: ContainerOptions, port: number, server: ServerChild) {
     this.key = options.key;
@@ -183,6 +185,7 @@ export class ContainerProcess {
       if (walls.allowNetwork) {
         await Promise.race([run.server.booted, run.server.exited]);
         trustBundle = await connectContainer(settings, run, options.key, sandboxDir);
+        container.#egressProxy = true;
       }
       const env = containerServerEnv(options.key, options.request.env ?? {}, containerWalls(walls, run.user, support.bwrap.version, settings), trustBundle);
       const assignment: ServerAssignment = { secret: container.secret, env };
@@ -211,6 +214,7 @@ export class ContainerProcess {
       pid: this.#server.child.pid,
       ports: { [String(CONTAINER_SERVER_PORT)]: this.port },
       startedAt: this.startedAt,
+      ...(this.#egressProxy ? { egressProxy: true } : {}),
       ...(this.#server.exit ?? {}),
     };
   }

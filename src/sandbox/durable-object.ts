@@ -699,10 +699,12 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
+  /** `enforced`: the sandbox's running container sends its traffic only through the proxy (a container with network). */
   async #networkState(): Promise<NetworkPolicyState> {
     const policy = await this.#network.policy();
-    const config = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
-    return { policy, enforced: this.#localContainer() !== undefined && config.allowNetwork === true, missingSecrets: await this.#network.missingSecrets(policy) };
+    const local = this.#localContainer();
+    const enforced = local?.running === true && (await this.#runtimeCall(() => local.state())).egressProxy === true;
+    return { policy, enforced, missingSecrets: await this.#network.missingSecrets(policy) };
   }
 
   /** The local runtime's proxy learns of a change at once (it keeps it for the next start too). */

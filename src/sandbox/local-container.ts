@@ -154,6 +154,11 @@ export class LocalContainer {
     await this.#call("POST", "/isolation/check", request, CALL_TIMEOUT_MS, "");
   }
 
+  /** What the runtime says of this sandbox's container now (running, and whether its traffic goes through the egress proxy). */
+  state(): Promise<RuntimeContainerInfo> {
+    return this.#call<RuntimeContainerInfo>("GET", "", undefined, CALL_TIMEOUT_MS);
+  }
+
   /** Puts a new network policy (and the secrets it names) in force for this sandbox, at once: running connections it denies are cut. */
   async setEgress(egress: RuntimeEgress): Promise<void> {
     this.egress = egress;

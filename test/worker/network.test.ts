@@ -1,0 +1,98 @@
+/**
+ * Egress through the whole chain: a sandbox's network policy and secrets go in over RPC and /v1, are
+ * kept by the Durable Object, reach the local runtime's proxy at once, and are enforced on a running
+ * sandbox; secrets are write-only (no answer carries a value); the audit trail says what was refused
+ * and by which rule. Bad input and unknown names answer with their codes.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { SandboxError } from "../../src/rpc/errors.ts";
+import { apiCall, eventually, sandboxPool } from "./helpers.ts";
+
+const sandboxes = sandboxPool();
+afterAll(() => sandboxes.destroyAll());
+
+describe("network policy", () => {
+  it("is kept, named in full when read back, and reports the secrets it lacks", async () => {
+    const sandbox = sandboxes.create("net-policy", { isolation: "bwrap", allowNetwork: true });
+    // Not running yet: nothing is enforced until its container is.
+    expect(await sandbox.getNetworkPolicy()).toEqual({ policy: { default: "allow", rules: [], inject: [] }, enforced: false, missingSecrets: [] });
+    await sandbox.exec("true");
+    expect((await sandbox.getNetworkPolicy()).enforced).toBe(true);
+    const state = await sandbox.setNetworkPolicy({
+      default: "deny",
+      rules: [{ action: "allow", host: "*.example.com", ports: [443] }],
+      inject: [{ host: "api.example.com", bearer: "EXAMPLE_TOKEN" }],
+    });
+    expect(state).toEqual({
+      policy: { default: "deny", rules: [{ action: "allow", host: "*.example.com", ports: [443] }], inject: [{ host: "api.example.com", bearer: "EXAMPLE_TOKEN" }] },
+      enforced: true,
+      missingSecrets: ["EXAMPLE_TOKEN"],
+    });
+    await sandbox.setSecret("EXAMPLE_TOKEN", "s3cr3t-value");
+    expect((await sandbox.getNetworkPolicy()).missingSecrets).toEqual([]);
+  });
+
+  it("refuses a malformed policy with INVALID_REQUEST and keeps the one it had", async () => {
+    const sandbox = sandboxes.create("net-bad");
+    for (const policy of [{ default: "maybe" }, { default: "deny", rules: [{ action: "allow", host: "a.com", cidr: "10.0.0.0/8" }] }, { default: "deny", rules: [{ action: "allow", cidr: "10.0.0.0/33" }] }]) {
+      await expect(sandbox.setNetworkPolicy(policy as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    }
+    expect((await sandbox.getNetworkPolicy()).policy.default).toBe("allow");
+  });
+
+  it("takes effect on a running sandbox at once: a denied destination fails inside and shows in the audit trail with its rule", async () => {
+    const sandbox = sandboxes.create("net-enforced", { isolation: "bwrap", allowNetwork: true });
+    // Something running before the change, as an agent's long task would be.
+    await sandbox.exec("true");
+    await sandbox.setNetworkPolicy({ default: "allow", rules: [{ action: "deny", cidr: "192.0.2.0/24", name: "no-test-net" }] });
+    // The proxy answers a refused HTTP request itself, with 403 and the rule's name.
+    const denied = await sandbox.exec("curl -sS -m 5 -w ' status=%{http_code}' http://192.0.2.7:8080/");
+    expect(denied.stdout).toContain("status=403");
+    expect(denied.stdout).toContain("no-test-net");
+    // Any other TCP to a denied address is cut by the proxy before a byte goes anywhere (the audit says so below).
+    const raw = await sandbox.exec("exec 3<>/dev/tcp/192.0.2.9/5432 && echo ping >&3 && timeout 3 head -c1 <&3; echo exit=$?");
+    expect(raw.stdout).not.toContain("exit=0");
+    const audited = await eventually(async () => {
+      const page = await sandbox.getNetworkAudit({});
+      const denials = page.entries.filter((entry) => entry.decision === "denied" && entry.rule === "no-test-net");
+      return denials.some((entry) => entry.kind === "http" && entry.port === 8080) && denials.some((entry) => entry.ip === "192.0.2.9" && entry.port === 5432);
+    }, 10_000);
+    expect(audited).toBe(true);
+    const page = await sandbox.getNetworkAudit({});
+    expect(page.next).toBeGreaterThanOrEqual(page.entries.at(-1)!.seq);
+    expect((await sandbox.getNetworkAudit({ since: page.next })).entries).toEqual([]);
+  });
+
+  it("is not enforced where the sandbox shares the host's network (the local runtime's none mode)", async () => {
+    const sandbox = sandboxes.create("net-plain", { isolation: "none", allowNetwork: true });
+    await sandbox.exec("true");
+    expect((await sandbox.getNetworkPolicy()).enforced).toBe(false);
+  });
+});
+
+describe("secrets", () => {
+  it("are write-only: listed by name, never read back over RPC or /v1", async () => {
+    const sandbox = sandboxes.create("net-secrets");
+    const id = sandbox.id;
+    const set = await sandbox.setSecret("API_KEY", "never-shown-4711");
+    expect(set).toEqual({ name: "API_KEY", updatedAt: expect.any(String) });
+    expect(await sandbox.listSecrets()).toEqual([{ name: "API_KEY", updatedAt: set.updatedAt }]);
+    const listed = await apiCall(`/v1/sandboxes/${id}/network/secrets`);
+    const text = await listed.text();
+    expect(listed.status).toBe(200);
+    expect(text).toContain("API_KEY");
+    expect(text).not.toContain("never-shown-4711");
+    const put = await apiCall(`/v1/sandboxes/${id}/network/secrets/OTHER`, { method: "PUT", json: { value: "also-hidden-0815" } });
+    expect(put.status).toBe(200);
+    expect(await put.text()).not.toContain("also-hidden-0815");
+    expect(await sandbox.deleteSecret("API_KEY")).toEqual({ name: "API_KEY", deleted: true });
+    const gone = await sandbox.deleteSecret("API_KEY").catch((error: unknown) => error);
+    expect(gone).toBeInstanceOf(SandboxError);
+    expect(gone).toMatchObject({ code: "SECRET_NOT_FOUND", httpStatus: 404 });
+    const badName = await apiCall(`/v1/sandboxes/${id}/network/secrets/1-bad`, { method: "PUT", json: { value: "x" } });
+    expect(badName.status).toBe(400);
+    expect(((await badName.json()) as { code: string }).code).toBe("INVALID_REQUEST");
+    const badValue = await apiCall(`/v1/sandboxes/${id}/network/secrets/OK`, { method: "PUT", json: { value: "line\r\nInjected: yes" } });
+    expect(badValue.status).toBe(400);
+  });
+});
