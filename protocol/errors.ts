@@ -2,6 +2,8 @@
  * The one table of error codes. Every error on the wire — container server, Worker API and the
  * client's rebuilt error classes — names one of these codes; the HTTP status comes from here.
  */
+import { z } from "zod";
+
 export const ERROR_CODES = {
   INVALID_JSON: 400,
   INVALID_REQUEST: 400,
@@ -113,14 +115,15 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The body of every error response. */
-export interface ErrorResponse {
-  success: false;
-  code: ErrorCode;
-  message: string;
-  httpStatus: number;
-  timestamp: string;
-  context?: Record<string, unknown>;
-}
+export const errorResponseSchema = z.object({
+  success: z.literal(false),
+  code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
+  message: z.string(),
+  httpStatus: z.number().int(),
+  timestamp: z.string(),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
+export type ErrorResponse = z.infer<typeof errorResponseSchema>;
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(ERROR_CODES, value);

@@ -6,6 +6,7 @@
  */
 import { fileWrittenSchema, streamWriteQuerySchema } from "../../protocol/files.ts";
 import { createArchiveRequestSchema, importArchiveResultSchema } from "../../protocol/archive.ts";
+import { errorResponseSchema } from "../../protocol/errors.ts";
 import { sandboxIdSchema } from "../../protocol/sandbox.ts";
 import { terminalUrlRequestSchema } from "../../protocol/stream-url.ts";
 import { terminalOutputQuerySchema } from "../../protocol/terminals.ts";
@@ -47,7 +48,7 @@ export function openApiDocument(serverUrl?: string): Json {
           description: "A signed stream URL (with its `expires`), minted by the stream-url/ws-url routes or exec with stream: \"url\"; good only for the stream it names, until it expires (401 STREAM_URL_INVALID / STREAM_URL_EXPIRED).",
         },
       },
-      schemas: { Error: schema(s.errorResponseSchema) },
+      schemas: { Error: schema(errorResponseSchema) },
       parameters: {
         sandboxId: { name: "id", in: "path", required: true, schema: schema(sandboxIdSchema), description: "Sandbox id" },
       },
