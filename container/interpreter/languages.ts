@@ -11,7 +11,7 @@ import type { CodeLanguage } from "../../protocol/code.ts";
 export interface InterpreterPrograms {
   /** Python for python contexts. Default /usr/bin/python3. */
   python: string;
-  /** Node for javascript and typescript contexts (22.18 or newer: type stripping). Default: this server's. */
+  /** Node for javascript and typescript contexts (22.18 or newer: type stripping), and the driver of bash contexts. Default: this server's. */
   node: string;
 }
 
@@ -52,6 +52,15 @@ export function interpreterLaunch(language: CodeLanguage, programs: InterpreterP
       args: ["-c", driverSource("python-driver.py")],
       programPaths: [programs.python],
       missing: `Python is not installed at ${programs.python}: install it (apt-get install -y python3), or point SANDBOX_PYTHON at a Python 3`,
+    };
+  }
+  if (language === "bash") {
+    return {
+      program: programs.node,
+      // The driver is Node; the shell it drives is the sandbox's own bash, found on its PATH.
+      args: ["--disable-warning=ExperimentalWarning", "-e", driverSource("bash-driver.cjs")],
+      programPaths: [programs.node],
+      missing: `Node is not installed at ${programs.node}: point SANDBOX_NODE at Node 22.18 or newer`,
     };
   }
   return {
