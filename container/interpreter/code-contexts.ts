@@ -101,7 +101,7 @@ export class CodeContexts {
     const execution = new CodeExecution(
       newId("run"),
       context,
-      { code: request.code, timeoutMs: request.timeout, capture, interruptOnDisconnect: request.interruptOnDisconnect ?? false },
+      { code: request.code, timeoutMs: request.timeout, capture, interruptOnDisconnect: request.interruptOnDisconnect ?? false, env: request.env },
       this.#deps.limits,
     );
     context.submit(execution, request.wait ?? true);

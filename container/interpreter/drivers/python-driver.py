@@ -3,7 +3,7 @@ server, one at a time, in one namespace, and reports what each does the moment i
 
 It talks to the server over fd 3 in frames: a 5-byte header (payload length, big-endian u32; kind,
 one byte) and the payload. Kind 3 is a JSON message both ways; kinds 1 and 2 (this side only) are
-raw stdout and stderr bytes. The server sends `run` {id, code} and `interrupt` {id}; this side sends
+raw stdout and stderr bytes. The server sends `run` {id, code, env?} and `interrupt` {id}; this side sends
 `ready`, then per cell any number of output frames, `result` {id, result} and `error` {id, error},
 and `done` {id} last.
 
@@ -447,12 +447,32 @@ def run_cell(cell_id, code, number):
         _Cell.interrupt_for = None
 
 
-def serve(cell_id, code, number):
+def apply_run_env(env):
+    """Sets a run's own variables; returns what puts them back as they were."""
+    if not env:
+        return lambda: None
+    before = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+
+    def restore():
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    return restore
+
+
+def serve(cell_id, code, number, env=None):
     error = None
+    restore_env = apply_run_env(env)
     try:
         error = run_cell(cell_id, code, number)
     except KeyboardInterrupt as late:  # came while the cell was being wound up
         error = late
+    finally:
+        restore_env()
     _Cell.running = None
     _Cell.interrupt_for = None
     if error is not None:
@@ -505,7 +525,7 @@ def main():
             continue
         if message.get("type") == "run":
             number += 1
-            serve(message["id"], message.get("code", ""), number)
+            serve(message["id"], message.get("code", ""), number, message.get("env"))
 
 
 main()
