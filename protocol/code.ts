@@ -42,6 +42,12 @@ export const CODE_LIMITS = {
   maxQueuedRuns: 64,
   /** After an interrupt, how long a cell gets to stop before its interpreter is killed and restarted. */
   interruptGraceMs: 3000,
+  /**
+   * A streamed run to be interrupted when its reader goes: its stream, when silent, is written to this
+   * often. Each hop between the reader and the container (Worker, Durable Object) notices a reader gone
+   * only when it writes, so this bounds how late the interrupt comes.
+   */
+  disconnectProbeMs: 250,
   /** How long an interpreter may take to start and report ready. */
   startTimeoutMs: 30_000,
   /** Bytes of results (images included) a buffered Execution keeps; later results are dropped and flagged. */

@@ -78,7 +78,9 @@ async function streamRunEvents(ctx: RequestContext, execution: CodeExecution, po
   const { afterSeq, from } = readerStart(point);
   const reader = new LogReader(execution.log, afterSeq, { pin: true, from });
   try {
-    const end = await streamLogAsSse(ctx, reader, codeFramer());
+    // A reader that is to take the cell with it must be noticed soon when it goes: keep writing.
+    const keepaliveMs = execution.spec.interruptOnDisconnect ? ctx.server.limits.codeDisconnectProbeMs : ctx.server.limits.keepaliveMs;
+    const end = await streamLogAsSse(ctx, reader, codeFramer(), keepaliveMs);
     if (end === "disconnected" && execution.spec.interruptOnDisconnect && !execution.isOver) ctx.server.code.interrupt(execution.id);
   } finally {
     reader.unpin();

@@ -1,9 +1,10 @@
 /**
  * The code interpreter: contexts (create, list, get, delete, restart), runs buffered (the Execution
- * as JSON) and streamed (SSE of CodeEvent, resumable from Last-Event-ID), and interrupting a run.
+ * as JSON, built from the run's stream so a caller that goes away interrupts its cell) and streamed (SSE of CodeEvent, resumable from Last-Event-ID), and interrupting a run.
  */
 import { Hono } from "hono";
 import { createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
+import { runCodeBuffered } from "../code-run.ts";
 import { streamQuery } from "../schemas.ts";
 import { resumeRequest, sseResponse } from "../sse.ts";
 import type { ApiEnv } from "../types.ts";
@@ -19,7 +20,7 @@ export const codeRoutes = new Hono<ApiEnv>()
   .post("/code/contexts/:cid/restart", async (c) => c.json({ context: await c.var.sandbox.restartCodeContext(c.req.param("cid")) }))
   .post("/code/run", jsonBody(runCodeRequestSchema), async (c) => {
     const { code, ...options } = c.req.valid("json");
-    return c.json(await c.var.sandbox.runCode(code, options));
+    return runCodeBuffered(c.var.sandbox, code, options);
   })
   .post("/code/run/stream", jsonBody(runCodeRequestSchema), async (c) => {
     const { code, ...options } = c.req.valid("json");
