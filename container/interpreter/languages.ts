@@ -6,7 +6,7 @@
  * is first on someone's PATH) and the Node running this server.
  */
 import { readFileSync } from "node:fs";
-import type { CodeLanguage } from "../../protocol/code.ts";
+import { codeLanguageNameSchema, type CodeLanguage } from "../../protocol/code.ts";
 
 export interface InterpreterPrograms {
   /** Python for python contexts. Default /usr/bin/python3. */
@@ -22,6 +22,24 @@ export function interpreterPrograms(given: Partial<InterpreterPrograms> = {}, en
     python: given.python ?? (env.SANDBOX_PYTHON || DEFAULT_PYTHON),
     node: given.node ?? (env.SANDBOX_NODE || process.execPath),
   };
+}
+
+/**
+ * The languages whose default context starts with the server, so the first run finds it ready:
+ * python and javascript (a bash context starts in milliseconds anyway). SANDBOX_WARM_CODE names
+ * others (comma-separated; aliases too), or `none`.
+ */
+export const DEFAULT_WARM_LANGUAGES: readonly CodeLanguage[] = ["python", "javascript"];
+
+export function warmLanguages(given: readonly CodeLanguage[] | undefined, env: Record<string, string | undefined> = process.env): CodeLanguage[] {
+  if (given) return [...given];
+  const named = env.SANDBOX_WARM_CODE?.trim();
+  if (named === undefined || named === "") return [...DEFAULT_WARM_LANGUAGES];
+  if (named === "none") return [];
+  return named.split(",").flatMap((name) => {
+    const parsed = codeLanguageNameSchema.safeParse(name.trim());
+    return parsed.success ? [parsed.data] : [];
+  });
 }
 
 export interface InterpreterLaunch {
