@@ -33,6 +33,8 @@ const STDERR = 2;
 const MESSAGE = 3;
 const TYPESCRIPT = process.argv[1] === "typescript";
 const CELL_FILE = /cell-\d+\.[jt]s/;
+/** How often an interrupt not yet heard is sent again. */
+const INTERRUPT_REPEAT_MS = 100;
 
 /** Node's REPL pieces; without them (another Node) cells still run, with fewer conveniences. */
 const repl = (() => {
@@ -90,6 +92,12 @@ function onMessage(message) {
     if (number !== undefined && Atomics.load(shared, 0) === number) {
       Atomics.store(shared, 1, number);
       process.kill(process.pid, "SIGINT");
+      // A SIGINT that lands as a synchronous cell hands over to its await is taken by neither:
+      // send it again while the same cell runs with its interrupt not yet heard.
+      const again = setInterval(() => {
+        if (Atomics.load(shared, 0) === number && Atomics.load(shared, 1) === number) process.kill(process.pid, "SIGINT");
+        else clearInterval(again);
+      }, ${INTERRUPT_REPEAT_MS});
     }
   }
 }
