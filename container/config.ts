@@ -36,6 +36,8 @@ export interface ServerLimits {
   codeInterruptGraceMs: number;
   /** How long an interpreter may take to start. */
   codeStartTimeoutMs: number;
+  /** The keepalive of a streamed run that is interrupted when its reader goes (see CODE_LIMITS). */
+  codeDisconnectProbeMs: number;
   /** What one archive extraction may write (declared sizes) and how many entries. */
   maxExtractedBytes: number;
   maxExtractedEntries: number;
@@ -62,6 +64,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxCodeContexts: CODE_LIMITS.maxContexts,
   codeInterruptGraceMs: CODE_LIMITS.interruptGraceMs,
   codeStartTimeoutMs: CODE_LIMITS.startTimeoutMs,
+  codeDisconnectProbeMs: CODE_LIMITS.disconnectProbeMs,
   maxExtractedBytes: ARCHIVE_LIMITS.maxExtractedBytes,
   maxExtractedEntries: ARCHIVE_LIMITS.maxExtractedEntries,
 };

@@ -15,7 +15,8 @@ import { resolveLimits, type ServerLimits } from "./config.ts";
 import { CommandEnvironment, DEFAULT_PATH } from "./engine/environment.ts";
 import { ProcessTable } from "./engine/process-table.ts";
 import { CodeContexts } from "./interpreter/code-contexts.ts";
-import { interpreterPrograms, type InterpreterPrograms } from "./interpreter/languages.ts";
+import type { CodeLanguage } from "../protocol/code.ts";
+import { interpreterPrograms, warmLanguages, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy/serving.ts";
@@ -52,6 +53,8 @@ export interface StartServerOptions extends ServiceOptions {
   runTag?: string;
   /** The interpreters of code contexts (default: SANDBOX_PYTHON, SANDBOX_NODE, else /usr/bin/python3 and this Node). */
   interpreters?: Partial<InterpreterPrograms>;
+  /** Default code contexts started with the server (default: SANDBOX_WARM_CODE, else python and javascript). */
+  warmCodeLanguages?: readonly CodeLanguage[];
 }
 
 export interface RunningServer {
@@ -123,6 +126,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   }
   const { server } = listening;
   serveTerminalSockets(server, context, options.secret, ports.claimUpgrade);
+  code.warm(warmLanguages(options.warmCodeLanguages));
 
   let closing: Promise<void> | undefined;
   return {

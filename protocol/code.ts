@@ -1,5 +1,5 @@
 /**
- * The code interpreter on the wire: contexts (a long-lived Python or JavaScript/TypeScript
+ * The code interpreter on the wire: contexts (a long-lived Python, JavaScript/TypeScript or bash
  * interpreter each, keeping its state between runs), the run request, the events a running cell
  * streams (`start`, `stdout`, `stderr`, `result`, `error`, `complete`), and what a finished run is
  * (Execution). The results of a cell are MIME bundles like Jupyter's.
@@ -21,11 +21,15 @@
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
-import { envNameSchema, sessionIdSchema } from "./sessions.ts";
+import { envNameSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { idRoute } from "./route-path.ts";
 
-export const CODE_LANGUAGES = ["python", "javascript", "typescript"] as const;
+export const CODE_LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
 export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
+/** Short names a caller may give for a language; a context always reports the full one. */
+export const CODE_LANGUAGE_ALIASES = { py: "python", js: "javascript", ts: "typescript", sh: "bash" } as const satisfies Record<string, CodeLanguage>;
+/** A language as a caller may name it: its full name or an alias. */
+export type CodeLanguageName = CodeLanguage | keyof typeof CODE_LANGUAGE_ALIASES;
 /** What a context runs when the caller does not say. */
 export const DEFAULT_CODE_LANGUAGE: CodeLanguage = "python";
 
@@ -38,6 +42,12 @@ export const CODE_LIMITS = {
   maxQueuedRuns: 64,
   /** After an interrupt, how long a cell gets to stop before its interpreter is killed and restarted. */
   interruptGraceMs: 3000,
+  /**
+   * A streamed run to be interrupted when its reader goes: its stream, when silent, is written to this
+   * often. Each hop between the reader and the container (Worker, Durable Object) notices a reader gone
+   * only when it writes, so this bounds how late the interrupt comes.
+   */
+  disconnectProbeMs: 250,
   /** How long an interpreter may take to start and report ready. */
   startTimeoutMs: 30_000,
   /** Bytes of results (images included) a buffered Execution keeps; later results are dropped and flagged. */
@@ -64,11 +74,16 @@ export const codeIdSchema = z
 
 // ── requests ────────────────────────────────────────────────────────────────
 
+/** A language's full name; what contexts report. */
 export const codeLanguageSchema = z.enum(CODE_LANGUAGES);
+/** A language as a caller names it (full name or alias), read as its full name. */
+export const codeLanguageNameSchema = z
+  .enum([...CODE_LANGUAGES, ...(Object.keys(CODE_LANGUAGE_ALIASES) as (keyof typeof CODE_LANGUAGE_ALIASES)[])])
+  .transform((name): CodeLanguage => (name in CODE_LANGUAGE_ALIASES ? CODE_LANGUAGE_ALIASES[name as keyof typeof CODE_LANGUAGE_ALIASES] : (name as CodeLanguage)));
 
 export const createCodeContextRequestSchema = z.strictObject({
-  /** Default python. */
-  language: codeLanguageSchema.optional(),
+  /** Default python; aliases (py, js, ts, sh) name the same languages. */
+  language: codeLanguageNameSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the session's, else the workspace. */
   cwd: z.string().min(1).max(4096).optional(),
   /** Variables on top of the sandbox's (and the session's) env. */
@@ -77,13 +92,15 @@ export const createCodeContextRequestSchema = z.strictObject({
   sessionId: sessionIdSchema.optional(),
 });
 export type CreateCodeContextRequest = z.output<typeof createCodeContextRequestSchema>;
+/** The request as a caller writes it (a language may be an alias). */
+export type CreateCodeContextInput = z.input<typeof createCodeContextRequestSchema>;
 
 export const runCodeRequestSchema = z.strictObject({
   code: z.string().max(CODE_LIMITS.maxCodeLength),
   /** The context to run in; without one, the sandbox's default context for `language`. */
   contextId: codeIdSchema.optional(),
-  /** Without a context: which default context (default python). With one: must match it. */
-  language: codeLanguageSchema.optional(),
+  /** Without a context: which default context (default python). With one: must match it. Aliases as for contexts. */
+  language: codeLanguageNameSchema.optional(),
   /** Time limit of the cell in milliseconds, from when it starts running: then it is interrupted. */
   timeout: z.number().int().positive().max(LIMITS.maxTimeoutMs).optional(),
   /** When the context is busy: wait for its turn (default), or fail at once with CODE_CONTEXT_BUSY. */
@@ -92,8 +109,15 @@ export const runCodeRequestSchema = z.strictObject({
   maxOutputBytes: z.number().int().positive().max(LIMITS.maxExecOutputBytes).optional(),
   /** For /code/run/stream: interrupt the cell when the reader goes away (default false: it runs on). */
   interruptOnDisconnect: z.boolean().optional(),
+  /**
+   * Variables for this run only, on top of the context's: set while the cell runs (a subprocess it
+   * starts inherits them), and put back as they were when it ends.
+   */
+  env: envVarsSchema.optional(),
 });
 export type RunCodeRequest = z.output<typeof runCodeRequestSchema>;
+/** The request as a caller writes it (a language may be an alias). */
+export type RunCodeInput = z.input<typeof runCodeRequestSchema>;
 
 // ── what comes back ─────────────────────────────────────────────────────────
 

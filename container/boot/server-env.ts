@@ -29,6 +29,7 @@ export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([
   CA_BUNDLE_VAR,
   // interpreter/languages.ts: the interpreters of code contexts
   "SANDBOX_PYTHON",
+  "SANDBOX_WARM_CODE",
   "SANDBOX_NODE",
   // The local runtime finds the server it started (and its leftovers) by this tag in /proc/<pid>/environ.
   RUN_TAG_VAR,

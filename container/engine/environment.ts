@@ -11,6 +11,8 @@ export class CommandEnvironment {
   readonly base: Readonly<Record<string, string>>;
   /** Sandbox-level variables, shared by every command of this server. */
   readonly #sandbox = new Map<string, string>();
+  /** Bumped at every change of the sandbox env: what was started before it may be out of date. */
+  version = 0;
 
   constructor(base: Record<string, string>) {
     this.base = { ...base };
@@ -18,6 +20,7 @@ export class CommandEnvironment {
 
   /** Merges into the sandbox env; a value of `undefined` removes that variable. */
   setSandboxVars(vars: Record<string, string | undefined>): void {
+    this.version++;
     for (const [name, value] of Object.entries(vars)) {
       if (value === undefined) this.#sandbox.delete(name);
       else this.#sandbox.set(name, value);

@@ -3,7 +3,7 @@
  * A frame is a 5-byte header — the payload's length (big-endian u32) and its kind — then the
  * payload: raw stdout or stderr bytes of the cell (driver → server only), or one JSON message.
  *
- * Server → driver: `run` {id, code}, `interrupt` {id}.
+ * Server → driver: `run` {id, code, env?} (env: variables for that cell only), `interrupt` {id}.
  * Driver → server: `ready` {language, version, pid, cwd?}, then per cell `result` {id, result},
  * `error` {id, error}, and `done` {id} after everything else of the cell.
  */
@@ -25,7 +25,7 @@ export const driverMessageSchema = z.discriminatedUnion("type", [
 ]);
 export type DriverMessage = z.infer<typeof driverMessageSchema>;
 
-export type ServerMessage = { type: "run"; id: string; code: string } | { type: "interrupt"; id: string };
+export type ServerMessage = { type: "run"; id: string; code: string; env?: Record<string, string> } | { type: "interrupt"; id: string };
 
 export function encodeMessage(message: ServerMessage): Buffer {
   const payload = Buffer.from(JSON.stringify(message), "utf8");

@@ -185,7 +185,7 @@ export class CodeContext {
     next.begin(++this.#executionCount);
     next.log.onPressure = (over) => interpreter.pause(over);
     if (next.spec.timeoutMs !== undefined) this.#runTimer = setTimeout(() => this.#interruptRunning(true), next.spec.timeoutMs);
-    interpreter.send({ type: "run", id: next.id, code: next.spec.code });
+    interpreter.send({ type: "run", id: next.id, code: next.spec.code, ...(next.spec.env ? { env: next.spec.env } : {}) });
   }
 
   #onMessage(message: DriverMessage): void {

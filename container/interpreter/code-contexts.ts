@@ -3,6 +3,10 @@
  * per language (made on first use, made again if deleted); and runs by id — live ones, and finished
  * ones for a short while (like finished execs) so a broken stream can resume. Ids are minted here
  * and never reused, so a context from before a restart is reported gone, never silently replaced.
+ *
+ * Default contexts can be warm: started with the server, unlisted, and taken by the first run that
+ * wants one, so even that run finds its interpreter ready. One started before the sandbox's env
+ * changed is let go instead (it would not see the change), and a fresh one is made.
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -26,6 +30,8 @@ export class CodeContexts {
   readonly #defaults = new Map<CodeLanguage, Promise<CodeContext>>();
   readonly #executions = new Map<string, CodeExecution>();
   readonly #finished: FinishedExecs<CodeExecution>;
+  /** Warm default contexts not yet taken, with the sandbox env's version they started under. */
+  readonly #warm = new Map<CodeLanguage, Promise<{ context: CodeContext; envVersion: number } | undefined>>();
   #closed = false;
 
   constructor(deps: ContextDeps) {
@@ -101,7 +107,7 @@ export class CodeContexts {
     const execution = new CodeExecution(
       newId("run"),
       context,
-      { code: request.code, timeoutMs: request.timeout, capture, interruptOnDisconnect: request.interruptOnDisconnect ?? false },
+      { code: request.code, timeoutMs: request.timeout, capture, interruptOnDisconnect: request.interruptOnDisconnect ?? false, env: request.env },
       this.#deps.limits,
     );
     context.submit(execution, request.wait ?? true);
@@ -126,9 +132,25 @@ export class CodeContexts {
     return context ? context.interrupt(execution) : false;
   }
 
+  /** Starts the default context of each language in the background, for the first run to take. */
+  warm(languages: readonly CodeLanguage[]): void {
+    for (const language of languages) {
+      if (this.#warm.has(language) || this.#defaults.has(language)) continue;
+      const envVersion = this.#deps.environment.version;
+      const starting = CodeContext.create(newId("ctx"), { language, cwd: undefined, env: undefined, sessionId: undefined, isDefault: true }, this.#deps).then(
+        (context) => ({ context, envVersion }),
+        () => undefined, // the first run starts one itself, and says why if it cannot
+      );
+      this.#warm.set(language, starting);
+    }
+  }
+
   /** Kills every interpreter; no new contexts afterwards. */
   async close(): Promise<void> {
     this.#closed = true;
+    const warm = [...this.#warm.values()];
+    this.#warm.clear();
+    await Promise.all(warm.map(async (starting) => (await starting)?.context.close()));
     const contexts = [...this.#contexts.values()];
     this.#contexts.clear();
     await Promise.all(contexts.map((context) => context.close()));
@@ -143,7 +165,7 @@ export class CodeContexts {
       if (context && this.#contexts.get(context.id) === context) return context;
       if (this.#defaults.get(language) !== known) return this.#defaultContext(language);
     }
-    const creating = this.create({ language }, true);
+    const creating = this.#takeWarm(language).then((warm) => warm ?? this.create({ language }, true));
     this.#defaults.set(language, creating);
     try {
       return await creating;
@@ -151,6 +173,21 @@ export class CodeContexts {
       if (this.#defaults.get(language) === creating) this.#defaults.delete(language);
       throw error;
     }
+  }
+
+  /** The warm default context of a language, if there is one and the sandbox env has not changed since it started. */
+  async #takeWarm(language: CodeLanguage): Promise<CodeContext | undefined> {
+    const starting = this.#warm.get(language);
+    if (!starting) return undefined;
+    this.#warm.delete(language);
+    const warm = await starting;
+    if (!warm) return undefined;
+    if (this.#closed || warm.envVersion !== this.#deps.environment.version) {
+      await warm.context.close();
+      return undefined;
+    }
+    this.#contexts.set(warm.context.id, warm.context);
+    return warm.context;
   }
 }
 

@@ -20,6 +20,8 @@ export interface ExecutionSpec {
   /** Buffered runs: build the Execution, within these limits (undefined: streamed, nothing kept). */
   capture: ExecutionLimits | undefined;
   interruptOnDisconnect: boolean;
+  /** Variables for this run only. */
+  env: Record<string, string> | undefined;
 }
 
 export type ExecutionStatus = "queued" | "running" | "over";

@@ -6,12 +6,12 @@
  * is first on someone's PATH) and the Node running this server.
  */
 import { readFileSync } from "node:fs";
-import type { CodeLanguage } from "../../protocol/code.ts";
+import { codeLanguageNameSchema, type CodeLanguage } from "../../protocol/code.ts";
 
 export interface InterpreterPrograms {
   /** Python for python contexts. Default /usr/bin/python3. */
   python: string;
-  /** Node for javascript and typescript contexts (22.18 or newer: type stripping). Default: this server's. */
+  /** Node for javascript and typescript contexts (22.18 or newer: type stripping), and the driver of bash contexts. Default: this server's. */
   node: string;
 }
 
@@ -22,6 +22,24 @@ export function interpreterPrograms(given: Partial<InterpreterPrograms> = {}, en
     python: given.python ?? (env.SANDBOX_PYTHON || DEFAULT_PYTHON),
     node: given.node ?? (env.SANDBOX_NODE || process.execPath),
   };
+}
+
+/**
+ * The languages whose default context starts with the server, so the first run finds it ready:
+ * python and javascript (a bash context starts in milliseconds anyway). SANDBOX_WARM_CODE names
+ * others (comma-separated; aliases too), or `none`.
+ */
+export const DEFAULT_WARM_LANGUAGES: readonly CodeLanguage[] = ["python", "javascript"];
+
+export function warmLanguages(given: readonly CodeLanguage[] | undefined, env: Record<string, string | undefined> = process.env): CodeLanguage[] {
+  if (given) return [...given];
+  const named = env.SANDBOX_WARM_CODE?.trim();
+  if (named === undefined || named === "") return [...DEFAULT_WARM_LANGUAGES];
+  if (named === "none") return [];
+  return named.split(",").flatMap((name) => {
+    const parsed = codeLanguageNameSchema.safeParse(name.trim());
+    return parsed.success ? [parsed.data] : [];
+  });
 }
 
 export interface InterpreterLaunch {
@@ -52,6 +70,15 @@ export function interpreterLaunch(language: CodeLanguage, programs: InterpreterP
       args: ["-c", driverSource("python-driver.py")],
       programPaths: [programs.python],
       missing: `Python is not installed at ${programs.python}: install it (apt-get install -y python3), or point SANDBOX_PYTHON at a Python 3`,
+    };
+  }
+  if (language === "bash") {
+    return {
+      program: programs.node,
+      // The driver is Node; the shell it drives is the sandbox's own bash, found on its PATH.
+      args: ["--disable-warning=ExperimentalWarning", "-e", driverSource("bash-driver.cjs")],
+      programPaths: [programs.node],
+      missing: `Node is not installed at ${programs.node}: point SANDBOX_NODE at Node 22.18 or newer`,
     };
   }
   return {

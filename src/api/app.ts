@@ -11,6 +11,7 @@ import { errorResponse, handleError } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { consoleRoutes } from "../console/routes.ts";
 import { archiveRoutes } from "./routes/archive.ts";
+import { codeRoutes } from "./routes/code.ts";
 import { terminalRoutes } from "./routes/terminals.ts";
 import { portRoutes } from "./routes/ports.ts";
 import { noPathPreviews } from "./port-proxy.ts";
@@ -39,7 +40,7 @@ export function createApp(): Hono<ApiEnv> {
   app.use("/v1/sandboxes/*", requireToken(), bodyLimits());
   app.use("/v1/sandboxes/:id/*", sandboxParam());
   app.use("/v1/sandboxes/:id", sandboxParam());
-  for (const routes of [derivedRoutes, lifecycleRoutes, execRoutes, processRoutes, fileRoutes, terminalRoutes, portRoutes, streamUrlRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
+  for (const routes of [derivedRoutes, lifecycleRoutes, execRoutes, processRoutes, fileRoutes, codeRoutes, terminalRoutes, portRoutes, streamUrlRoutes, archiveRoutes]) app.route("/v1/sandboxes/:id", routes);
   // The MCP endpoint (/v1/mcp, /v1/sandboxes/:id/mcp): src/mcp/.
   app.route("/", mcpRoutes());
   // Cloudflare's Bridge API beside ours (/v1/sandbox/…, /health): src/api/bridge/.

@@ -3,20 +3,24 @@
  * Python and JavaScript/TypeScript contexts, runs that resolve with an Execution, and runs that
  * stream their events as they happen. Callbacks and AbortSignals live on the caller's side.
  */
-import type { CodeContext, CodeEvent, CodeLanguage, Execution, ExecutionError, Result } from "../../protocol/code.ts";
+import type { CodeContext, CodeEvent, CodeLanguageName, Execution, ExecutionError, Result } from "../../protocol/code.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 
 export interface BaseRunCodeOptions {
   /** The context to run in (its id, or the context itself); default: the sandbox's context for `language`. */
   context?: string | CodeContext;
-  /** Without a context: which default context (default python). */
-  language?: CodeLanguage;
+  /** Without a context: which default context (default python; py, js, ts and sh name them too). */
+  language?: CodeLanguageName;
   /** Time limit of the cell in milliseconds: then it is interrupted, and the Execution says `timedOut`. */
   timeout?: number;
   /** A busy context: wait for its turn (default), or fail at once (`false`, CODE_CONTEXT_BUSY). */
   wait?: boolean;
   /** Aborting interrupts the cell (the context keeps its state) and rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Variables for this run only, on top of the context's; put back as they were when the cell ends. */
+  env?: Record<string, string>;
+  /** The same as `env`, under the name Cloudflare's SDK gives it (entries without a value are skipped); `env` wins a clash. */
+  envVars?: Record<string, string | undefined>;
 }
 
 export interface RunCodeOptions extends BaseRunCodeOptions {

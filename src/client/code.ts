@@ -22,7 +22,16 @@ function runWire(options: RunCodeOptions & RunCodeStreamOptions): RunCodeRequest
   if (options.wait !== undefined) wire.wait = options.wait;
   if (options.maxOutputBytes !== undefined) wire.maxOutputBytes = options.maxOutputBytes;
   if (options.interruptOnDisconnect !== undefined) wire.interruptOnDisconnect = options.interruptOnDisconnect;
+  const env = runEnv(options);
+  if (env) wire.env = env;
   return wire;
+}
+
+/** A run's own variables: `env`, over `envVars` without its unset entries. */
+function runEnv({ env, envVars }: RunCodeOptions): Record<string, string> | undefined {
+  if (env === undefined && envVars === undefined) return undefined;
+  const given = Object.entries(envVars ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string");
+  return { ...Object.fromEntries(given), ...env };
 }
 
 export class CodeInterpreterClient implements CodeInterpreter {

@@ -13,7 +13,7 @@ export { isExecResult, isProcess, isProcessStatus } from "./guards.ts";
 export type * from "./api.ts";
 export type * from "./code-api.ts";
 export type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
-export type { CodeContext, CodeEvent, CodeLanguage, Execution, ExecutionError, ExecutionOutcome, Result } from "../../protocol/code.ts";
+export type { CodeContext, CodeEvent, CodeLanguage, CodeLanguageName, Execution, ExecutionError, ExecutionOutcome, Result } from "../../protocol/code.ts";
 export type { ProcessRecord, ProcessLogs, KillResult, StdinResult } from "../rpc/processes.ts";
 export type { SandboxInfo, SandboxDetails, SandboxConfig } from "../rpc/sandbox.ts";
 export type { SandboxRpc } from "../rpc/sandbox-rpc.ts";

@@ -11,7 +11,7 @@ import { SseParser } from "../../protocol/sse.ts";
 
 describe("code run frames", () => {
   it("frame every event exactly as toCodeEvent describes it", () => {
-    const execution = new CodeExecution("run_1", { id: "ctx_1", language: "python" }, { code: "", timeoutMs: undefined, capture: undefined, interruptOnDisconnect: false }, resolveLimits({ chunkMaxDelayMs: 0 }));
+    const execution = new CodeExecution("run_1", { id: "ctx_1", language: "python" }, { code: "", timeoutMs: undefined, capture: undefined, interruptOnDisconnect: false, env: undefined }, resolveLimits({ chunkMaxDelayMs: 0 }));
     execution.begin(3);
     execution.output("stdout", Buffer.from('say "hi"\n\ttab 😀'));
     execution.addResult({ text: "'x'", html: "<b>\"x\"</b>", json: { nested: [1, null] }, isMainResult: true });

@@ -1,7 +1,8 @@
 /**
  * JavaScript and TypeScript contexts at the container server: a Node process per context (not the
  * server), one vm context with top-level await, console capture, the last expression as the main
- * result, import() from the workspace, TypeScript through Node's type stripping.
+ * result, import() and static import statements from the workspace, TypeScript through Node's type
+ * stripping.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -85,6 +86,42 @@ describe("javascript contexts", () => {
     const fresh = await createContext(sandbox, { language: "javascript" });
     expect(mainResult(await run(sandbox, fresh.id, "const { greet } = await import('greeter');\ngreet('sandbox')"))?.text).toBe("'hello sandbox'");
     expect(mainResult(await run(sandbox, fresh.id, "require('node:path').join('a', 'b')"))?.text).toBe("'a/b'");
+  });
+
+  it("run static import statements, of every form, and keep what they bind for later cells", async () => {
+    const pkg = join(sandbox.workspace, "node_modules", "shapes");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "shapes", type: "module", exports: "./index.js" }));
+    writeFileSync(join(pkg, "index.js"), "export const area = (w, h) => w * h;\nexport default 'square';\nexport const sides = 4;\n");
+    writeFileSync(join(sandbox.workspace, "data.json"), JSON.stringify({ n: 3 }));
+    const fresh = await createContext(sandbox, { language: "javascript" });
+    const cell = [
+      "import shape, { area, sides as count } from 'shapes';",
+      "import * as shapes from 'shapes';",
+      "import {",
+      "  join,",
+      "} from 'node:path';",
+      "import data from './data.json' with { type: 'json' };",
+      "import 'node:os';",
+      "export const made = `${shape}:${area(2, 3)}:${count}:${shapes.sides}:${join('a', 'b')}:${data.n}`;",
+      "made",
+    ].join("\n");
+    const execution = await run(sandbox, fresh.id, cell);
+    expect(execution.error).toBeUndefined();
+    expect(mainResult(execution)?.text).toBe("'square:6:4:4:a/b:3'");
+    expect(mainResult(await run(sandbox, fresh.id, "[typeof area, made]"))?.text).toBe("[ 'function', 'square:6:4:4:a/b:3' ]");
+    // Lines keep their numbers: an error after a multi-line import points at its own line.
+    const thrown = await run(sandbox, fresh.id, "import {\n  sep,\n} from 'node:path';\nthrow new Error(sep)");
+    expect(thrown.error?.traceback.join("\n")).toMatch(/cell-\d+\.js:4:/);
+    const missing = await run(sandbox, fresh.id, "import { nothing } from 'no-such-package'");
+    expect(missing.error?.value).toContain("no-such-package");
+  });
+
+  it("run static imports in TypeScript, type-only imports left out", async () => {
+    const ts = await createContext(sandbox, { language: "typescript" });
+    const execution = await run(sandbox, ts.id, "import type { ParsedPath } from 'node:path';\nimport { parse } from 'node:path';\nconst parts: ParsedPath = parse('/a/b.txt');\nparts.ext");
+    expect(execution.error).toBeUndefined();
+    expect(mainResult(execution)?.text).toBe("'.txt'");
   });
 
   it("run TypeScript through type stripping", async () => {

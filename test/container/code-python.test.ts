@@ -38,7 +38,7 @@ describe("python contexts", () => {
   it("give the last expression as the main result, display() results and prints in order", async () => {
     const execution = await run(sandbox, context.id, "print('one')\ndisplay({'a': 1})\nprint('two')\n'last'");
     expect(execution.results).toEqual([
-      { text: "{'a': 1}", isMainResult: false },
+      { text: "{'a': 1}", json: { a: 1 }, isMainResult: false },
       { text: "'last'", isMainResult: true },
     ]);
     expect(stdoutText(execution)).toBe("one\ntwo\n");

@@ -2,7 +2,7 @@
  * The code interpreter (protocol/code.ts): contexts, runs buffered and streamed, resuming a run's
  * stream, interrupting a run. A streamed run's reader is pinned like an exec's: the cell runs at the
  * reader's pace rather than lose output. A reader that goes away leaves the cell running, unless the
- * run asked for `interruptOnDisconnect`.
+ * run asked for `interruptOnDisconnect`; a buffered caller that goes away has its cell interrupted.
  */
 import { CODE_ROUTES, createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
 import type { ResumePoint } from "../../../protocol/resume.ts";
@@ -39,11 +39,19 @@ async function restartContext(ctx: RequestContext): Promise<void> {
   sendOk(ctx.res, { context: context.info() });
 }
 
-/** The Execution once the cell is over. */
+/**
+ * The Execution once the cell is over. A caller that goes away before then wants no answer: its cell
+ * is interrupted (the context keeps its state), so a dropped call never leaves a context busy.
+ */
 async function run(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, runCodeRequestSchema);
   const execution = await ctx.server.code.run(request, { buffered: true });
+  const onClose = () => {
+    if (!execution.isOver) ctx.server.code.interrupt(execution.id);
+  };
+  ctx.res.once("close", onClose);
   await execution.finished;
+  ctx.res.off("close", onClose);
   try {
     if (!ctx.res.destroyed) sendJson(ctx.res, 200, execution.execution());
   } finally {
@@ -70,7 +78,9 @@ async function streamRunEvents(ctx: RequestContext, execution: CodeExecution, po
   const { afterSeq, from } = readerStart(point);
   const reader = new LogReader(execution.log, afterSeq, { pin: true, from });
   try {
-    const end = await streamLogAsSse(ctx, reader, codeFramer());
+    // A reader that is to take the cell with it must be noticed soon when it goes: keep writing.
+    const keepaliveMs = execution.spec.interruptOnDisconnect ? ctx.server.limits.codeDisconnectProbeMs : ctx.server.limits.keepaliveMs;
+    const end = await streamLogAsSse(ctx, reader, codeFramer(), keepaliveMs);
     if (end === "disconnected" && execution.spec.interruptOnDisconnect && !execution.isOver) ctx.server.code.interrupt(execution.id);
   } finally {
     reader.unpin();

@@ -43,6 +43,7 @@ export async function streamLogAsSse(
   ctx: RequestContext,
   reader: LogReader,
   frame: Framer,
+  keepaliveMs = ctx.server.limits.keepaliveMs,
 ): Promise<StreamEnd> {
   const { res } = ctx;
   const stop = new AbortController();
@@ -56,7 +57,7 @@ export async function streamLogAsSse(
   const keepalive = setTimeout(function beat() {
     if (!res.writableNeedDrain) res.write(KEEPALIVE_FRAME);
     keepalive.refresh();
-  }, ctx.server.limits.keepaliveMs);
+  }, keepaliveMs);
 
   const buffers = new BatchBuffers();
   try {

@@ -9,7 +9,7 @@
  *
  * It talks to the server over fd 3 in the frames of the Python driver: a 5-byte header (payload
  * length, big-endian u32; kind: 1 stdout bytes, 2 stderr bytes, 3 a JSON message) and the payload.
- * The server sends `run` {id, code} and `interrupt` {id}; this side sends `ready`, then per cell its
+ * The server sends `run` {id, code, env?} and `interrupt` {id}; this side sends `ready`, then per cell its
  * output frames, `result` {id, result}, `error` {id, error}, and `done` {id} last.
  *
  * A worker thread reads the channel, so an interrupt is heard while the main thread is busy in a
@@ -33,6 +33,8 @@ const STDERR = 2;
 const MESSAGE = 3;
 const TYPESCRIPT = process.argv[1] === "typescript";
 const CELL_FILE = /cell-\d+\.[jt]s/;
+/** How often an interrupt not yet heard is sent again. */
+const INTERRUPT_REPEAT_MS = 100;
 
 /** Node's REPL pieces; without them (another Node) cells still run, with fewer conveniences. */
 const repl = (() => {
@@ -67,37 +69,19 @@ function send(message) {
   sendFrame(MESSAGE, Buffer.from(JSON.stringify(message)));
 }
 
-/** What the channel reader runs: frames in, runs to the main thread, interrupts as SIGINT. */
+/**
+ * What the channel reader runs: frames in, runs to the main thread, interrupts as SIGINT. It reads
+ * with its own event loop, never blocked in a read: a thread stuck in a read would hold up
+ * process.exit() (which waits for every thread) forever.
+ */
 const READER_SOURCE = `
-const fs = require("node:fs");
+const net = require("node:net");
 const { parentPort, workerData } = require("node:worker_threads");
 const shared = workerData.shared;
-const pause = new Int32Array(new SharedArrayBuffer(4));
 const numbers = new Map();
 let next = 0;
-function readExact(size) {
-  const buffer = Buffer.allocUnsafe(size);
-  let offset = 0;
-  while (offset < size) {
-    let n;
-    try {
-      n = fs.readSync(${CONTROL_FD}, buffer, offset, size - offset, null);
-    } catch (error) {
-      if (error.code !== "EAGAIN") return undefined;
-      Atomics.wait(pause, 0, 0, 2);
-      continue;
-    }
-    if (n === 0) return undefined;
-    offset += n;
-  }
-  return buffer;
-}
-for (;;) {
-  const header = readExact(5);
-  const payload = header && readExact(header.readUInt32BE(0));
-  if (!payload) break;
-  if (header[4] !== ${MESSAGE}) continue;
-  const message = JSON.parse(payload.toString("utf8"));
+let pending = Buffer.alloc(0);
+function onMessage(message) {
   if (message.type === "run") {
     const number = ++next;
     numbers.set(message.id, number);
@@ -108,10 +92,29 @@ for (;;) {
     if (number !== undefined && Atomics.load(shared, 0) === number) {
       Atomics.store(shared, 1, number);
       process.kill(process.pid, "SIGINT");
+      // A SIGINT that lands as a synchronous cell hands over to its await is taken by neither:
+      // send it again while the same cell runs with its interrupt not yet heard.
+      const again = setInterval(() => {
+        if (Atomics.load(shared, 0) === number && Atomics.load(shared, 1) === number) process.kill(process.pid, "SIGINT");
+        else clearInterval(again);
+      }, ${INTERRUPT_REPEAT_MS});
     }
   }
 }
-parentPort.postMessage({ type: "eof" });
+const channel = new net.Socket({ fd: ${CONTROL_FD}, readable: true, writable: false });
+channel.on("data", (chunk) => {
+  pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+  while (pending.length >= 5 && pending.length >= 5 + pending.readUInt32BE(0)) {
+    const length = pending.readUInt32BE(0);
+    const kind = pending[4];
+    const payload = pending.subarray(5, 5 + length);
+    pending = pending.subarray(5 + length);
+    if (kind === ${MESSAGE}) onMessage(JSON.parse(payload.toString("utf8")));
+  }
+});
+const end = () => parentPort.postMessage({ type: "eof" });
+channel.on("end", end);
+channel.on("error", end);
 `;
 
 // ── the context the cells run in ───────────────────────────────────────────
@@ -222,33 +225,81 @@ function errorPayload(error) {
 
 // ── running cells ───────────────────────────────────────────────────────────
 
-/**
- * Top-level `let`, `const` and `class` become `var`, so a cell can be run again (a notebook's
- * habit) without "already declared", and its names outlive it like Python's.
- */
-function hoistDeclarations(source) {
-  if (!repl) return source;
-  let program;
+/** The cell's program: parsed as a script, else (static `import`, `export`) as a module; undefined when neither parses. */
+function parseCell(source) {
+  const options = { ecmaVersion: "latest", allowAwaitOutsideFunction: true, allowHashBang: true };
   try {
-    program = repl.acorn.parse(source, { ecmaVersion: "latest", sourceType: "script", allowAwaitOutsideFunction: true, allowHashBang: true });
+    return repl.acorn.parse(source, { ...options, sourceType: "script" });
   } catch {
-    return source; // the real compile reports the syntax error
+    try {
+      return repl.acorn.parse(source, { ...options, sourceType: "module" });
+    } catch {
+      return undefined; // the real compile reports the syntax error
+    }
   }
+}
+
+/** Newlines of the text an edit replaces, kept so the cell's line numbers stay right in a stack. */
+const sameLines = (text) => "\n".repeat((text.match(/\n/g) ?? []).length);
+
+/**
+ * A static import as the dynamic import it amounts to, its names bound like the cell's other
+ * top-level names: `import x, { a as b } from "m"` → `var { default: x, a: b } = await import("m")`.
+ */
+function importAsAwait(node, source) {
+  const attributes = node.attributes?.length
+    ? `, { with: { ${node.attributes.map((a) => `${source.slice(a.key.start, a.key.end)}: ${source.slice(a.value.start, a.value.end)}`).join(", ")} } }`
+    : "";
+  const load = `await import(${source.slice(node.source.start, node.source.end)}${attributes})`;
+  const namespace = node.specifiers.find((s) => s.type === "ImportNamespaceSpecifier");
+  const named = node.specifiers.filter((s) => s.type !== "ImportNamespaceSpecifier");
+  const pattern = named.map((s) => {
+    if (s.type === "ImportDefaultSpecifier") return `default: ${s.local.name}`;
+    const imported = s.imported.type === "Literal" ? JSON.stringify(s.imported.value) : s.imported.name;
+    return imported === s.local.name ? imported : `${imported}: ${s.local.name}`;
+  });
+  if (!namespace && pattern.length === 0) return `${load};`;
+  if (!namespace) return `var { ${pattern.join(", ")} } = ${load};`;
+  return `var ${namespace.local.name} = ${load}${pattern.length ? `, { ${pattern.join(", ")} } = ${namespace.local.name}` : ""};`;
+}
+
+/**
+ * What makes a cell run as a notebook expects, in one pass over its top-level statements:
+ * - `let`, `const` and `class` become `var`, so a cell can be run again without "already declared",
+ *   and its names outlive it like Python's;
+ * - static `import` becomes an awaited `import()` (a cell is a script, where `import` statements
+ *   are not allowed), and `export` is dropped from what it exports: nothing imports a cell.
+ */
+function rewriteCell(source) {
+  if (!repl) return source;
+  const program = parseCell(source);
+  if (!program) return source;
   const edits = [];
-  for (const node of program.body) {
+  const replace = (node, text) => edits.push({ at: node.start, cut: node.end - node.start, text: text + sameLines(source.slice(node.start, node.end)) });
+  const hoist = (node) => {
     if (node.type === "VariableDeclaration" && (node.kind === "let" || node.kind === "const")) {
       edits.push({ at: node.start, cut: node.kind.length, text: node.kind === "const" ? "var  " : "var" });
     } else if (node.type === "ClassDeclaration" && node.id) {
       edits.push({ at: node.start, cut: 0, text: `var ${node.id.name} = ` }, { at: node.end, cut: 0, text: ";" });
     }
+  };
+  for (const node of program.body) {
+    if (node.type === "ImportDeclaration") replace(node, importAsAwait(node, source));
+    else if (node.type === "ExportNamedDeclaration" && node.declaration) {
+      edits.push({ at: node.start, cut: node.declaration.start - node.start, text: "" });
+      hoist(node.declaration);
+    } else if (node.type === "ExportNamedDeclaration" || node.type === "ExportAllDeclaration") replace(node, "");
+    else if (node.type === "ExportDefaultDeclaration") edits.push({ at: node.start, cut: node.declaration.start - node.start, text: "" });
+    else hoist(node);
   }
+  edits.sort((a, b) => a.at - b.at);
   for (const edit of edits.reverse()) source = source.slice(0, edit.at) + edit.text + source.slice(edit.at + edit.cut);
   return source;
 }
 
 function prepare(code) {
   let source = TYPESCRIPT ? stripTypeScriptTypes(code, { mode: "transform" }) : code;
-  source = hoistDeclarations(source);
+  source = rewriteCell(source);
   const wrapped = repl && /\bawait\b/.test(source) ? repl.processTopLevelAwait(source) : null;
   return wrapped === null ? { source, async: false } : { source: wrapped, async: true };
 }
@@ -281,9 +332,23 @@ async function evaluate(context, code, number) {
   return async ? (await interruptible(value))?.value : value;
 }
 
-async function runCell(context, { id, code, number }) {
+/** Sets a run's own variables; returns what puts them back as they were. */
+function applyRunEnv(env) {
+  if (!env) return () => {};
+  const before = Object.keys(env).map((name) => [name, Object.hasOwn(process.env, name) ? process.env[name] : undefined]);
+  Object.assign(process.env, env);
+  return () => {
+    for (const [name, value] of before) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+}
+
+async function runCell(context, { id, code, number, env }) {
   runningId = id;
   Atomics.store(shared, 0, number);
+  const restoreEnv = applyRunEnv(env);
   let failure;
   try {
     const value = await evaluate(context, code, number);
@@ -291,6 +356,7 @@ async function runCell(context, { id, code, number }) {
   } catch (error) {
     failure = { error };
   }
+  restoreEnv();
   Atomics.store(shared, 0, 0);
   Atomics.store(shared, 1, 0);
   runningId = undefined;

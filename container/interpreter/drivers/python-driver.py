@@ -3,7 +3,7 @@ server, one at a time, in one namespace, and reports what each does the moment i
 
 It talks to the server over fd 3 in frames: a 5-byte header (payload length, big-endian u32; kind,
 one byte) and the payload. Kind 3 is a JSON message both ways; kinds 1 and 2 (this side only) are
-raw stdout and stderr bytes. The server sends `run` {id, code} and `interrupt` {id}; this side sends
+raw stdout and stderr bytes. The server sends `run` {id, code, env?} and `interrupt` {id}; this side sends
 `ready`, then per cell any number of output frames, `result` {id, result} and `error` {id, error},
 and `done` {id} last.
 
@@ -27,10 +27,12 @@ import json
 import linecache
 import os
 import queue
+import re
 import select
 import signal
 import struct
 import sys
+import textwrap
 import threading
 import traceback
 
@@ -244,6 +246,22 @@ def _figure_png(figure):
     return buffer.getvalue()
 
 
+def _json_value(obj):
+    """A dict's JSON form, and a DataFrame's data (columns, index, rows), or None."""
+    if isinstance(obj, dict):
+        try:
+            return json.loads(json.dumps(obj, allow_nan=False))
+        except (TypeError, ValueError):
+            return None
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(obj, pandas.DataFrame):
+        try:
+            return json.loads(obj.to_json(orient="split", date_format="iso", default_handler=str))
+        except Exception:
+            return None
+    return None
+
+
 def mime_bundle(obj, raw=False):
     bundle = {}
     if raw and isinstance(obj, dict):
@@ -261,6 +279,8 @@ def mime_bundle(obj, raw=False):
     for method, key in REPR_METHODS:
         if key not in bundle:
             _add_format(bundle, key, _call_repr(obj, method))
+    if "json" not in bundle:
+        _add_format(bundle, "json", _json_value(obj))
     if "text" not in bundle:
         try:
             bundle["text"] = repr(obj)
@@ -320,19 +340,37 @@ class _BackendLoader(importlib.abc.Loader):
         exec(compile(BACKEND_SOURCE, "<sandbox_inline>", "exec"), module.__dict__)
 
 
-class _ConfiguringLoader(importlib.abc.Loader):
-    """matplotlib's own loader, and then our backend as its default (unless MPLBACKEND says otherwise)."""
+def _configure_matplotlib(module):
+    """Our backend as matplotlib's default (unless MPLBACKEND says otherwise)."""
+    if "MPLBACKEND" not in os.environ:
+        module.rcParams["backend"] = "module://" + BACKEND
 
-    def __init__(self, loader):
+
+def _configure_ipython_display(module):
+    """IPython's display() (what `from IPython.display import display` gets) shows results here."""
+    module.display = display
+
+
+# Modules set up as they are first imported, before anything else can import from them.
+CONFIGURED_MODULES = {
+    "matplotlib": _configure_matplotlib,
+    "IPython.core.display_functions": _configure_ipython_display,
+}
+
+
+class _ConfiguringLoader(importlib.abc.Loader):
+    """A module's own loader, and then our setup of it."""
+
+    def __init__(self, loader, configure):
         self.loader = loader
+        self.configure = configure
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
         self.loader.exec_module(module)
-        if "MPLBACKEND" not in os.environ:
-            module.rcParams["backend"] = "module://" + BACKEND
+        self.configure(module)
 
     def __getattr__(self, name):
         return getattr(self.loader, name)
@@ -342,11 +380,12 @@ class _SandboxImports(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
         if fullname == BACKEND:
             return importlib.util.spec_from_loader(fullname, _BackendLoader())
-        if fullname != "matplotlib":
+        configure = CONFIGURED_MODULES.get(fullname)
+        if configure is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _ConfiguringLoader(spec.loader)
+            spec.loader = _ConfiguringLoader(spec.loader, configure)
         return spec
 
 
@@ -422,8 +461,58 @@ def _evaluate(code):
     return value
 
 
+SHELL_SYNTAX = re.compile(r"^[ \t]*[!%]", re.MULTILINE)
+_shell = None
+
+
+def ipython_shell():
+    """IPython's shell, made on first need: what `!cmd`, `%magic` and `%%cell magic` lines run on."""
+    global _shell
+    if _shell is None:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        _shell = InteractiveShell.instance(user_module=_user_module, user_ns=namespace, colors="NoColor")
+        # The shell's display hooks stay ours: results leave as this driver sends them.
+        sys.displayhook = sys.__displayhook__
+        _shell.display_pub.publish = lambda data, metadata=None, **_: display(data, raw=True)
+        _shell.system = _system
+    return _shell
+
+
+def _system(command):
+    """`!cmd`: its output straight into the cell's (not through a terminal); an interrupt is passed on to it."""
+    import subprocess
+
+    child = subprocess.Popen(_shell.var_expand(command, depth=2), shell=True, executable="/bin/bash" if os.path.exists("/bin/bash") else None)
+    try:
+        status = child.wait()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        raise
+    _shell.user_ns["_exit_code"] = status
+
+
+def source_of(code):
+    """The cell as Python: an indented cell is dedented; `!` and `%` lines become IPython's calls."""
+    if code[:1] in (" ", "\t"):
+        code = textwrap.dedent(code)
+    if SHELL_SYNTAX.search(code):
+        try:
+            from IPython.core.inputtransformer2 import TransformerManager
+        except ImportError:
+            return code  # the compile says what is wrong; the hint names the package
+        ipython_shell()
+        code = TransformerManager().transform_cell(code)
+    return code
+
+
 def run_cell(cell_id, code, number):
     """Runs one cell; returns the exception it ended with, if any (interrupts included)."""
+    code = source_of(code)
     filename = f"{CELL_PREFIX}{number}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     _Cell.running = cell_id
@@ -447,12 +536,32 @@ def run_cell(cell_id, code, number):
         _Cell.interrupt_for = None
 
 
-def serve(cell_id, code, number):
+def apply_run_env(env):
+    """Sets a run's own variables; returns what puts them back as they were."""
+    if not env:
+        return lambda: None
+    before = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+
+    def restore():
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    return restore
+
+
+def serve(cell_id, code, number, env=None):
     error = None
+    restore_env = apply_run_env(env)
     try:
         error = run_cell(cell_id, code, number)
     except KeyboardInterrupt as late:  # came while the cell was being wound up
         error = late
+    finally:
+        restore_env()
     _Cell.running = None
     _Cell.interrupt_for = None
     if error is not None:
@@ -505,7 +614,7 @@ def main():
             continue
         if message.get("type") == "run":
             number += 1
-            serve(message["id"], message.get("code", ""), number)
+            serve(message["id"], message.get("code", ""), number, message.get("env"))
 
 
 main()

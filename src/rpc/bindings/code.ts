@@ -71,6 +71,8 @@ export const codeBindings = {
       "(or, with wait: false, fail with 409 CODE_CONTEXT_BUSY). `timeout` interrupts the cell; a cell that does not stop has its " +
       "interpreter killed and restarted (contextRestarted).",
     described: "The Execution: results (MIME bundles), logs, error, executionCount, duration",
+    // Answered from the run's stream, with a space written now and then while the cell runs: a caller that went away interrupts it.
+    byHand: ["route"],
   },
   runCodeStream: {
     verb: "POST",

@@ -6,7 +6,7 @@
  *   POST   /api/contexts        {language, cwd, env_vars?}  → {success, contextId, language, cwd, timestamp}
  *   GET    /api/contexts                                    → {success, contexts: [{id, language, cwd}], timestamp}
  *   DELETE /api/contexts/{id}                               → {success, contextId, timestamp}
- *   POST   /api/execute/code    {context_id, code, language?, timeout_ms?}
+ *   POST   /api/execute/code    {context_id, code, language?, timeout_ms?, env_vars?}
  *          → SSE `data:` lines: stdout/stderr {text}, result {text, html, png, …}, error {ename, evalue,
  *            traceback}, execution_complete {execution_count}, each with a timestamp in milliseconds
  *
@@ -52,9 +52,10 @@ async function deleteContext(ctx: RequestContext): Promise<void> {
 }
 
 /** Their run request, renamed into ours; our schema then applies our checks and limits. */
-function ourRunRequest({ context_id, timeout_ms, ...rest }: Record<string, unknown>): Record<string, unknown> {
+function ourRunRequest({ context_id, timeout_ms, env_vars, ...rest }: Record<string, unknown>): Record<string, unknown> {
   return {
     ...rest,
+    ...(env_vars === undefined || env_vars === null ? {} : { env: env_vars }),
     ...(context_id === undefined || context_id === null ? {} : { contextId: context_id }),
     ...(timeout_ms === undefined || timeout_ms === null ? {} : { timeout: timeout_ms }),
   };
