@@ -26,6 +26,7 @@ import { WatchSlots } from "./watch/watch-slots.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
 import { createServerServices } from "./services/server-services.ts";
+import { warmWhenQuiet } from "./interpreter/warm-when-quiet.ts";
 
 /** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see ServiceOptions. */
 export interface StartServerOptions extends ServiceOptions {
@@ -53,7 +54,7 @@ export interface StartServerOptions extends ServiceOptions {
   runTag?: string;
   /** The interpreters of code contexts (default: SANDBOX_PYTHON, SANDBOX_NODE, else /usr/bin/python3 and this Node). */
   interpreters?: Partial<InterpreterPrograms>;
-  /** Default code contexts started with the server (default: SANDBOX_WARM_CODE, else python and javascript). */
+  /** Default code contexts started once the server is quiet after starting (default: SANDBOX_WARM_CODE, else python). */
   warmCodeLanguages?: readonly CodeLanguage[];
 }
 
@@ -126,7 +127,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   }
   const { server } = listening;
   serveTerminalSockets(server, context, options.secret, ports.claimUpgrade);
-  code.warm(warmLanguages(options.warmCodeLanguages));
+  warmWhenQuiet(context.openRequests, () => code.warm(warmLanguages(options.warmCodeLanguages)));
 
   let closing: Promise<void> | undefined;
   return {

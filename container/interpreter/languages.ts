@@ -26,10 +26,12 @@ export function interpreterPrograms(given: Partial<InterpreterPrograms> = {}, en
 
 /**
  * The languages whose default context starts with the server, so the first run finds it ready:
- * python and javascript (a bash context starts in milliseconds anyway). SANDBOX_WARM_CODE names
- * others (comma-separated; aliases too), or `none`.
+ * python, which costs a sandbox about 16 MB while it waits. A waiting Node context costs about
+ * 70 MB (as much again as the server itself), so javascript is warm only where the operator names
+ * it; a bash context starts in milliseconds anyway. SANDBOX_WARM_CODE names the languages
+ * (comma-separated; aliases too), or `none`.
  */
-export const DEFAULT_WARM_LANGUAGES: readonly CodeLanguage[] = ["python", "javascript"];
+export const DEFAULT_WARM_LANGUAGES: readonly CodeLanguage[] = ["python"];
 
 export function warmLanguages(given: readonly CodeLanguage[] | undefined, env: Record<string, string | undefined> = process.env): CodeLanguage[] {
   if (given) return [...given];

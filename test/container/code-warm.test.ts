@@ -1,7 +1,8 @@
 /**
- * Warm default contexts: the server starts the default python and javascript contexts with itself,
- * unlisted, and the first run without a context takes one that was there before it asked; a warm
- * context that started before the sandbox's env changed is let go for a fresh one that sees the change.
+ * Warm default contexts: the server starts the default contexts of the warm languages (python unless
+ * the operator names more) once it is quiet after starting, unlisted, and the first run without a
+ * context takes one that was there before it asked; a warm context that started before the
+ * sandbox's env changed is let go for a fresh one that sees the change.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { warmLanguages } from "../../container/interpreter/languages.ts";
@@ -17,7 +18,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("warm default contexts", () => {
   it("are started with the server, unlisted, and taken by the first run of their language", async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ warmCodeLanguages: ["python", "javascript"] });
     expect(await contexts(sandbox)).toEqual([]);
     await pause(1500);
     const asked = Date.now();
@@ -41,7 +42,7 @@ describe("warm default contexts", () => {
   });
 
   it("are the languages the operator names, aliases included, or none", () => {
-    expect(warmLanguages(undefined, {})).toEqual(["python", "javascript"]);
+    expect(warmLanguages(undefined, {})).toEqual(["python"]);
     expect(warmLanguages(undefined, { SANDBOX_WARM_CODE: "py, sh" })).toEqual(["python", "bash"]);
     expect(warmLanguages(undefined, { SANDBOX_WARM_CODE: "none" })).toEqual([]);
     expect(warmLanguages(["typescript"], { SANDBOX_WARM_CODE: "none" })).toEqual(["typescript"]);
