@@ -1,0 +1,181 @@
+/**
+ * The OpenAI Agents SDK on this service, driven by the SDK's own published packages: its Cloudflare
+ * sandbox client (`@openai/agents-extensions/sandbox/cloudflare`), unchanged, pointed at our Worker's
+ * Bridge API, and our `edge-sandbox/openai-agents` client, which adds exposed ports. Commands with
+ * and without a TTY, stdin to a running command, files, a manifest, persisting a workspace and
+ * restoring it into another sandbox, mounts (refused in the SDK's own error classes), ports, and the
+ * errors of bad input. The SDK's client names `/workspace` by its absolute path, so these run on a
+ * stack of their own whose sandboxes are containers (own-stack.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { CloudflareBucketMountStrategy, CloudflareSandboxClient, type CloudflareSandboxSession } from "@openai/agents-extensions/sandbox/cloudflare";
+import {
+  dir,
+  file,
+  Manifest,
+  s3Mount,
+  SandboxExposedPortUnavailableError,
+  SandboxMountError,
+  SandboxProviderError,
+  SandboxUnsupportedFeatureError,
+  SandboxWorkspaceReadNotFoundError,
+  urlForExposedPort,
+} from "@openai/agents-core/sandbox";
+import { EdgeSandboxClient } from "../../src/adapters/openai-agents/index.ts";
+import { loopback, previewFetch } from "../preview-fetch.ts";
+import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
+import { startOwnStack, type OwnStack } from "./own-stack.ts";
+
+let stack: OwnStack;
+const sessions: CloudflareSandboxSession[] = [];
+
+beforeAll(async () => {
+  stack = await startOwnStack("openai-agents");
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.allSettled(sessions.map((session) => session.close()));
+  await stack?.stop();
+}, 60_000);
+
+const sdkClient = (options: Record<string, unknown> = {}) => new CloudflareSandboxClient({ workerUrl: stack.url, apiKey: stack.token, ...options });
+
+async function track<T extends CloudflareSandboxSession>(session: Promise<T>): Promise<T> {
+  const made = await session;
+  sessions.push(made);
+  return made;
+}
+
+/** The output part of an exec answer (after its `Output:` line). */
+const outputOf = (answer: string) => answer.slice(answer.indexOf("Output:\n") + "Output:\n".length);
+const sessionIdOf = (answer: string) => Number(/Process running with session ID (\d+)/.exec(answer)?.[1]);
+
+describe.concurrent("the SDK's own Cloudflare client against our Worker", () => {
+  it("applies a manifest, runs commands, reads and writes files", async () => {
+    const manifest = new Manifest({
+      root: "/workspace",
+      entries: {
+        "README.md": file({ content: "# héllo\n" }),
+        src: dir({ children: { "main.py": file({ content: "print(6 * 7)\n" }) } }),
+      },
+      environment: { GREETING: "it's me" },
+    });
+    const session = await track(sdkClient().create(manifest));
+    expect(session.state.sandboxId).toMatch(/^[a-z2-7]{26}$/);
+
+    const ran = await session.execCommand({ cmd: 'pwd; cat README.md; python3 src/main.py; echo "$GREETING"; echo oops >&2; exit 3' });
+    expect(ran).toContain("Process exited with code 3");
+    expect(outputOf(ran)).toBe("/workspace\n# héllo\n42\nit's me\noops");
+    expect(await session.execCommand({ cmd: "pwd", workdir: "src" })).toContain("/workspace/src");
+
+    // A manifest entry added later writes bytes as they are, parent folders made on the way.
+    const bytes = Uint8Array.from({ length: 300 }, (_, i) => i % 256);
+    await session.materializeEntry({ path: "bin/data.bin", entry: file({ content: bytes }) });
+    expect(await session.readFile({ path: "bin/data.bin" })).toEqual(bytes);
+    expect(await session.readFile({ path: "README.md", maxBytes: 3 })).toEqual(new TextEncoder().encode("# h"));
+    expect(await session.pathExists("src/main.py")).toBe(true);
+    expect(await session.directoryExists("src")).toBe(true);
+    expect(await session.pathExists("nothing-here")).toBe(false);
+    await expect(session.readFile({ path: "missing.txt" })).rejects.toBeInstanceOf(SandboxWorkspaceReadNotFoundError);
+    expect(await session.running()).toBe(true);
+  });
+
+  it("runs a command on a terminal, and writes to its stdin while it runs", async () => {
+    const session = await track(sdkClient().create(new Manifest({ root: "/workspace" })));
+    expect(session.supportsPty()).toBe(true);
+    const started = await session.execCommand({ cmd: 'tty; read line; echo "got-$line"', tty: true, yieldTimeMs: 1_500 });
+    expect(outputOf(started)).toMatch(/\/dev\/pts\/\d+/);
+    const sessionId = sessionIdOf(started);
+    expect(sessionId).toBeGreaterThan(0);
+    let answer = await session.writeStdin({ sessionId, chars: "hello\n", yieldTimeMs: 1_500 });
+    for (let i = 0; i < 10 && !answer.includes("got-hello"); i++) answer += await session.writeStdin({ sessionId, yieldTimeMs: 1_000 });
+    expect(answer).toContain("got-hello");
+    await session.close();
+  });
+
+  it("persists a workspace as a tar and restores it into another sandbox, leaving the manifest's ephemeral paths out", async () => {
+    const manifest = new Manifest({ root: "/workspace", entries: { "keep.txt": file({ content: "kept\n" }), "tmp.txt": file({ content: "gone\n", ephemeral: true }) } });
+    const from = await track(sdkClient().create(manifest));
+    await from.execCommand({ cmd: "mkdir -p deep/er && echo nested > deep/er/n.txt && ln -s keep.txt link" });
+    const archive = await from.persistWorkspace();
+    expect(new TextDecoder().decode(archive.subarray(257, 262))).toBe("ustar");
+
+    const to = await track(sdkClient().create(new Manifest({ root: "/workspace" })));
+    await to.hydrateWorkspace(archive);
+    expect(outputOf(await to.execCommand({ cmd: "cat keep.txt deep/er/n.txt; readlink link; test -e tmp.txt && echo tmp-there || echo no-tmp" }))).toBe("kept\nnested\nkeep.txt\nno-tmp");
+  });
+
+  it("answers mounts with the SDK's error classes: bucket mounts are not available here", async () => {
+    const mounted = new Manifest({
+      root: "/workspace",
+      entries: { data: s3Mount({ bucket: "b", mountStrategy: new CloudflareBucketMountStrategy() }) },
+    });
+    const refused = await sdkClient().create(mounted).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SandboxMountError);
+    expect((refused as SandboxMountError).details).toMatchObject({ status: 501, reason: expect.stringContaining("not available") });
+
+    const withOption = await sdkClient({ mounts: [{ bucket: "b", mountPath: "/workspace/data" }] }).create(new Manifest({ root: "/workspace" })).catch((error: unknown) => error);
+    expect(withOption).toBeInstanceOf(SandboxProviderError);
+    expect((withOption as Error).message).toMatch(/not_implemented: Mounting a bucket is not available/);
+
+    const session = await track(sdkClient().create(new Manifest({ root: "/workspace" })));
+    await expect(session.unmountBucket("/workspace/data")).rejects.toBeInstanceOf(SandboxMountError);
+    // The SDK's own client cannot resolve ports against Cloudflare's bridge: it says so itself.
+    await expect(sdkClient({ exposedPorts: [8080] }).create(new Manifest({ root: "/workspace" })).then((s) => (sessions.push(s), s.resolveExposedPort(8080)))).rejects.toBeInstanceOf(
+      SandboxUnsupportedFeatureError,
+    );
+  });
+});
+
+describe.concurrent("edge-sandbox/openai-agents", () => {
+  it("resolves an exposed port to an endpoint whose HTTP and WebSocket URLs reach a server in the sandbox", async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const client = new EdgeSandboxClient({ url: stack.url, token: stack.token, exposedPorts: [port] });
+    const session = await track(client.create(new Manifest({ root: "/workspace", entries: { "server.cjs": file({ content: PREVIEW_SERVER_SOURCE }) } })));
+    // On a terminal the server outlives the call that started it.
+    const started = await session.execCommand({ cmd: `node server.cjs ${port}`, tty: true, yieldTimeMs: 3_000 });
+    expect(started).toContain(`listening ${port}`);
+
+    const endpoint = await session.resolveExposedPort(port);
+    expect(endpoint).toMatchObject({ host: `${port}-${session.state.sandboxId}.localhost`, port: Number(new URL(stack.url).port), tls: false, query: expect.stringMatching(/^token=/) });
+    const page = await previewFetch(urlForExposedPort(endpoint, "http").replace("/?", "/info?"));
+    expect(page.status).toBe(200);
+    expect(await page.json()).toMatchObject({ method: "GET", path: "/info" });
+
+    const socket = new WebSocket(urlForExposedPort(endpoint, "ws"), { lookup: loopback as never });
+    const echoed = await new Promise<string>((resolve, reject) => {
+      socket.once("open", () => socket.send("ping-over-preview"));
+      socket.once("message", (data) => resolve(data.toString()));
+      socket.once("error", reject);
+    });
+    socket.close();
+    expect(echoed).toBe("echo:ping-over-preview");
+    // Asked again, the same endpoint (recorded in the session's state).
+    expect(await session.resolveExposedPort(port)).toEqual(endpoint);
+    // Unexposed on the service, a configured port is exposed again on the way, with a new token.
+    const unexposed = await fetch(`${stack.url}/v1/sandbox/${session.state.sandboxId}/tunnel/${port}`, { method: "DELETE", headers: { authorization: `Bearer ${stack.token}` } });
+    expect(unexposed.status).toBe(204);
+    const resumed = await client.resume(session.state);
+    delete (resumed.state.exposedPorts as Record<string, unknown> | undefined)?.[String(port)];
+    const again = await resumed.resolveExposedPort(port);
+    expect(again.host).toBe(endpoint.host);
+    expect(again.query).not.toBe(endpoint.query);
+    expect((await previewFetch(urlForExposedPort(again, "http").replace("/?", "/info?"))).status).toBe(200);
+  });
+
+  it("refuses a port that is not exposed, or not a port, with SandboxExposedPortUnavailableError", async () => {
+    const session = await track(new EdgeSandboxClient({ url: stack.url, token: stack.token }).create(new Manifest({ root: "/workspace" })));
+    const notExposed = await session.resolveExposedPort(4321).catch((error: unknown) => error);
+    expect(notExposed).toBeInstanceOf(SandboxExposedPortUnavailableError);
+    expect((notExposed as Error).message).toMatch(/port_not_exposed/);
+    const ours = await new EdgeSandboxClient({ url: stack.url, token: stack.token, exposedPorts: [3000] })
+      .create(new Manifest({ root: "/workspace" }))
+      .catch((error: unknown) => error);
+    expect(ours).toBeInstanceOf(SandboxProviderError);
+    expect((ours as Error).message).toMatch(/invalid_request/);
+    const wrongToken = await new EdgeSandboxClient({ url: stack.url, token: "not-the-token" }).create(new Manifest({ root: "/workspace" })).catch((error: unknown) => error);
+    expect(wrongToken).toBeInstanceOf(SandboxProviderError);
+    expect((wrongToken as Error).message).toMatch(/unauthorized/);
+  });
+});
