@@ -22,6 +22,8 @@ import {
   SandboxWorkspaceReadNotFoundError,
   urlForExposedPort,
 } from "@openai/agents-core/sandbox";
+import { run, Usage, type AgentInputItem, type Model, type ModelRequest, type ModelResponse } from "@openai/agents-core";
+import { SandboxAgent, shell } from "@openai/agents-core/sandbox";
 import { EdgeSandboxClient } from "../../src/adapters/openai-agents/index.ts";
 import { loopback, previewFetch } from "../preview-fetch.ts";
 import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
@@ -38,6 +40,51 @@ afterAll(async () => {
   await Promise.allSettled(sessions.map((session) => session.close()));
   await stack?.stop();
 }, 60_000);
+
+/** A tool call a scripted turn makes. */
+interface ScriptedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * A model that follows a script instead of thinking: each turn answers with the tool calls the script
+ * gives for it (it sees the tool results of the turn before), or, once the script has none, a final
+ * message. It keeps what it was asked, so a test sees what the agent handed back. It stands in for an
+ * LLM, which these machines cannot reach.
+ */
+class ScriptedModel implements Model {
+  readonly requests: ModelRequest[] = [];
+  readonly #script: (turn: number, results: string[]) => ScriptedCall[] | undefined;
+
+  constructor(script: (turn: number, results: string[]) => ScriptedCall[] | undefined) {
+    this.#script = script;
+  }
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push(request);
+    const calls = this.#script(this.requests.length, toolResults(request));
+    const output: AgentInputItem[] = calls
+      ? calls.map((call, i) => ({ type: "function_call", callId: `call-${this.requests.length}-${i}`, name: call.name, arguments: JSON.stringify(call.arguments), status: "completed" }))
+      : [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "all done" }] }];
+    return { usage: new Usage(), output: output as ModelResponse["output"] };
+  }
+
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error("the scripted model does not stream");
+  }
+}
+
+/** The tool results in a request to the model, as text, newest last. */
+function toolResults(request: ModelRequest): string[] {
+  const input = Array.isArray(request.input) ? request.input : [];
+  return input
+    .filter((item) => (item as { type?: string }).type === "function_call_result")
+    .map((item) => {
+      const output = (item as { output: unknown }).output;
+      return typeof output === "string" ? output : typeof (output as { text?: unknown }).text === "string" ? (output as { text: string }).text : JSON.stringify(output);
+    });
+}
 
 const sdkClient = (options: Record<string, unknown> = {}) => new CloudflareSandboxClient({ workerUrl: stack.url, apiKey: stack.token, ...options });
 
@@ -125,6 +172,35 @@ describe.concurrent("the SDK's own Cloudflare client against our Worker", () => 
     await expect(sdkClient({ exposedPorts: [8080] }).create(new Manifest({ root: "/workspace" })).then((s) => (sessions.push(s), s.resolveExposedPort(8080)))).rejects.toBeInstanceOf(
       SandboxUnsupportedFeatureError,
     );
+  });
+});
+
+describe.concurrent("a sandbox agent's tools", () => {
+  it("run in our sandbox: the agent's manifest is applied, exec_command runs with and without a TTY, write_stdin feeds it", async () => {
+    const sessionIdIn = (text: string | undefined) => Number(/Process running with session ID (\d+)/.exec(text ?? "")?.[1]);
+    const model = new ScriptedModel((turn, results) => {
+      if (turn === 1) return [{ name: "exec_command", arguments: { cmd: "cat task.md; echo from-$((6*7)); uname -s" } }];
+      if (turn === 2) return [{ name: "exec_command", arguments: { cmd: 'read answer; echo "answer=$answer"', tty: true, yield_time_ms: 1500 } }];
+      if (turn === 3) return [{ name: "write_stdin", arguments: { session_id: sessionIdIn(results.at(-1)), chars: "forty-two\n", yield_time_ms: 3000 } }];
+      return undefined;
+    });
+    const agent = new SandboxAgent({
+      name: "builder",
+      instructions: "Do the task in task.md.",
+      model,
+      capabilities: [shell()],
+      defaultManifest: { root: "/workspace", entries: { "task.md": file({ content: "the task\n" }) } },
+    });
+    const client = new EdgeSandboxClient({ url: stack.url, token: stack.token });
+    const first = await run(agent, "start", { sandbox: { client }, maxTurns: 5 });
+    expect(first.finalOutput).toBe("all done");
+    const [plain, tty, stdin] = model.requests.slice(1).map((request) => toolResults(request).at(-1) ?? "");
+    expect(plain).toContain("Process exited with code 0");
+    expect(plain).toContain("the task\nfrom-42\nLinux");
+    expect(sessionIdIn(tty)).toBeGreaterThan(0);
+    expect(stdin).toContain("answer=forty-two");
+    // The tools are the SDK's: the tool list the model saw.
+    expect(model.requests[0]!.tools.map((t) => t.name).sort()).toEqual(["exec_command", "write_stdin"]);
   });
 });
 
