@@ -241,7 +241,7 @@ describe.concurrent("edge-sandbox/openai-agents", () => {
   });
 
   it("refuses a port that is not exposed, or not a port, with SandboxExposedPortUnavailableError", async () => {
-    const session = await track(new EdgeSandboxClient({ url: stack.url, token: stack.token }).create(new Manifest({ root: "/workspace" })));
+    const session = await track(new EdgeSandboxClient({ url: stack.url, token: stack.token }).create());
     const notExposed = await session.resolveExposedPort(4321).catch((error: unknown) => error);
     expect(notExposed).toBeInstanceOf(SandboxExposedPortUnavailableError);
     expect((notExposed as Error).message).toMatch(/port_not_exposed/);
