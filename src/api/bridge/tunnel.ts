@@ -74,6 +74,7 @@ export const bridgeTunnelRoutes = new Hono<ApiEnv>()
   })
   .get("/tunnel/:port", async (c) => {
     const port = portNumber(c.req.param("port"));
+    if (typeof port !== "number") throw new SandboxError(`invalid port ${JSON.stringify(c.req.param("port"))}`, "INVALID_PORT", { context: { port: c.req.param("port") } });
     const origin = new URL(c.req.url).origin;
     const exposed = (await c.var.sandbox.getExposedPorts({ origin })).find((entry) => entry.port === port);
     if (!exposed) throw new SandboxError(`port ${c.req.param("port")} is not exposed in sandbox ${c.var.sandboxId}: POST /v1/sandbox/${c.var.sandboxId}/tunnel/${c.req.param("port")} exposes it`, "PORT_NOT_EXPOSED", { context: { port: c.req.param("port") } });
