@@ -80,6 +80,7 @@ describe.concurrent("edge-sandbox/ai-sdk", () => {
       expect(await tools.stat({ path: "link.md" })).toEqual({ type: "file", size: 14 });
       expect(await tools.stat({ path: "notes" })).toMatchObject({ type: "directory" });
       expect(await tools.stat({ path: "nope" })).toBeNull();
+      expect(await tools.stat({ path: "streamed.txt/inside" })).toBeNull();
       expect((await tools.listDirectory({ path: "." }))!.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
         { name: "bin", type: "directory" },
         { name: "link.md", type: "symlink" },
@@ -102,6 +103,9 @@ describe.concurrent("edge-sandbox/ai-sdk", () => {
       expect(outside).toBeInstanceOf(EdgeSandboxError);
       expect(outside).toMatchObject({ code: "PATH_OUTSIDE_WORKSPACE", httpStatus: 403 });
       await expect(tools.writeTextFile({ path: "x.txt", content: "x", encoding: "latin1" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+      // Arguments of the wrong type are refused by the service, as coded harness errors.
+      await expect(tools.run({ command: 42 as never })).rejects.toMatchObject({ name: "EdgeSandboxError", code: "INVALID_REQUEST", httpStatus: 400 });
+      await expect(session.getPortEndpoint({ port: "3000" as never })).rejects.toMatchObject({ code: "PORT_NOT_EXPOSED" });
     });
   });
 

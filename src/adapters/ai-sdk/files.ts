@@ -62,8 +62,10 @@ export async function stat(client: SandboxClient, path: string): Promise<FileSta
   return asHarness(async () => {
     const result = await client.exec("stat", { args: ["-L", "-c", "%F|%s", "--", path] });
     if (result.exitCode !== 0) {
-      if (/No such file or directory/.test(result.stderr)) return null;
-      throw new EdgeSandboxError({ message: `stat ${path}: ${result.stderr.trim()}`, code: "PERMISSION_DENIED", context: { path } });
+      // Nothing there: the path, or a folder on its way, is missing (or a file stands where a folder would be).
+      if (/No such file or directory|Not a directory/.test(result.stderr)) return null;
+      const code = /Permission denied/.test(result.stderr) ? "PERMISSION_DENIED" : "INTERNAL_ERROR";
+      throw new EdgeSandboxError({ message: `stat ${path}: ${result.stderr.trim()}`, code, context: { path } });
     }
     const [kind = "", size = "0"] = result.stdout.trim().split("|");
     const type = kind.endsWith("directory") ? "directory" : kind.startsWith("regular") ? "file" : "other";
