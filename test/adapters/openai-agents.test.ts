@@ -240,6 +240,41 @@ describe.concurrent("edge-sandbox/openai-agents", () => {
     expect((await previewFetch(urlForExposedPort(again, "http").replace("/?", "/info?"))).status).toBe(200);
   });
 
+  it("runs each TTY command on a terminal of its own: only its own output, its exit code, stdin, side by side", async () => {
+    const client = new EdgeSandboxClient({ url: stack.url, token: stack.token });
+    const session = await track(client.create(new Manifest({ root: "/workspace", environment: { WHO: "tty" } })));
+    const ended = await session.execCommand({ cmd: 'tty; echo "hi $WHO from $(pwd)"; exit 7', tty: true });
+    expect(ended).toContain("Process exited with code 7");
+    expect(outputOf(ended)).toMatch(/^\/dev\/pts\/\d+\r\nhi tty from \/workspace\r\n$/);
+
+    const [first, second] = await Promise.all(
+      ["first", "second"].map((name) => session.execCommand({ cmd: `read line; echo "${name}:$line"`, tty: true, yieldTimeMs: 500 })),
+    );
+    const firstId = sessionIdOf(first!);
+    const secondId = sessionIdOf(second!);
+    expect(firstId).toBeGreaterThan(0);
+    expect(secondId).not.toBe(firstId);
+    const secondAnswer = await session.writeStdin({ sessionId: secondId, chars: "two\n", yieldTimeMs: 5_000 });
+    expect(secondAnswer).toContain("Process exited with code 0");
+    expect(outputOf(secondAnswer)).toContain("second:two");
+    expect(outputOf(secondAnswer)).not.toContain("first");
+    // A later command's answer holds none of what earlier ones printed.
+    const later = await session.execCommand({ cmd: "echo later", tty: true });
+    expect(outputOf(later)).toBe("later\r\n");
+    const firstAnswer = await session.writeStdin({ sessionId: firstId, chars: "one\n", yieldTimeMs: 5_000 });
+    expect(outputOf(firstAnswer)).toContain("first:one");
+    expect(firstAnswer).toContain("Process exited with code 0");
+    // Its session is over: writing to it again is the SDK's answer for an unknown session.
+    expect(await session.writeStdin({ sessionId: firstId, chars: "x" })).toContain(`session not found: ${firstId}`);
+
+    const waiting = sessionIdOf(await session.execCommand({ cmd: "sleep 60", tty: true, yieldTimeMs: 250 }));
+    expect(waiting).toBeGreaterThan(0);
+    await session.close();
+    const terminals = (await (await fetch(`${stack.url}/v1/sandboxes/${session.state.sandboxId}/terminals`, { headers: { authorization: `Bearer ${stack.token}` } })).json()) as { status: string }[] | { terminals: { status: string }[] };
+    const list = Array.isArray(terminals) ? terminals : terminals.terminals;
+    expect(list.filter((terminal) => terminal.status === "running")).toEqual([]);
+  });
+
   it("refuses a port that is not exposed, or not a port, with SandboxExposedPortUnavailableError", async () => {
     const session = await track(new EdgeSandboxClient({ url: stack.url, token: stack.token }).create());
     const notExposed = await session.resolveExposedPort(4321).catch((error: unknown) => error);
