@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,6 +27,8 @@ export interface Stack {
 /** `env`: settings of the stack beyond the benchmark's own (e.g. SANDBOX_WARM_POOL). */
 export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-chain-bench-"));
+  // Sandboxes run as containers under bwrap pass through (never list) the folder to their own.
+  chmodSync(dir, 0o711);
   const port = await freePort();
   const runtimePort = await freePort();
   const token = "bench-token-0123456789";

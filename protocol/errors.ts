@@ -101,6 +101,8 @@ export const ERROR_CODES = {
   NETWORK_POLICY_UNAVAILABLE: 501,
   /** The interpreter a code context needs is not installed (the message says what to install). */
   INTERPRETER_UNAVAILABLE: 501,
+  /** A capability this service does not have (bucket mounts, egress rules by host): the message says what is missing. */
+  NOT_SUPPORTED: 501,
   CONTAINER_UNAVAILABLE: 503,
   /** The sandbox's disk is full (or its quota used up): what was being written is not there, nothing half-written is left. */
   INSUFFICIENT_STORAGE: 507,

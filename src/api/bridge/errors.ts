@@ -17,6 +17,7 @@ const BRIDGE_CODES: Partial<Record<ErrorCode, string>> = {
   FILE_NOT_FOUND: "workspace_read_not_found",
   PAYLOAD_TOO_LARGE: "payload_too_large",
   INVALID_PORT: "invalid_request",
+  NOT_SUPPORTED: "not_implemented",
 };
 
 export function bridgeCode(code: ErrorCode): string {

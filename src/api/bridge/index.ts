@@ -5,13 +5,14 @@
  * the sandbox's Durable Object through the same RPC contract as our routes, and answers errors in the
  * Bridge's `{error, code}` shape.
  *
- *   POST   /v1/sandbox                     → {id}
+ *   POST   /v1/sandbox                     → {id} ({exposedPorts?} exposed at once; mounts: 501)
  *   POST   /v1/sandbox/:id/exec            → SSE: stdout / stderr (base64), exit {exit_code}, error {error, code}
  *   GET    /v1/sandbox/:id/file/<path>     → raw bytes          PUT … ← raw bytes → {ok: true}
  *   GET    /v1/sandbox/:id/running         → {running}          DELETE /v1/sandbox/:id → 204
  *   POST   /v1/sandbox/:id/session         → {id}               DELETE /v1/sandbox/:id/session/:sid
  *   GET    /health                         → {ok: true} (no token)
  *   POST   /v1/sandbox/:id/tunnel/:port    → Tunnel (a preview port)   DELETE … → 204
+ *   GET    /v1/sandbox/:id/tunnel/:port    → the Tunnel of an exposed port (404 port_not_exposed); GET …/tunnel lists
  *   POST|GET /v1/sandbox/:id/persist       → the workspace as a tar (?excludes=a,b)
  *   POST   /v1/sandbox/:id/hydrate         ← a tar → {ok: true}
  *   GET    /v1/sandbox/:id/pty             → WebSocket to the session's terminal

@@ -2,9 +2,28 @@
  * A sandbox's life through the Bridge API: `POST /v1/sandbox` names a new one (→ `{id}`, nothing is
  * started until it is used), `GET /v1/sandbox/:id/running` → `{running}`, `DELETE /v1/sandbox/:id`
  * destroys its container (204). A Bridge sandbox is the sandbox of that id in our own API too.
+ *
+ * The create body is what Bridge clients send (the OpenAI Agents SDK's Cloudflare client sends
+ * `{exposedPorts?, timeoutMs?, createTimeoutMs?, mounts?}`): `exposedPorts` are exposed at once, so
+ * `GET …/tunnel/:port` resolves them; bucket `mounts` are refused whole (501 `not_implemented`)
+ * before anything is made, rather than a sandbox made without them. The time limits are the
+ * client's own (it sends them with each call).
  */
 import { Hono } from "hono";
+import { z } from "zod";
+import { previewPortSchema } from "../../../protocol/preview-ports.ts";
+import { SandboxError } from "../../rpc/errors.ts";
+import { rpcTransport } from "../../rpc/stub-transport.ts";
 import type { ApiEnv } from "../types.ts";
+import { jsonBody } from "../validate.ts";
+import { openTunnel } from "./tunnel.ts";
+
+export const bridgeCreateRequestSchema = z.looseObject({
+  exposedPorts: z.array(previewPortSchema).max(32).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  createTimeoutMs: z.number().int().positive().optional(),
+  mounts: z.array(z.record(z.string(), z.unknown())).optional(),
+});
 
 /** RFC 4648 base32, lower case: what Bridge clients expect an id to look like ([a-z2-7]). */
 function base32(bytes: Uint8Array): string {
@@ -29,7 +48,19 @@ export function newBridgeSandboxId(): string {
   return base32(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-export const bridgeCreateRoutes = new Hono<ApiEnv>().post("/", (c) => c.json({ id: newBridgeSandboxId() }));
+export const bridgeCreateRoutes = new Hono<ApiEnv>().post("/", jsonBody(bridgeCreateRequestSchema), async (c) => {
+  const { exposedPorts = [], mounts = [] } = c.req.valid("json");
+  if (mounts.length > 0) {
+    throw new SandboxError("Mounting a bucket is not available in this sandbox service: create the sandbox without mounts, and move files in with the file routes or hydrate", "NOT_SUPPORTED", { context: { feature: "mounts" } });
+  }
+  const id = newBridgeSandboxId();
+  if (exposedPorts.length > 0) {
+    const sandbox = rpcTransport(c.env.Sandbox.get(c.env.Sandbox.idFromName(id)));
+    const origin = new URL(c.req.url).origin;
+    for (const port of new Set(exposedPorts)) await openTunnel(sandbox, id, port, origin);
+  }
+  return c.json({ id });
+});
 
 export const bridgeLifecycleRoutes = new Hono<ApiEnv>()
   .get("/running", async (c) => {

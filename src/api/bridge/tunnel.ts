@@ -4,22 +4,40 @@
  * `{id, port, url, hostname, createdAt, name?}`; `DELETE` unexposes it (204, also when it was not).
  * The URL is private like every preview URL: it carries the port's token, so it opens in a browser
  * and answers a program's requests as it is, while the bare address refuses strangers.
+ *
+ * Port resolution, which the Bridge lacks and agent SDKs need to reach a server in the sandbox:
+ * `GET /v1/sandbox/:id/tunnel/:port` answers the tunnel of a port that is exposed, and 404
+ * `port_not_exposed` for one that is not, without exposing anything; `GET /v1/sandbox/:id/tunnel`
+ * lists them. Reading never wakes a sleeping container.
  */
 import { Hono } from "hono";
 import { z } from "zod";
 import type { ExposedPort } from "../../rpc/ports.ts";
 import { SandboxError } from "../../rpc/errors.ts";
+import type { SandboxRpc } from "../../rpc/sandbox-rpc.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
 
 const tunnelRequestSchema = z.object({ name: z.string().min(1).max(63).optional() });
+
+/** The Bridge's Tunnel. */
+export interface BridgeTunnel {
+  id: string;
+  /** The port inside the sandbox. */
+  port: number;
+  /** Where it is reached, with its token in the query unless the port is public. */
+  url: string;
+  hostname: string;
+  createdAt: string;
+  name?: string;
+}
 
 /** A path segment as a port number (anything else stays as it is, for the Durable Object to refuse as INVALID_PORT). */
 function portNumber(segment: string): number {
   return /^\d{1,6}$/.test(segment) ? Number(segment) : (segment as unknown as number);
 }
 
-function tunnelOf(sandboxId: string, exposed: ExposedPort, origin: string) {
+function tunnelOf(sandboxId: string, exposed: ExposedPort, origin: string): BridgeTunnel {
   const url = new URL(exposed.url, origin);
   return {
     id: `${sandboxId}-${exposed.port}`,
@@ -31,24 +49,40 @@ function tunnelOf(sandboxId: string, exposed: ExposedPort, origin: string) {
   };
 }
 
-export const bridgeTunnelRoutes = new Hono<ApiEnv>()
-  .post("/tunnel/:port", jsonBody(tunnelRequestSchema), async (c) => {
-    const port = portNumber(c.req.param("port"));
-    const { name } = c.req.valid("json");
-    const origin = new URL(c.req.url).origin;
-    const find = async () => (await c.var.sandbox.getExposedPorts({ origin })).find((exposed) => exposed.port === port);
-    let exposed = await find();
-    if (!exposed) {
-      try {
-        exposed = await c.var.sandbox.exposePort(port, { origin, ...(name === undefined ? {} : { name }) });
-      } catch (error) {
-        // Another request exposed it meanwhile: answer that one, as the Bridge reuses a tunnel.
-        if (!(error instanceof SandboxError && error.code === "PORT_ALREADY_EXPOSED")) throw error;
-        exposed = await find();
-        if (!exposed) throw error;
-      }
+/** The port's tunnel: the exposed one, else a new exposure (a concurrent exposure of it is answered as it is). */
+export async function openTunnel(sandbox: SandboxRpc, sandboxId: string, port: number, origin: string, name?: string): Promise<BridgeTunnel> {
+  const find = async () => (await sandbox.getExposedPorts({ origin })).find((exposed) => exposed.port === port);
+  let exposed = await find();
+  if (!exposed) {
+    try {
+      exposed = await sandbox.exposePort(port, { origin, ...(name === undefined ? {} : { name }) });
+    } catch (error) {
+      // Another request exposed it meanwhile: answer that one, as the Bridge reuses a tunnel.
+      if (!(error instanceof SandboxError && error.code === "PORT_ALREADY_EXPOSED")) throw error;
+      exposed = await find();
+      if (!exposed) throw error;
     }
+  }
+  return tunnelOf(sandboxId, exposed, origin);
+}
+
+export const bridgeTunnelRoutes = new Hono<ApiEnv>()
+  .get("/tunnel", async (c) => {
+    const origin = new URL(c.req.url).origin;
+    const exposed = await c.var.sandbox.getExposedPorts({ origin });
+    return c.json({ tunnels: exposed.map((port) => tunnelOf(c.var.sandboxId, port, origin)) });
+  })
+  .get("/tunnel/:port", async (c) => {
+    const port = portNumber(c.req.param("port"));
+    if (typeof port !== "number") throw new SandboxError(`invalid port ${JSON.stringify(c.req.param("port"))}`, "INVALID_PORT", { context: { port: c.req.param("port") } });
+    const origin = new URL(c.req.url).origin;
+    const exposed = (await c.var.sandbox.getExposedPorts({ origin })).find((entry) => entry.port === port);
+    if (!exposed) throw new SandboxError(`port ${c.req.param("port")} is not exposed in sandbox ${c.var.sandboxId}: POST /v1/sandbox/${c.var.sandboxId}/tunnel/${c.req.param("port")} exposes it`, "PORT_NOT_EXPOSED", { context: { port: c.req.param("port") } });
     return c.json(tunnelOf(c.var.sandboxId, exposed, origin));
+  })
+  .post("/tunnel/:port", jsonBody(tunnelRequestSchema), async (c) => {
+    const { name } = c.req.valid("json");
+    return c.json(await openTunnel(c.var.sandbox, c.var.sandboxId, portNumber(c.req.param("port")), new URL(c.req.url).origin, name));
   })
   .delete("/tunnel/:port", async (c) => {
     try {
