@@ -79,8 +79,8 @@ export default defineConfig({
       {
         // The whole chain as a user runs it (npm start: wrangler dev + the local runtime), shared by
         // every file: the framework adapters (Mastra, deepagents, exec hooks, OpenAI Agents, AI SDK, MCP)
-        // over HTTP, Cloudflare's
-        // Bridge API through its own client, and the web console and preview ports in a browser.
+        // over HTTP, Cloudflare's Bridge API through its own client, and the web console and preview
+        // ports in a browser.
         test: {
           name: "stack",
           environment: "node",
