@@ -209,19 +209,50 @@ describe.concurrent("edge-sandbox/ai-sdk", () => {
     await expect(elsewhere.resumeSession({ sessionId: uniqueId("never") })).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
   });
 
-  it("maps network policies onto the sandbox's network, and refuses custom rules with a coded error", async () => {
+  it("maps network policies onto the sandbox's egress: off, open, or allowed hosts and CIDRs with denied CIDRs winning", async () => {
     await withSession({ network: "deny-all" }, async (session) => {
-      const interfaces = async () => (await session.run({ command: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort" })).stdout.trim().split("\n");
-      expect(await interfaces()).toEqual(["lo"]);
+      const reach = async (url: string) => (await session.run({ command: `curl -sS -m 5 -o /dev/null -w '%{http_code}' ${url} 2>&1; echo " exit=$?"` })).stdout;
+      // Off: no way out at all.
+      expect(await reach("http://192.0.2.7:8080/")).not.toContain("exit=0");
       await session.setNetworkPolicy({ mode: "allow-all" });
-      expect((await interfaces()).length).toBeGreaterThan(1);
+      expect((await session.client.getNetworkPolicy()).policy).toEqual({ default: "allow", rules: [], inject: [] });
+      await session.setNetworkPolicy({ mode: "custom", allowedHosts: ["*.example.com"], allowedCIDRs: ["198.51.100.0/24"], deniedCIDRs: ["192.0.2.0/24"] });
+      // The proxy refuses a denied destination itself (403), not the network's silence.
+      expect(await reach("http://192.0.2.7:8080/")).toContain("403");
+      const state = await session.client.getNetworkPolicy();
+      expect(state.enforced).toBe(true);
+      expect(state.policy.default).toBe("deny");
+      expect(state.policy.rules).toEqual([
+        { action: "allow", host: "*.example.com" },
+        { action: "allow", cidr: "198.51.100.0/24" },
+        { action: "deny", cidr: "192.0.2.0/24" },
+      ]);
       await session.setNetworkPolicy({ mode: "deny-all" });
-      expect(await interfaces()).toEqual(["lo"]);
-      const custom = await Promise.resolve()
-        .then(() => session.setNetworkPolicy({ mode: "custom", allowedHosts: ["example.com"] }))
+      expect(await reach("http://192.0.2.7:8080/")).not.toContain("exit=0");
+    });
+  });
+
+  it("turns request transformations into headers the proxy sets from secrets the sandbox never sees", async () => {
+    await withSession({ network: "allow-all" }, async (session) => {
+      await session.setRequestTransformations([{ match: { host: "api.example.com" }, transform: { headers: { Authorization: "Bearer sk-never-inside-4711" } } }]);
+      await session.addRequestTransformations([{ match: { host: "*.models.example" }, transform: { headers: { "X-Api-Key": "key-never-inside-0815" } } }]);
+      const { policy } = await session.client.getNetworkPolicy();
+      expect(policy.inject).toEqual([
+        { host: "api.example.com", headers: { Authorization: "{{secrets.AI_SDK_TRANSFORM_0}}" } },
+        { host: "*.models.example", headers: { "X-Api-Key": "{{secrets.AI_SDK_TRANSFORM_1}}" } },
+      ]);
+      expect((await session.client.listSecrets()).map((secret) => secret.name)).toEqual(["AI_SDK_TRANSFORM_0", "AI_SDK_TRANSFORM_1"]);
+      const inside = await session.run({ command: "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'" });
+      expect(inside.stdout).not.toContain("never-inside");
+      // Set again: the earlier ones are replaced, their secrets deleted.
+      await session.setRequestTransformations([{ match: { host: "api.example.com" }, transform: { headers: { Authorization: "Bearer rotated" } } }]);
+      expect((await session.client.getNetworkPolicy()).policy.inject).toHaveLength(1);
+      expect((await session.client.listSecrets()).map((secret) => secret.name)).toHaveLength(1);
+      const refused = await Promise.resolve()
+        .then(() => session.setRequestTransformations([{ match: { host: "api.example.com", path: { startsWith: "/v1" } }, transform: { headers: { A: "b" } } }]))
         .catch((error: unknown) => error);
-      expect(HarnessCapabilityUnsupportedError.isInstance(custom)).toBe(true);
-      expect(custom).toMatchObject({ code: "NOT_SUPPORTED", httpStatus: 501 });
+      expect(HarnessCapabilityUnsupportedError.isInstance(refused)).toBe(true);
+      expect(refused).toMatchObject({ code: "NOT_SUPPORTED", httpStatus: 501 });
     });
   });
 

@@ -6,12 +6,12 @@
  * its config and container. `restricted()` hands tools a separate object with files and commands
  * only, so they cannot stop the sandbox, open ports or change its network.
  */
-import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint } from "@ai-sdk/harness";
+import type { HarnessV1NetworkPolicy, HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint, HarnessV1RequestTransformation } from "@ai-sdk/harness";
 import type { Experimental_SandboxSession as SandboxSession } from "ai";
 import type { SandboxClient } from "../../client/index.ts";
 import { asHarness } from "./errors.ts";
 import * as files from "./files.ts";
-import { allowNetworkFor } from "./network-policy.ts";
+import { applyNetworkPolicy, applyRequestTransformations } from "./network-policy.ts";
 import { portEndpoint, replacePorts, type PortProtocol } from "./ports.ts";
 import * as commands from "./process.ts";
 import { SESSION_MARKER } from "./session-marker.ts";
@@ -82,8 +82,16 @@ export class EdgeSandboxSession implements HarnessV1NetworkSandboxSession, Sandb
   };
 
   readonly setNetworkPolicy = async (policy: HarnessV1NetworkPolicy): Promise<void> => {
-    const allowNetwork = allowNetworkFor(policy);
-    await asHarness(() => this.client.configure({ allowNetwork }));
+    await applyNetworkPolicy(this.client, policy);
+  };
+
+  /** Headers our proxy sets on the way out, from secrets the sandbox never sees (host matches only). */
+  readonly setRequestTransformations = async (transformations: ReadonlyArray<HarnessV1RequestTransformation>): Promise<void> => {
+    await applyRequestTransformations(this.client, transformations, false);
+  };
+
+  readonly addRequestTransformations = async (transformations: ReadonlyArray<HarnessV1RequestTransformation>): Promise<void> => {
+    await applyRequestTransformations(this.client, transformations, true);
   };
 
   /** Stops the container (its processes end); the sandbox stays resumable, its workspace saved first when it is durable. */
