@@ -10,6 +10,7 @@ import type { HarnessV1SandboxProvider } from "@ai-sdk/harness";
 import type { Experimental_SandboxSession as SandboxSession } from "ai";
 import type { SandboxClient } from "../../client/index.ts";
 import { connect } from "../shared/connection.ts";
+import { applyNetworkPolicy } from "./network-policy.ts";
 import { asHarness, EdgeSandboxError, PROVIDER_ID } from "./errors.ts";
 import { exposePorts } from "./ports.ts";
 import { sandboxIdFor } from "./sandbox-id.ts";
@@ -51,8 +52,8 @@ export function createEdgeSandbox(settings: EdgeSandboxProviderSettings): EdgeSa
     const client = clientFor(settings, await sandboxIdFor(prefix, options.sessionId));
     try {
       return await asHarness(async () => {
-        const config = { ...settings.sandbox, ...(settings.network === undefined ? {} : { allowNetwork: settings.network === "allow-all" }) };
-        if (Object.keys(config).length > 0) await client.configure(config);
+        if (settings.sandbox && Object.keys(settings.sandbox).length > 0) await client.configure(settings.sandbox);
+        if (settings.network !== undefined) await applyNetworkPolicy(client, typeof settings.network === "string" ? { mode: settings.network } : settings.network);
         await client.setEnvVars({ [SESSION_MARKER]: options.sessionId ?? client.id });
         const session = await sessionOf(client, settings, settings.ports ?? []);
         await exposePorts(client, session.ports, origin);

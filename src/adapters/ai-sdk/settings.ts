@@ -4,13 +4,14 @@
  * ports every session exposes, its network, the sandbox settings every session starts with, and the
  * prefix of the sandbox ids it names.
  */
+import type { HarnessV1NetworkPolicy } from "@ai-sdk/harness";
 import type { HttpConnection, BindingConnection } from "../shared/connection.ts";
 import type { SandboxConfig } from "../../client/index.ts";
 
 export type ServiceConnection = Omit<HttpConnection, "sandboxId"> | (Omit<BindingConnection, "sandboxId"> & { origin?: string });
 
-/** What the harness contract calls a network policy, as far as this service enforces one (see network-policy.ts). */
-export type NetworkSetting = "allow-all" | "deny-all";
+/** A network policy of the harness contract, or the name of a preset (see network-policy.ts). */
+export type NetworkSetting = "allow-all" | "deny-all" | HarnessV1NetworkPolicy;
 
 export type EdgeSandboxProviderSettings = ServiceConnection & {
   /** Ports each session exposes at creation (1024–65535), reached by `getPortEndpoint`. */
