@@ -20,6 +20,7 @@ const MODULES = [
   "code-interpreter.ts",
   "preview-ports.ts",
   "snapshot-throughput.ts",
+  "image-startup.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

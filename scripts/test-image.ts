@@ -13,13 +13,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureBaseImage } from "./image/base.ts";
-import { buildImage, imageSource, instanceTypeOf, wranglerConfig } from "./image/build.ts";
-import { run } from "./image/command.ts";
-import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { openImage } from "./image/rootfs.ts";
+import { buildProjectImage, deployedInstanceType, imageRequirements } from "./image/prepare.ts";
 import { imageSize, megabytes } from "./image/size.ts";
-import { DEFAULT_INSTANCE_TYPE, INSTANCE_TYPES, isInstanceTypeName } from "./deploy/instance-types.ts";
+import { INSTANCE_TYPES } from "./deploy/instance-types.ts";
 import { TEST_IMAGE_VAR, type ImageDescriptor, type ImageInstance } from "../test/container/image-server.ts";
 
 /**
@@ -42,23 +39,9 @@ const IMAGE_TESTS = [
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-function requirements(): string | undefined {
-  if (process.platform !== "linux") return "it runs on Linux only";
-  if (process.getuid?.() !== 0) return "it must run as root (buildah and mmdebstrap build root filesystems)";
-  if (!ensureOsPackages(["image"])) return "its OS packages are missing (above)";
-  return undefined;
-}
-
-/** The certificate authorities npm trusts on this machine, when it is configured with its own. */
-function npmCaFile(): string | undefined {
-  const value = run("npm", ["config", "get", "cafile"], { cwd: root });
-  return value === "" || value === "null" || value === "undefined" ? undefined : value;
-}
-
-/** The instance type wrangler.toml deploys the image on (the platform's default when it names none). */
+/** The instance type wrangler.toml deploys the image on, with what the tests hold it to. */
 function deployedInstance(): ImageInstance {
-  const name = instanceTypeOf(wranglerConfig(root)) ?? DEFAULT_INSTANCE_TYPE;
-  if (!isInstanceTypeName(name)) throw new Error(`wrangler.toml: instance_type "${name}" is not one of ${Object.keys(INSTANCE_TYPES).join(", ")}`);
+  const name = deployedInstanceType(root);
   return { name, memoryBytes: INSTANCE_TYPES[name].memoryBytes, vcpu: INSTANCE_TYPES[name].vcpu };
 }
 
@@ -88,7 +71,7 @@ function timed<T>(stage: string, work: () => T): T {
   }
 }
 
-const unmet = requirements();
+const unmet = imageRequirements();
 if (unmet) {
   console.error(`test:image: ${unmet}`);
   process.exit(1);
@@ -97,9 +80,8 @@ if (unmet) {
 const work = mkdtempSync(join(tmpdir(), "edge-sandbox-image-"));
 let status = 1;
 try {
-  const base = timed("base image", () => ensureBaseImage(root));
-  const tag = timed("image build", () => buildImage(imageSource(wranglerConfig(root)), base, work, npmCaFile()));
-  const image = openImage(tag);
+  const { base, id } = buildProjectImage(root, work, timed);
+  const image = openImage(id);
   const reportFile = join(work, "report.jsonl");
   try {
     const descriptor: ImageDescriptor = {
@@ -121,7 +103,7 @@ try {
       }),
     );
     status = tests.status ?? 1;
-    printReport(tag, base, reportFile);
+    printReport(id, base, reportFile);
   } finally {
     image.close();
   }

@@ -41,6 +41,8 @@ export interface ImageServerOptions {
   procsFiles?: string[];
   /** How often to look for the server listening, in ms (default 15): a start-up measurement asks often. */
   pollMs?: number;
+  /** Runs this instead of the image's command, behind its entrypoint (a baseline server, for a benchmark). */
+  command?: string[];
 }
 
 export interface ImageServer {
@@ -79,7 +81,7 @@ export async function startImageServer(image: ImageDescriptor, options: ImageSer
   args.push("--ro-bind", join(dir, "hosts"), "/etc/hosts");
   args.push("--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--clearenv");
   for (const [name, value] of env) args.push("--setenv", name, value);
-  args.push("--chdir", image.workingDir, "--", ...image.entrypoint, ...image.cmd);
+  args.push("--chdir", image.workingDir, "--", ...image.entrypoint, ...(options.command ?? image.cmd));
 
   // Joining the groups first (a shell that writes its pid into each, then becomes bwrap) counts everything the container runs.
   const groups = options.procsFiles ?? [];
