@@ -14,8 +14,8 @@ import type { DeployConfig, DeployFacts, Route } from "./prerequisites.ts";
 const WRANGLER_TIMEOUT_MS = 60_000;
 
 /** wrangler.toml (or .json/.jsonc) as wrangler reads it for a deploy. */
-export function readDeployConfig(configPath: string): DeployConfig {
-  const config = unstable_readConfig({ config: configPath }, { hideWarnings: true });
+export function readDeployConfig(configPath: string, env?: string): DeployConfig {
+  const config = unstable_readConfig({ config: configPath, ...(env === undefined ? {} : { env }) }, { hideWarnings: true });
   const routes: Route[] = [...(config.routes ?? []), ...(config.route ? [config.route] : [])];
   return {
     vars: config.vars ?? {},
@@ -72,8 +72,8 @@ export function probeLogin(wrangler: Wrangler): boolean | undefined {
  * The deployed Worker's secret names. A Worker not deployed yet has none (`wrangler secret put` on
  * its name creates it with the secret, which is what a first deploy needs).
  */
-export function listSecrets(wrangler: Wrangler, configPath: string): NonNullable<DeployFacts["secrets"]> {
-  const result = wrangler.run(["secret", "list", "--format", "json", "--config", configPath]);
+export function listSecrets(wrangler: Wrangler, configPath: string, env?: string): NonNullable<DeployFacts["secrets"]> {
+  const result = wrangler.run(["secret", "list", "--format", "json", "--config", configPath, ...(env === undefined ? [] : ["--env", env])]);
   if (result.status === 0) {
     try {
       const start = result.stdout.indexOf("[");
