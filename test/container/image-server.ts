@@ -50,6 +50,8 @@ export interface ImageServer {
   workspace: string;
   /** HOME of commands, as the image configures it. */
   home: string;
+  /** The host's pid of the container's outermost process (bwrap, or the shell that joins its groups and becomes bwrap). */
+  pid: number;
   /** performance.now() when the container was started, and when its server was first seen listening. */
   startedAt: number;
   listeningAt: number;
@@ -104,6 +106,7 @@ export async function startImageServer(image: ImageDescriptor, options: ImageSer
     url: `http://${HOST}:${port}`,
     workspace,
     home: env.get("SANDBOX_HOME") ?? workspace,
+    pid: child.pid!,
     startedAt,
     listeningAt,
     async close() {
