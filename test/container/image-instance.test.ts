@@ -1,7 +1,7 @@
 /**
  * The built image on the instance type wrangler.toml deploys it on: its server runs in a control
  * group holding the instance's memory (as `npm run test:image` reads it from wrangler.toml), and a
- * working session's load must fit: start-up, 20 concurrent commands, a Python cell drawing a
+ * busy sandbox's load must fit: start-up, 20 concurrent commands, a Python cell drawing a
  * matplotlib figure, a terminal, and 1 GiB of output read through the streaming route, all at once.
  * The kernel's high-water mark of the group's memory is reported (page cache included, which the
  * kernel reclaims before it kills anything; the image's files are dropped from the cache first, so
@@ -82,7 +82,7 @@ describe.skipIf(image === undefined || instance === undefined)("the image on its
     expect(readyMs).toBeGreaterThan(0);
   });
 
-  it(`fits a working session in ${instance ? instance.memoryBytes / MIB : 0} MiB: 20 commands, a matplotlib cell, a terminal and 1 GiB streamed, at once`, async () => {
+  it(`fits a busy sandbox in ${instance ? instance.memoryBytes / MIB : 0} MiB: 20 commands, a matplotlib cell, a terminal and 1 GiB streamed, at once`, async () => {
     const streamed = streamedStdout(server.url, `head -c ${STREAMED_BYTES} /dev/zero | tr '\\0' x`);
     const burst = Promise.all(
       Array.from({ length: BURST }, (_, i) => exec(server.url, `python3 -c "import json; print(json.dumps(sum(range(${i} * 100000))))" && ls /usr/lib >/dev/null && echo ${i}`)),

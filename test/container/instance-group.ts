@@ -13,10 +13,8 @@ import { detectLimits } from "../../runtime/container/cgroups.ts";
 export interface InstanceGroup {
   /** The `cgroup.procs` files a process writes its pid to, to join. */
   procsFiles: string[];
-  /** Highest memory use (bytes) since the group was made or last reset, page cache included. */
+  /** Highest memory use (bytes) since the group was made, page cache included. */
   peakBytes(): number;
-  /** Starts the high-water mark again from the current use (v1 only; v2 keeps its own). */
-  resetPeak(): void;
   /** Processes the kernel's out-of-memory killer ended in the group. */
   oomKills(): number;
   remove(): void;
@@ -42,7 +40,6 @@ export function makeInstanceGroup(name: string, limits: { memoryBytes: number; v
     return {
       procsFiles: [join(dir, "cgroup.procs")],
       peakBytes: () => readNumber(join(dir, "memory.peak")),
-      resetPeak: () => {},
       oomKills: () => counter(join(dir, "memory.events"), "oom_kill"),
       remove: () => rmdirSync(dir),
     };
@@ -61,7 +58,6 @@ export function makeInstanceGroup(name: string, limits: { memoryBytes: number; v
   return {
     procsFiles: [join(memory, "cgroup.procs"), join(cpu, "cgroup.procs")],
     peakBytes: () => readNumber(join(memory, "memory.max_usage_in_bytes")),
-    resetPeak: () => writeFileSync(join(memory, "memory.max_usage_in_bytes"), "0"),
     oomKills: () => counter(join(memory, "memory.oom_control"), "oom_kill"),
     remove: () => {
       rmdirSync(memory);
