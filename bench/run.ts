@@ -22,6 +22,7 @@ const MODULES = [
   "preview-ports.ts",
   "snapshot-throughput.ts",
   "openai-agents-exec.ts",
+  "image-startup.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

@@ -18,7 +18,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
-import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/server-env-names.ts";
 import { serverNodeFlags } from "../server-kit/node-flags.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
 

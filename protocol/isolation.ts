@@ -9,25 +9,8 @@ import { z } from "zod";
 export const ISOLATION_MODES = ["none", "bwrap"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
 
-export const ISOLATION_ENV = {
-  /** "none" or "bwrap" (the local runtime's default where bubblewrap runs). */
-  mode: "SANDBOX_ISOLATION",
-  /** "1"/"true" lets commands use the network; default off. SANDBOX_ENABLE_INTERNET is read when unset. */
-  allowNetwork: "SANDBOX_ALLOW_NETWORK",
-  enableInternet: "SANDBOX_ENABLE_INTERNET",
-  readOnlyPaths: "SANDBOX_READ_ONLY_PATHS",
-  readWritePaths: "SANDBOX_READ_WRITE_PATHS",
-  /** "0"/"false" hides /usr, /bin, /lib*, /etc (default: visible read-only, so programs run). */
-  allowSystemBinaries: "SANDBOX_ALLOW_SYSTEM_BINARIES",
-  /** Extra bwrap arguments, a JSON array. */
-  bwrapArgs: "SANDBOX_BWRAP_ARGS",
-  /**
-   * Set by the local runtime on a server it starts inside a sandbox's container: the walls that
-   * container puts around the server and every command (IsolationInEffect as JSON). Such a server
-   * runs its commands as they are, as a server in a production container does, and reports these.
-   */
-  containerWalls: "SANDBOX_CONTAINER_WALLS",
-} as const;
+// Declared beside the other variables a server reads as it boots, in a module without zod.
+export { ISOLATION_ENV } from "./server-env-names.ts";
 
 export interface IsolationOptions {
   isolation: IsolationMode;

@@ -122,7 +122,7 @@ export function secretsNamed(policy: NetworkPolicy): string[] {
  * (the system's authorities and the proxy's) that commands are pointed at, by the variables Node,
  * Python, curl and git read.
  */
-export const CA_BUNDLE_VAR = "SANDBOX_CA_BUNDLE";
+export { CA_BUNDLE_VAR } from "./server-env-names.ts";
 export const CA_BUNDLE_VARIABLES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"] as const;
 
 // ── the API's answers ────────────────────────────────────────────────────────

@@ -34,22 +34,11 @@ export const runtimeEgressSchema = z.strictObject({
 });
 export type RuntimeEgress = z.output<typeof runtimeEgressSchema>;
 
+// The variables a server reads as it boots live in a module without zod, so the boot can read them cheaply.
+export { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";
+
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
-
-/**
- * Set to "1" on a container server the runtime starts: the server reads its secret from stdin (never
- * from its environment or argv, which other processes of the machine can read) and answers only to it.
- */
-export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
-
-/**
- * Set to "1" on a container server the runtime starts before it knows its sandbox (a warm server, and
- * every start of the default launcher): the server boots, then reads a `ServerAssignment` from stdin
- * and only then takes its settings and listens. What a sandbox is given never enters the server's
- * environment as it was exec'd, so no command can read it in /proc/<server pid>/environ.
- */
-export const ASSIGNMENT_FROM_STDIN_VAR = "SANDBOX_ASSIGNMENT_FROM_STDIN";
 
 /**
  * Such a server reports its progress on file descriptor 3 (a pipe the runtime opened), one line each:
@@ -66,7 +55,6 @@ export const SERVER_STATUS = { booted: "booted", listening: "listening" } as con
  * variable names the descriptor.
  */
 export const SERVER_LISTEN_FD = 4;
-export const LISTEN_FD_VAR = "SANDBOX_LISTEN_FD";
 
 /** What a server waiting for its sandbox reads from stdin (one JSON object, then end of input). */
 export const serverAssignmentSchema = z.object({
@@ -79,15 +67,6 @@ export const serverAssignmentSchema = z.object({
   env: z.record(z.string(), z.string()),
 });
 export type ServerAssignment = z.output<typeof serverAssignmentSchema>;
-
-/**
- * The environment variable carrying a run's tag. The runtime starts each container server with its
- * run's id in it; the server gives each command `<that id>/<n>`, which all the command starts
- * inherits. So the runtime finds everything of a run (also one a previous runtime left running), and
- * the server what one command left outside its process group. The one variable of the server's that
- * commands see.
- */
-export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
 
 export const runtimeStartRequestSchema = z.object({
   /** Environment of the container (Container `envVars`). */

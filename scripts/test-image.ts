@@ -9,21 +9,21 @@
  * the Debian mirrors and the npm registry must be reachable. Prints how long each stage took.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureBaseImage } from "./image/base.ts";
-import { buildImage, imageSource, wranglerConfig } from "./image/build.ts";
-import { run } from "./image/command.ts";
-import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { openImage } from "./image/rootfs.ts";
-import { TEST_IMAGE_VAR, type ImageDescriptor } from "../test/container/image-server.ts";
+import { buildProjectImage, deployedInstanceType, imageRequirements } from "./image/prepare.ts";
+import { imageSize, megabytes } from "./image/size.ts";
+import { INSTANCE_TYPES } from "./deploy/instance-types.ts";
+import { TEST_IMAGE_VAR, type ImageDescriptor, type ImageInstance } from "../test/container/image-server.ts";
 
 /**
  * The container tests that run against the image: parity.test.ts (what a program sees in a sandbox,
  * here through the local runtime on the image's root file system), image.test.ts (what only the image shows: tini as
- * PID 1, its programs), and those that start a server with default settings and speak to it over HTTP only. The others set limits or options of their own, reach into the in-process
+ * PID 1, its programs), image-instance.test.ts (the image's server within its instance type's memory),
+ * and those that start a server with default settings and speak to it over HTTP only. The others set limits or options of their own, reach into the in-process
  * server, or look for a command's processes in this machine's process table (the image's run in a
  * process namespace of their own): they stay with `npm test`.
  */
@@ -33,22 +33,32 @@ const IMAGE_TESTS = [
   "test/container/code-python.test.ts",
   "test/container/exec.test.ts",
   "test/container/image.test.ts",
+  "test/container/image-instance.test.ts",
   "test/container/parity.test.ts",
 ];
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-function requirements(): string | undefined {
-  if (process.platform !== "linux") return "it runs on Linux only";
-  if (process.getuid?.() !== 0) return "it must run as root (buildah and mmdebstrap build root filesystems)";
-  if (!ensureOsPackages(["image"])) return "its OS packages are missing (above)";
-  return undefined;
+/** The instance type wrangler.toml deploys the image on, with what the tests hold it to. */
+function deployedInstance(): ImageInstance {
+  const name = deployedInstanceType(root);
+  return { name, memoryBytes: INSTANCE_TYPES[name].memoryBytes, vcpu: INSTANCE_TYPES[name].vcpu };
 }
 
-/** The certificate authorities npm trusts on this machine, when it is configured with its own. */
-function npmCaFile(): string | undefined {
-  const value = run("npm", ["config", "get", "cafile"], { cwd: root });
-  return value === "" || value === "null" || value === "undefined" ? undefined : value;
+/** The image's size beside its base's, layer by layer, and the figures the tests left in `reportFile`. */
+function printReport(image: string, base: string, reportFile: string): void {
+  const size = imageSize(image);
+  console.log(`test:image: the image is ${megabytes(size.bytes)} (its base ${megabytes(imageSize(base).bytes)}); its layers:`);
+  for (const layer of size.layers) console.log(`  ${megabytes(layer.bytes).padStart(7)}  ${layer.step}`);
+  if (!existsSync(reportFile)) return;
+  for (const line of readFileSync(reportFile, "utf8").trim().split("\n").filter(Boolean)) {
+    const figure = JSON.parse(line) as Record<string, number | string>;
+    if (figure.figure === "start-up") console.log(`test:image: start-up: listening after ${figure.readyMs} ms, first command's result after ${figure.firstCommandMs} ms`);
+    if (figure.figure === "memory") {
+      const mib = (bytes: unknown) => `${Math.round(Number(bytes) / 1024 ** 2)} MiB`;
+      console.log(`test:image: memory high-water mark on ${figure.instance}: ${mib(figure.peakBytes)} of ${mib(figure.limitBytes)}`);
+    }
+  }
 }
 
 const timings: [string, number][] = [];
@@ -61,7 +71,7 @@ function timed<T>(stage: string, work: () => T): T {
   }
 }
 
-const unmet = requirements();
+const unmet = imageRequirements();
 if (unmet) {
   console.error(`test:image: ${unmet}`);
   process.exit(1);
@@ -70,9 +80,9 @@ if (unmet) {
 const work = mkdtempSync(join(tmpdir(), "edge-sandbox-image-"));
 let status = 1;
 try {
-  const base = timed("base image", () => ensureBaseImage(root));
-  const tag = timed("image build", () => buildImage(imageSource(wranglerConfig(root)), base, work, npmCaFile()));
-  const image = openImage(tag);
+  const { base, id } = buildProjectImage(root, work, timed);
+  const image = openImage(id);
+  const reportFile = join(work, "report.jsonl");
   try {
     const descriptor: ImageDescriptor = {
       rootfs: image.rootfs,
@@ -80,6 +90,8 @@ try {
       cmd: image.cmd,
       env: image.env,
       workingDir: image.workingDir,
+      instance: deployedInstance(),
+      reportFile,
     };
     const descriptorFile = join(work, "image.json");
     writeFileSync(descriptorFile, JSON.stringify(descriptor));
@@ -91,6 +103,7 @@ try {
       }),
     );
     status = tests.status ?? 1;
+    printReport(id, base, reportFile);
   } finally {
     image.close();
   }

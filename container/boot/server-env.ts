@@ -5,9 +5,8 @@
  * is the environment the server was exec'd with. So main.ts re-executes the server with only the
  * variables it (or Node) reads: changing process.env later would not change that file.
  */
-import { ISOLATION_ENV } from "../../protocol/isolation.ts";
-import { CA_BUNDLE_VAR } from "../../protocol/network.ts";
-import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
+// Names only (no zod): this runs in the server's first process, before it re-executes itself.
+import { ASSIGNMENT_FROM_STDIN_VAR, CA_BUNDLE_VAR, ISOLATION_ENV, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/server-env-names.ts";
 
 /** Every variable the server reads, by name. Anything else is dropped. */
 export const SERVER_ENV_NAMES: ReadonlySet<string> = new Set([

@@ -15,11 +15,21 @@ export interface ImageSource {
   context: string;
 }
 
-/** The Dockerfile and context wrangler builds, as wrangler.toml names them (paths relative to it). */
-export function imageSource(wranglerToml: string): ImageSource {
+/** A string setting of wrangler.toml's [[containers]] entry. */
+function containerSetting(wranglerToml: string, key: string): string | undefined {
   const text = readFileSync(wranglerToml, "utf8");
   const block = /^\[\[containers\]\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(text)?.[1];
-  const value = (key: string) => block && new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`, "m").exec(block)?.[1];
+  return block ? new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`, "m").exec(block)?.[1] : undefined;
+}
+
+/** The instance type wrangler.toml's [[containers]] entry names, if any. */
+export function instanceTypeOf(wranglerToml: string): string | undefined {
+  return containerSetting(wranglerToml, "instance_type");
+}
+
+/** The Dockerfile and context wrangler builds, as wrangler.toml names them (paths relative to it). */
+export function imageSource(wranglerToml: string): ImageSource {
+  const value = (key: string) => containerSetting(wranglerToml, key);
   const image = value("image");
   if (!image || !/Dockerfile/.test(image)) throw new Error(`${wranglerToml}: [[containers]] image does not name a Dockerfile`);
   const base = dirname(wranglerToml);
@@ -34,7 +44,8 @@ const BUILD_CA = "/run/build-ca.crt";
 const BUILD_NPMRC = "/usr/local/etc/npmrc";
 
 /**
- * Builds the image from `source` on `baseImage`; returns its tag. `--layers` keeps each step's result,
+ * Builds the image from `source` on `baseImage`; returns its id (the tag names whichever build came
+ * last, and several checkouts may build on one machine). `--layers` keeps each step's result,
  * so a rebuild after a change to the server's sources starts at the first COPY of them.
  *
  * `caFile`: certificate authorities npm must trust on this machine (a TLS-inspecting egress). They
@@ -42,6 +53,7 @@ const BUILD_NPMRC = "/usr/local/etc/npmrc";
  * image (buildah leaves the two mount points behind as empty files, as it does /etc/hosts).
  */
 export function buildImage(source: ImageSource, baseImage: string, work: string, caFile?: string): string {
+  const idFile = join(work, "image-id");
   const trust: string[] = [];
   if (caFile !== undefined) {
     const npmrc = join(work, "npmrc");
@@ -59,12 +71,13 @@ export function buildImage(source: ImageSource, baseImage: string, work: string,
       "--build-arg", `BASE_IMAGE=${baseImage}`,
       ...trust,
       "-t", IMAGE_TAG,
+      "--iidfile", idFile,
       "-f", "-",
       source.context,
     ],
     { stdinFile: source.dockerfile, show: true },
   );
-  return IMAGE_TAG;
+  return readFileSync(idFile, "utf8").trim().replace(/^sha256:/, "");
 }
 
 /** wrangler.toml at the repository root. */

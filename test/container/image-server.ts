@@ -22,8 +22,27 @@ import { freePort, waitForListening } from "../../runtime/ports.ts";
 /** Names the descriptor file of the image under test; unset, the tests use in-process servers. */
 export const TEST_IMAGE_VAR = "SANDBOX_TEST_IMAGE";
 
+/** The instance type the image is deployed on (wrangler.toml), whose limits a test runs it under. */
+export interface ImageInstance {
+  name: string;
+  memoryBytes: number;
+  vcpu: number;
+}
+
 export interface ImageDescriptor extends ImageProcess {
   rootfs: string;
+  instance?: ImageInstance;
+  /** Where a test leaves figures for `npm run test:image` to print (JSON lines). */
+  reportFile?: string;
+}
+
+export interface ImageServerOptions {
+  /** `cgroup.procs` files the container joins before it starts (its limits, as an instance's). */
+  procsFiles?: string[];
+  /** How often to look for the server listening, in ms (default 15): a start-up measurement asks often. */
+  pollMs?: number;
+  /** Runs this instead of the image's command, behind its entrypoint (a baseline server, for a benchmark). */
+  command?: string[];
 }
 
 export interface ImageServer {
@@ -31,6 +50,11 @@ export interface ImageServer {
   workspace: string;
   /** HOME of commands, as the image configures it. */
   home: string;
+  /** The host's pid of the container's outermost process (bwrap, or the shell that joins its groups and becomes bwrap). */
+  pid: number;
+  /** performance.now() when the container was started, and when its server was first seen listening. */
+  startedAt: number;
+  listeningAt: number;
   close(): Promise<void>;
 }
 
@@ -42,9 +66,11 @@ export function testImage(): ImageDescriptor | undefined {
 
 const HOST = "127.0.0.1";
 const STOP_GRACE_MS = 5000;
+/** `sh -c` script: its first argument counts the cgroup.procs files that follow; the rest are bwrap's. */
+const JOIN_THEN_BWRAP = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 1; shift; n=$((n - 1)); done; exec bwrap "$@"';
 const HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 
-export async function startImageServer(image: ImageDescriptor): Promise<ImageServer> {
+export async function startImageServer(image: ImageDescriptor, options: ImageServerOptions = {}): Promise<ImageServer> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "sandbox-image-")));
   const workspace = join(dir, "workspace");
   mkdirSync(workspace);
@@ -57,24 +83,32 @@ export async function startImageServer(image: ImageDescriptor): Promise<ImageSer
   args.push("--ro-bind", join(dir, "hosts"), "/etc/hosts");
   args.push("--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--clearenv");
   for (const [name, value] of env) args.push("--setenv", name, value);
-  args.push("--chdir", image.workingDir, "--", ...image.entrypoint, ...image.cmd);
+  args.push("--chdir", image.workingDir, "--", ...image.entrypoint, ...(options.command ?? image.cmd));
 
-  const child = spawn("bwrap", args, { stdio: ["ignore", "pipe", "pipe"] });
+  // Joining the groups first (a shell that writes its pid into each, then becomes bwrap) counts everything the container runs.
+  const groups = options.procsFiles ?? [];
+  const [program, programArgs] = groups.length === 0 ? ["bwrap", args] : ["/bin/sh", ["-c", JOIN_THEN_BWRAP, "sh", String(groups.length), ...groups, ...args]];
+  const startedAt = performance.now();
+  const child = spawn(program, programArgs, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   try {
-    await waitForListening(port, { host: HOST, timeoutMs: 20_000, abandon: exited });
+    await waitForListening(port, { host: HOST, timeoutMs: 20_000, abandon: exited, intervalMs: options.pollMs ?? 15 });
   } catch (error) {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`the image's server did not start: ${(error as Error).message}\n${output}`);
   }
+  const listeningAt = performance.now();
   return {
     url: `http://${HOST}:${port}`,
     workspace,
     home: env.get("SANDBOX_HOME") ?? workspace,
+    pid: child.pid!,
+    startedAt,
+    listeningAt,
     async close() {
       // As an engine stops a container: SIGTERM to its PID 1 (tini, which passes it on), then SIGKILL.
       const init = childrenOf(child.pid!)[0];
