@@ -30,5 +30,12 @@ export const sandboxDetailsSchema = sandboxInfoSchema.extend({
 });
 export type SandboxDetails = z.infer<typeof sandboxDetailsSchema>;
 
+/** `status()`: whether the sandbox's container runs now, asked without starting it. */
+export const sandboxStatusSchema = z.object({
+  running: z.boolean(),
+  asleep: z.boolean().describe("Its container ran and was put to sleep (not destroyed): the next call starts it again"),
+});
+export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+
 /** The /v1 answers: the same, with the sandbox's id. */
 export const sandboxIdentitySchema = z.object({ id: z.string() });

@@ -209,6 +209,7 @@ type SandboxMethods = Pick<
   | "deleteSession"
   | "configure"
   | "info"
+  | "status"
   | "getInfo"
   | "getInstructions"
   | "detectIsolation"

@@ -14,7 +14,7 @@ import { SessionClient } from "./session.ts";
 import { Terminal } from "./terminal.ts";
 import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
@@ -139,6 +139,11 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
 
   getInstructions(): Promise<string> {
     return this.rpc.getInstructions();
+  }
+
+  /** Whether the container runs now, asked without starting it. */
+  status(): Promise<SandboxStatus> {
+    return this.rpc.status();
   }
 
   detectIsolation(): Promise<IsolationSupport> {

@@ -43,7 +43,7 @@ import type { GitCheckoutOptions, GitCheckoutResult } from "./git.ts";
 import type { ChangesOptions, ChangesResult, WatchOptions } from "./watch.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "./code.ts";
 import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
 import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
@@ -149,6 +149,8 @@ export interface SandboxRpc {
   /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */
   configure(config: SandboxConfig): Promise<void>;
   info(): Promise<SandboxInfo>;
+  /** Whether the container runs now; unlike every other call, it never starts one. */
+  status(): Promise<SandboxStatus>;
   /** Status and resources (memory, CPUs, disk), the isolation in effect, and the generation. */
   getInfo(): Promise<SandboxDetails>;
   /** A short description of the sandbox for an agent's tool prompt. */

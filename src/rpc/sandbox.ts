@@ -2,7 +2,7 @@
 import type { z } from "zod";
 import type { sandboxConfigSchema } from "../../protocol/sandbox-config.ts";
 
-export type { SandboxDetails, SandboxInfo, StartupTiming } from "../../protocol/sandbox-info.ts";
+export type { SandboxDetails, SandboxInfo, SandboxStatus, StartupTiming } from "../../protocol/sandbox-info.ts";
 
 /**
  * Sandbox-wide settings, given to getSandbox() and kept by the Durable Object (protocol/sandbox-config.ts).

@@ -52,7 +52,7 @@ import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import { errorFromResponse } from "../rpc/error-response.ts";
 import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import { errorBody } from "../../protocol/errors.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "../rpc/sandbox.ts";
+import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus, StartupTiming } from "../rpc/sandbox.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
 import { createBackupRequestSchema } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema } from "../../protocol/archive.ts";
@@ -95,6 +95,9 @@ import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
+
+/** "started" once a container ran, "destroyed" after destroy(): whether a sandbox that is not running is asleep or gone. */
+const LIFE_KEY = "lifecycle:last";
 
 interface Link {
   api: ContainerApi;
@@ -149,6 +152,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   override onStart(): void {
     this.#generations.reset();
+    void this.ctx.storage.put(LIFE_KEY, "started");
   }
 
   override onStop(): void {
@@ -281,6 +285,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
         await this.#persistence.discard();
       }
       await this.#destroyContainer();
+      await this.ctx.storage.put(LIFE_KEY, "destroyed");
     });
   }
 
@@ -297,6 +302,13 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async info(): Promise<SandboxInfo> {
     return this.#call(async ({ generation }) => this.#describe(generation));
+  }
+
+  async status(): Promise<SandboxStatus> {
+    return this.#guard(async () => {
+      const running = this.ctx.container?.running === true;
+      return { running, asleep: !running && (await this.ctx.storage.get(LIFE_KEY)) === "started" };
+    });
   }
 
   /** info() plus what the container server reports: status, resources, isolation in effect. */

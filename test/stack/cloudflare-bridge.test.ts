@@ -334,9 +334,14 @@ describe.concurrent("the Bridge API as it is framed", () => {
     expect(await refused.json()).toMatchObject({ code: "invalid_request" });
   });
 
-  it("answers running, and 501 not_implemented for what it does not have yet", async () => {
+  it("answers running without starting the container, and 501 not_implemented for what it does not have yet", async () => {
     const { sandboxId } = await newSandbox();
-    expect(await (await bridge(`/v1/sandbox/${sandboxId}/running`)).json()).toEqual({ running: true });
+    const running = async () => (await (await bridge(`/v1/sandbox/${sandboxId}/running`)).json()) as { running: boolean };
+    // Named, never used: nothing runs, and asking starts nothing.
+    expect(await running()).toEqual({ running: false });
+    expect(await running()).toEqual({ running: false });
+    await execEvents(sandboxId, { argv: ["true"] });
+    expect(await running()).toEqual({ running: true });
     for (const [method, path] of [
       ["POST", "mount"],
       ["POST", "unmount"],
@@ -345,5 +350,9 @@ describe.concurrent("the Bridge API as it is framed", () => {
       expect(response.status, `${method} ${path}`).toBe(501);
       expect(await response.json()).toMatchObject({ code: "not_implemented", error: expect.stringContaining("not available") });
     }
+    // Destroyed: gone, and asking does not bring it back.
+    expect((await bridge(`/v1/sandbox/${sandboxId}`, { method: "DELETE" })).status).toBe(204);
+    expect(await running()).toEqual({ running: false });
+    expect(await running()).toEqual({ running: false });
   });
 });

@@ -136,6 +136,7 @@ describe("method bindings", () => {
       await rpc.getExposedPorts({});
       await rpc.unexposePort(8123);
 
+      await rpc.status();
       await rpc.info();
       await rpc.getInfo();
       await rpc.getInstructions();
@@ -156,6 +157,6 @@ describe("method bindings", () => {
       await rpc.destroy({});
     }
     expect(problems).toEqual([]);
-    expect(checked.size).toBeGreaterThanOrEqual(51);
+    expect(checked.size).toBeGreaterThanOrEqual(52);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * A sandbox's life through the Bridge API: `POST /v1/sandbox` names a new one (→ `{id}`, nothing is
- * started until it is used), `GET /v1/sandbox/:id/running` → `{running}`, `DELETE /v1/sandbox/:id`
+ * started until it is used), `GET /v1/sandbox/:id/running` → `{running}` (its container runs or
+ * sleeps; never started by the question), `DELETE /v1/sandbox/:id`
  * destroys its container (204). A Bridge sandbox is the sandbox of that id in our own API too.
  *
  * The create body is what Bridge clients send (the OpenAI Agents SDK's Cloudflare client sends
@@ -63,13 +64,11 @@ export const bridgeCreateRoutes = new Hono<ApiEnv>().post("/", jsonBody(bridgeCr
 });
 
 export const bridgeLifecycleRoutes = new Hono<ApiEnv>()
+  // Asked without starting the container. A sandbox asleep is still there (the next call wakes it);
+  // one destroyed, or never started, is not.
   .get("/running", async (c) => {
-    try {
-      await c.var.sandbox.info();
-      return c.json({ running: true });
-    } catch {
-      return c.json({ running: false });
-    }
+    const { running, asleep } = await c.var.sandbox.status();
+    return c.json({ running: running || asleep });
   })
   .delete("/", async (c) => {
     await c.var.sandbox.destroy();

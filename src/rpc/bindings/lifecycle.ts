@@ -3,7 +3,7 @@ import { destroyQuerySchema } from "../../../protocol/backups.ts";
 import { instructionsSchema } from "../../../protocol/info.ts";
 import { isolationSupportSchema } from "../../../protocol/isolation.ts";
 import { sandboxConfigRequestSchema } from "../../../protocol/sandbox-config.ts";
-import { sandboxDetailsSchema, sandboxIdentitySchema, sandboxInfoSchema } from "../../../protocol/sandbox-info.ts";
+import { sandboxDetailsSchema, sandboxIdentitySchema, sandboxInfoSchema, sandboxStatusSchema } from "../../../protocol/sandbox-info.ts";
 import type { Binding } from "./binding.ts";
 
 export const lifecycleBindings = {
@@ -16,6 +16,14 @@ export const lifecycleBindings = {
     described: "Sandbox",
     // The answer adds the sandbox's id, which the route knows and the Durable Object does not say.
     byHand: ["route"],
+  },
+  status: {
+    verb: "GET",
+    path: "/status",
+    args: [],
+    response: sandboxStatusSchema,
+    summary: "Whether the sandbox's container runs now (asked without starting it, unlike every other route)",
+    described: "Status",
   },
   getInfo: {
     verb: "GET",
