@@ -358,7 +358,7 @@ describe("npm start", () => {
       }
     });
     expect(alive).toEqual([]);
-    const wranglerLeft = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+    const wranglerLeft = execFileSync("ps", ["-eo", "args"], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
       .split("\n")
       .filter((line) => line.includes(`--port ${new URL(url).port}`) || line.includes(`127.0.0.1:${new URL(url).port}`));
     expect(wranglerLeft).toEqual([]);
