@@ -237,8 +237,9 @@ class _Reading:
             xy = line.get_xydata()
             self.budget.take(len(xy))
             kind = "scatter" if line.get_linestyle() in NO_LINE and line.get_marker() not in (None, *NO_LINE) else "line"
-            element = {"kind": kind, "label": self._label(line.get_label(), kind, counts), "points": self._pairs(xy)}
             container = errorbars.get(id(line))
+            label = line.get_label() if container is None else (_own_label(line.get_label()) or container.get_label())  # errorbar's label is its container's
+            element = {"kind": kind, "label": self._label(label, kind, counts), "points": self._pairs(xy)}
             if container is not None:
                 self._use_errorbar_parts(container)
                 element.update(self._point_errors(container, xy))

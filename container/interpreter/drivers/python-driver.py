@@ -367,6 +367,12 @@ def show_figures():
     pyplot.close("all")
 
 
+def _close_figure(figure):
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(figure)
+
+
 class _BackendLoader(importlib.abc.Loader):
     def create_module(self, spec):
         return None
@@ -562,6 +568,8 @@ def run_cell(cell_id, code, number):
                 if value is not None:
                     namespace["_"] = value
                     send_result(value, main=True)
+                    if _is_figure(value):
+                        _close_figure(value)  # shown as the cell's value: not again as a figure left open
         finally:
             show_figures()  # figures left open, after an error too
         return None
