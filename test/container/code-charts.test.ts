@@ -107,7 +107,8 @@ describe("charts as data", () => {
     const grouped = await chartOf(
       "fig, ax = plt.subplots()\nx = np.arange(2)\nax.bar(x - 0.2, [1, 2], 0.4, label='2023')\nax.bar(x + 0.2, [3, 4], 0.4, label='2024')\nax.set_xticks(x, ['Q1', 'Q2'])\nfig",
     );
-    expect(grouped.elements.map((bar) => ("group" in bar ? `${bar.group}:${bar.label}` : ""))).toEqual(["2023:Q1", "2023:Q2", "2024:Q1", "2024:Q2"]);
+    if (grouped.type !== "bar") throw new Error("not a bar chart");
+    expect(grouped.elements.map((bar) => `${bar.group}:${bar.label}`)).toEqual(["2023:Q1", "2023:Q2", "2024:Q1", "2024:Q2"]);
   });
 
   it("read a histogram as bars with its bins", async () => {
@@ -123,7 +124,8 @@ describe("charts as data", () => {
   it("read a pie's wedges", async () => {
     const chart = await chartOf("fig, ax = plt.subplots()\nax.pie([1, 1, 2], labels=['cats', 'dogs', 'fish'])\nax.set_title('Pets')\nfig");
     expect(chart).toMatchObject({ type: "pie", title: "Pets" });
-    expect(chart.elements.map((wedge) => ("angle" in wedge ? [wedge.label, Math.round(wedge.angle), Math.round(wedge.fraction * 100), wedge.radius] : []))).toEqual([
+    if (chart.type !== "pie") throw new Error("not a pie");
+    expect(chart.elements.map((wedge) => [wedge.label, Math.round(wedge.angle), Math.round(wedge.fraction * 100), wedge.radius])).toEqual([
       ["cats", 90, 25, 1],
       ["dogs", 90, 25, 1],
       ["fish", 180, 50, 1],
