@@ -219,6 +219,8 @@ describe("charts as data", () => {
     expect(await chartOf("fig, ax = plt.subplots()\nax.set_title('Nothing yet')\nfig")).toEqual({ type: "unknown", title: "Nothing yet", elements: [], reason: "the axes has no data" });
     expect(await chartOf("fig, ax = plt.subplots()\nax.imshow(np.zeros((4, 4)))\nfig")).toMatchObject({ type: "unknown", reason: expect.stringContaining("images") });
     expect(await chartOf("fig, ax = plt.subplots()\nax.bar([1, 2], [3, 4])\nax.plot([1, 2], [3, 4])\nfig")).toMatchObject({ type: "unknown", reason: expect.stringContaining("bars and lines") });
+    expect(await chartOf("fig, ax = plt.subplots()\nax.violinplot([[1, 2, 3, 4, 5]])\nfig")).toMatchObject({ type: "unknown", reason: expect.stringContaining("PolyCollection") });
+    expect(await chartOf("fig = plt.figure()\nfig.add_subplot(projection='polar').plot([0, 1], [1, 2])\nfig")).toMatchObject({ type: "unknown", reason: "polar axes are not charted" });
     // A figure without axes has nothing to chart: its PNG alone.
     const bare = await run(sandbox, context.id, "plt.figure(figsize=(2, 2))\nplt.show()");
     expect(bare.results).toHaveLength(1);

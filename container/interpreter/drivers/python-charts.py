@@ -252,10 +252,10 @@ class _Reading:
                 offsets = collection.get_offsets()
                 self.budget.take(len(offsets))
                 elements.append({"kind": "scatter", "label": self._label(collection.get_label(), "scatter", counts), "points": self._pairs(offsets)})
-            elif type(collection).__name__ in ("PolyCollection", "FillBetweenPolyCollection") and isinstance(collection, PolyCollection):
+            elif isinstance(collection, PolyCollection):
                 areas = [_area(path.vertices, path.codes) for path in collection.get_paths()]
                 if not areas or any(area is None for area in areas):
-                    continue  # not a fill between two curves along x: left for the unknown check
+                    continue  # not a fill between two curves along x (fill_betweenx, violins): left for the unknown check
                 self.used.add(id(collection))
                 label = self._label(collection.get_label(), "area", counts)
                 for upper, lower in areas:
@@ -510,7 +510,7 @@ def _ticks(axis):
     for tick, label in pairs:
         tick = _number(tick)
         if tick is not None:
-            ticks.append(tick)
+            ticks.append(float(f"{tick:.12g}"))  # a locator's steps carry float noise (3.0000000000000004)
             labels.append(_plain(label))
     return ticks, labels
 
