@@ -19,6 +19,8 @@ const MODULES = [
   "leaderboard-tti.ts",
   "first-command.ts",
   "code-interpreter.ts",
+  "code-first-run.ts",
+  "code-cells.ts",
   "preview-ports.ts",
   "snapshot-throughput.ts",
   "openai-agents-exec.ts",

@@ -19,6 +19,7 @@
  * they are the Execution's `error`.
  */
 import { z } from "zod";
+import { chartSchema } from "./code-chart.ts";
 import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { envNameSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
@@ -153,12 +154,14 @@ export const resultSchema = z.object({
   json: z.unknown().optional(),
   latex: z.string().optional(),
   javascript: z.string().optional(),
+  /** A matplotlib figure's structure, beside its png (see code-chart.ts). */
+  chart: chartSchema.optional(),
   /** The value of the cell's last expression (one per run at most); display() results are not. */
   isMainResult: z.boolean(),
 });
 export type Result = z.infer<typeof resultSchema>;
 /** The formats a Result may carry, in the order they are listed. */
-export const RESULT_FORMATS = ["text", "html", "markdown", "svg", "png", "jpeg", "json", "latex", "javascript"] as const;
+export const RESULT_FORMATS = ["text", "html", "markdown", "svg", "png", "jpeg", "json", "latex", "javascript", "chart"] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
 
 /** An error the user's code raised, as the language reports it. */

@@ -11,6 +11,7 @@ export * from "./sessions.ts";
 export * from "./isolation.ts";
 export * from "./info.ts";
 export * from "./code.ts";
+export * from "./code-chart.ts";
 export * from "./code-execution.ts";
 export * from "./utf8.ts";
 export * from "./validation.ts";

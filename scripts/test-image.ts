@@ -29,6 +29,7 @@ import { TEST_IMAGE_VAR, type ImageDescriptor, type ImageInstance } from "../tes
  */
 const IMAGE_TESTS = [
   "test/container/cloudflare-sdk.test.ts",
+  "test/container/code-charts.test.ts",
   "test/container/code-javascript.test.ts",
   "test/container/code-python.test.ts",
   "test/container/exec.test.ts",

@@ -8,7 +8,8 @@
  * `error` {id, error}, and `done` {id} after everything else of the cell.
  */
 import { z } from "zod";
-import { executionErrorSchema, resultSchema } from "../../protocol/code.ts";
+import { executionErrorSchema, resultSchema, type Result } from "../../protocol/code.ts";
+import { checkedChart } from "./driver-chart.ts";
 
 export const FRAME_KIND = { stdout: 1, stderr: 2, message: 3 } as const;
 const HEADER_BYTES = 5;
@@ -19,11 +20,13 @@ const cellId = z.string().nullable();
 
 export const driverMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), language: z.string(), version: z.string(), pid: z.number().optional(), cwd: z.string().optional() }),
-  z.object({ type: z.literal("result"), id: cellId, result: resultSchema }),
+  // The chart is checked on its own (driver-chart.ts): a chart that does not fit is replaced, not fatal.
+  z.object({ type: z.literal("result"), id: cellId, result: resultSchema.extend({ chart: z.unknown().optional() }) }),
   z.object({ type: z.literal("error"), id: cellId, error: executionErrorSchema }),
   z.object({ type: z.literal("done"), id: cellId }),
 ]);
-export type DriverMessage = z.infer<typeof driverMessageSchema>;
+type SentMessage = z.infer<typeof driverMessageSchema>;
+export type DriverMessage = Exclude<SentMessage, { type: "result" }> | { type: "result"; id: string | null; result: Result };
 
 export type ServerMessage = { type: "run"; id: string; code: string; env?: Record<string, string> } | { type: "interrupt"; id: string };
 
@@ -83,5 +86,9 @@ function decodeFrame(kind: number | undefined, payload: Buffer): Frame {
   if (kind !== FRAME_KIND.message) throw new Error(`unknown frame kind ${kind}`);
   const parsed = driverMessageSchema.safeParse(JSON.parse(payload.toString("utf8")));
   if (!parsed.success) throw new Error(`malformed driver message: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-  return { kind: "message", message: parsed.data };
+  const message = parsed.data;
+  if (message.type !== "result") return { kind: "message", message };
+  const { chart, ...formats } = message.result;
+  const result: Result = chart === undefined ? formats : { ...formats, chart: checkedChart(chart) };
+  return { kind: "message", message: { ...message, result } };
 }

@@ -69,7 +69,8 @@ export function interpreterLaunch(language: CodeLanguage, programs: InterpreterP
   if (language === "python") {
     return {
       program: programs.python,
-      args: ["-c", driverSource("python-driver.py")],
+      // The chart reader rides as the driver's argument: compiled by it only when a figure is shown.
+      args: ["-c", driverSource("python-driver.py"), driverSource("python-charts.py")],
       programPaths: [programs.python],
       missing: `Python is not installed at ${programs.python}: install it (apt-get install -y python3), or point SANDBOX_PYTHON at a Python 3`,
     };

@@ -14,6 +14,7 @@ export type * from "./api.ts";
 export type * from "./code-api.ts";
 export type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 export type { CodeContext, CodeEvent, CodeLanguage, CodeLanguageName, Execution, ExecutionError, ExecutionOutcome, Result } from "../../protocol/code.ts";
+export type { AxesChart, Chart, ChartType } from "../../protocol/code-chart.ts";
 export type { ProcessRecord, ProcessLogs, KillResult, StdinResult } from "../rpc/processes.ts";
 export type { SandboxInfo, SandboxDetails, SandboxConfig } from "../rpc/sandbox.ts";
 export type { SandboxRpc } from "../rpc/sandbox-rpc.ts";

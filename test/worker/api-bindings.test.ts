@@ -119,6 +119,7 @@ describe("method bindings", () => {
       await rpc.listCodeContexts();
       await rpc.getCodeContext(context.id);
       await rpc.runCode("1 + 1", { contextId: context.id });
+      await rpc.runCode("import matplotlib.pyplot as plt\nplt.bar(['a'], [1])\nplt.show()", { contextId: context.id }); // a result with a chart
       await rpc.restartCodeContext(context.id);
       await rpc.deleteCodeContext(context.id);
 

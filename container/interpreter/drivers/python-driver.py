@@ -13,8 +13,9 @@ An interrupt arrives as a message (a signal from outside would have to cross wha
 interpreter); a reader thread turns it into SIGINT for this process, which the cell sees as
 KeyboardInterrupt. The main thread blocks SIGINT while it writes a frame, so a frame is never cut.
 
-One file on purpose: the server passes it to `python3 -c`, so nothing has to be found on disk
-inside an isolated sandbox.
+Inline on purpose: the server passes this file to `python3 -c`, and the chart reader
+(python-charts.py) as the argument after it, so nothing has to be found on disk inside an isolated
+sandbox. The chart reader is compiled only when a cell first shows a matplotlib figure.
 """
 import ast
 import base64
@@ -41,6 +42,8 @@ HEADER = struct.Struct(">IB")
 STDOUT, STDERR, MESSAGE = 1, 2, 3
 READ_CHUNK = 65536
 CELL_PREFIX = "<cell-"
+# The chart reader's source, given after the driver's (read before main() clears the arguments).
+CHARTS_SOURCE = sys.argv[1] if len(sys.argv) > 1 else None
 TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 
 # ── the channel to the server ──────────────────────────────────────────────
@@ -246,6 +249,36 @@ def _figure_png(figure):
     return buffer.getvalue()
 
 
+# ── charts as data: a figure's structure beside its PNG ─────────────────────
+
+# Set to "off" (for a run, a context or the sandbox) for figures as PNG alone; protocol/code-chart.ts.
+CHART_DATA_ENV = "SANDBOX_CHART_DATA"
+_chart_reader = None
+
+
+def _charts():
+    """The chart reader module, compiled on its first use."""
+    global _chart_reader
+    if _chart_reader is None:
+        module = type(sys)("sandbox_charts")
+        exec(compile(CHARTS_SOURCE, "<sandbox_charts>", "exec"), module.__dict__)
+        _chart_reader = module
+    return _chart_reader
+
+
+def figure_chart(figure):
+    """The figure's chart, or None (no axes, or chart data off). Reading it never fails the cell:
+    whatever goes wrong is a chart of type unknown that says what."""
+    if CHARTS_SOURCE is None or os.environ.get(CHART_DATA_ENV, "").strip().lower() == "off":
+        return None
+    try:
+        chart = _charts().figure_chart(figure)
+        json.dumps(chart, allow_nan=False)  # what the server can parse: no NaN, no stray types
+        return chart
+    except Exception as error:
+        return {"type": "unknown", "title": None, "elements": [], "reason": f"the chart reader failed: {type(error).__name__}: {error}"}
+
+
 def _json_value(obj):
     """A dict's JSON form, and a DataFrame's data (columns, index, rows), or None."""
     if isinstance(obj, dict):
@@ -270,7 +303,10 @@ def mime_bundle(obj, raw=False):
                 _add_format(bundle, MIME_FORMATS[mime], data)
         return bundle
     if _is_figure(obj):
-        _add_format(bundle, "png", _figure_png(obj))
+        _add_format(bundle, "png", _figure_png(obj))  # first: the chart reads the ticks as drawn
+        chart = figure_chart(obj)
+        if chart is not None:
+            bundle["chart"] = chart
     mimebundle = _call_repr(obj, "_repr_mimebundle_")
     if isinstance(mimebundle, dict):
         for mime, data in mimebundle.items():
@@ -329,6 +365,12 @@ def show_figures():
     for number in pyplot.get_fignums():
         display(pyplot.figure(number))
     pyplot.close("all")
+
+
+def _close_figure(figure):
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(figure)
 
 
 class _BackendLoader(importlib.abc.Loader):
@@ -526,6 +568,8 @@ def run_cell(cell_id, code, number):
                 if value is not None:
                     namespace["_"] = value
                     send_result(value, main=True)
+                    if _is_figure(value):
+                        _close_figure(value)  # shown as the cell's value: not again as a figure left open
         finally:
             show_figures()  # figures left open, after an error too
         return None
