@@ -1,7 +1,7 @@
 /**
  * A code cell's Execution as MCP content, richest form first for each result: PNG and JPEG as image
  * content (base64 with their MIME type), SVG and HTML as embedded text resources with their MIME type,
- * Markdown, JSON and plain text as text. The cell's printed output comes first, its error last.
+ * a figure's chart data as an embedded JSON resource, Markdown, JSON and plain text as text. The cell's printed output comes first, its error last.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
 import type { Execution, Result } from "../../protocol/code.ts";
@@ -14,6 +14,8 @@ function resultContent(result: Result, uri: string): Content[] {
   if (result.jpeg !== undefined) content.push({ type: "image", data: result.jpeg, mimeType: "image/jpeg" });
   if (result.svg !== undefined) content.push({ type: "resource", resource: { uri: `${uri}.svg`, mimeType: "image/svg+xml", text: result.svg } });
   if (result.html !== undefined) content.push({ type: "resource", resource: { uri: `${uri}.html`, mimeType: "text/html", text: result.html } });
+  // A figure's structure beside its image: a client can redraw it, a model can read its numbers.
+  if (result.chart !== undefined) content.push({ type: "resource", resource: { uri: `${uri}.chart.json`, mimeType: "application/json", text: JSON.stringify(result.chart) } });
   if (result.markdown !== undefined) content.push({ type: "text", text: result.markdown });
   if (result.json !== undefined) content.push({ type: "text", text: JSON.stringify(result.json, null, 2) });
   // The plain text of a result whose richer forms say it better (a figure's "<Figure …>") is noise,

@@ -119,6 +119,14 @@ describe.concurrent("MCP endpoint through the official client SDK", () => {
     const image = figure.content.find((item) => item.type === "image") as { data: string; mimeType: string };
     expect(image.mimeType).toBe("image/png");
     expect(Buffer.from(image.data, "base64").subarray(1, 4).toString()).toBe("PNG");
+    // Beside the image, the figure's chart data, for a client to redraw and a model to read.
+    const chart = figure.content.find((item) => item.type === "resource" && (item as { resource: { mimeType: string } }).resource.mimeType === "application/json") as
+      | { resource: { text: string; uri: string } }
+      | undefined;
+    expect(chart?.resource.uri).toMatch(/\.chart\.json$/);
+    const data = JSON.parse(chart!.resource.text) as { type: string; elements: { points: number[][] }[] };
+    expect(data.type).toBe("line");
+    expect(data.elements[0]!.points).toEqual([[1, 1], [2, 4], [3, 9]]);
 
     const table = await call(client, "run_code", { code: "import pandas as pd\npd.DataFrame({'a': [1, 2]})" });
     const html = table.content.find((item) => item.type === "resource") as { resource: { mimeType: string; text: string; uri: string } };
