@@ -64,6 +64,8 @@ export const ERROR_CODES = {
   /** The context is running a cell and the caller asked not to wait (`wait: false`). */
   CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
+  /** A retry whose idempotency key (or process id) names a run that already happened and whose record is no longer kept: nothing is run again. */
+  IDEMPOTENT_RUN_GONE: 410,
   /** A signed stream URL for a process that is gone: another run now has its id (the URL names the run it was minted for). */
   STREAM_URL_STALE: 410,
   PAYLOAD_TOO_LARGE: 413,
@@ -71,6 +73,8 @@ export const ERROR_CODES = {
   WATCH_LIMIT_EXCEEDED: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SPAWN_FAILED: 422,
+  /** An idempotency key (or process id) used again, within its window, for a different request. */
+  IDEMPOTENCY_KEY_REUSED: 422,
   /** git clone exited with an error (the context carries the end of its stderr). */
   GIT_CLONE_FAILED: 422,
   TOO_MANY_PROCESSES: 429,

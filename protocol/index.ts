@@ -21,3 +21,4 @@ export * from "./git.ts";
 export * from "./watch.ts";
 export * from "./archive.ts";
 export * from "./backups.ts";
+export * from "./idempotency.ts";

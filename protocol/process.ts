@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
+import { idempotencyKeySchema } from "./idempotency.ts";
 import { resumeQuerySchema } from "./resume.ts";
 import { commandSessionIdSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
@@ -155,6 +156,7 @@ export const commandOptionsSchema = z.strictObject({
 export const execRequestSchema = commandOptionsSchema.extend({
   command: commandSchema,
   processId: processIdSchema.optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
   /** Bytes fed to stdin, then EOF (unless keepStdinOpen). Without either, stdin is /dev/null. */
   stdin: z.string().optional(),
   /** Keep stdin open as a pipe (after the `stdin` bytes, if any): write and close it through the process's stdin route. */
@@ -177,6 +179,7 @@ export type ExecRequest = z.infer<typeof execRequestSchema>;
 
 const startOptionsSchema = commandOptionsSchema.extend({
   processId: processIdSchema.optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
   autoCleanup: z.boolean().optional(),
   /** Bytes of output retained for late readers (ring buffer). */
   logRetentionBytes: z.number().int().positive().max(LIMITS.maxLogRetentionBytes).optional(),

@@ -6,6 +6,7 @@ import { effectiveTimeout, normaliseEncoding } from "../../protocol/process.ts";
 import type { ExecRequest, OutputEncoding, StartProcessRequest } from "../../protocol/process.ts";
 import type { ServerLimits } from "../config.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { fingerprintOf } from "./run-keys.ts";
 
 export interface CommandSpec {
   kind: "exec" | "background";
@@ -16,6 +17,10 @@ export interface CommandSpec {
   cwd: string | undefined;
   sessionId: string | undefined;
   processId: string | undefined;
+  /** Names the run for retries (protocol/idempotency.ts); a caller's processId does too. */
+  idempotencyKey?: string | undefined;
+  /** What a caller asked, as a digest: a retry attaches only to a run asked for the same way (none: the server's own runs). */
+  fingerprint?: string | undefined;
   encoding: OutputEncoding;
   timeoutMs: number | undefined;
   /** exec: bytes fed to stdin then EOF (undefined → /dev/null). */
@@ -46,6 +51,7 @@ function commandFields(req: ExecRequest | StartProcessRequest) {
     cwd: req.cwd,
     sessionId: req.sessionId,
     processId: req.processId,
+    idempotencyKey: req.idempotencyKey,
     encoding: normaliseEncoding(req.encoding),
     timeoutMs: effectiveTimeout(req),
   };
@@ -55,6 +61,7 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
   return {
     kind: "exec",
     ...commandFields(req),
+    fingerprint: fingerprintOf(`exec/${mode}`, req),
     stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
     keepStdinOpen: req.keepStdinOpen ?? false,
     autoCleanup: true,
@@ -68,6 +75,7 @@ export function startSpec(req: StartProcessRequest, limits: ServerLimits): Comma
   return {
     kind: "background",
     ...commandFields(req),
+    fingerprint: fingerprintOf("background", req),
     stdin: undefined,
     keepStdinOpen: true,
     autoCleanup: req.autoCleanup ?? true,

@@ -24,6 +24,13 @@ export interface BaseExecOptions {
   cwd?: string;
   /** "base64" returns raw output bytes base64-encoded. */
   encoding?: "utf8" | "base64";
+  /**
+   * Names this run so that it runs at most once: a retry with the same key within the sandbox's
+   * idempotency window (10 minutes) attaches to the first run and gets its result or its stream,
+   * and the HTTP client retries such a call by itself when its connection drops. A `processId`
+   * names a run the same way.
+   */
+  idempotencyKey?: string;
 }
 
 export interface ExecOptions extends BaseExecOptions {

@@ -35,6 +35,7 @@ export type ExecRequestOptions = Omit<ExecRequest, "command">;
 /** Wire options of `startProcess` (flat form of the start request). */
 export interface StartRequestOptions {
   processId?: string;
+  idempotencyKey?: string;
   sessionId?: string;
   timeout?: number;
   timeoutMs?: number;

@@ -43,7 +43,8 @@ function signalParam(ctx: RequestContext): NodeJS.Signals {
 
 async function start(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, startProcessRequestSchema);
-  const record = await ctx.server.processes.launch(startSpec(request, ctx.server.limits));
+  // A retry of the same start (by idempotency key or process id) answers with the first run.
+  const { record } = await ctx.server.processes.run(startSpec(request, ctx.server.limits));
   const info = record.info();
   const reply: WithoutEnvelope<StartProcessResponse> = { process: info, processId: info.id, command: info.command, ...(info.pid === undefined ? {} : { pid: info.pid }) };
   sendOk(ctx.res, reply);
