@@ -19,6 +19,7 @@
  * they are the Execution's `error`.
  */
 import { z } from "zod";
+import { idempotencyKeySchema } from "./idempotency.ts";
 import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { envNameSchema, sessionIdSchema } from "./sessions.ts";
@@ -92,6 +93,7 @@ export const runCodeRequestSchema = z.strictObject({
   maxOutputBytes: z.number().int().positive().max(LIMITS.maxExecOutputBytes).optional(),
   /** For /code/run/stream: interrupt the cell when the reader goes away (default false: it runs on). */
   interruptOnDisconnect: z.boolean().optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
 });
 export type RunCodeRequest = z.output<typeof runCodeRequestSchema>;
 

@@ -78,7 +78,7 @@ export class RunKeys {
     this.#expire();
     const claim = this.#claims.get(key);
     if (!claim) return undefined;
-    if (claim.fingerprint !== fingerprint) throw reused(key, claim.runId);
+    if (claim.fingerprint !== fingerprint) throw keyReused(key, claim.runId);
     if (claim.ended) throw gone(key, claim.runId, claim.ended);
     return claim.runId;
   }
@@ -123,10 +123,11 @@ export class RunKeys {
   }
 }
 
-function reused(key: string, runId: string): ServiceError {
-  return new ServiceError("IDEMPOTENCY_KEY_REUSED", `idempotency key ${JSON.stringify(key)} was used for a different request (run ${runId})`, {
+export function keyReused(key: string, runId?: string): ServiceError {
+  const run = runId === undefined ? "" : ` (run ${runId})`;
+  return new ServiceError("IDEMPOTENCY_KEY_REUSED", `idempotency key ${JSON.stringify(key)} was used for a different request${run}`, {
     idempotencyKey: key,
-    processId: runId,
+    ...(runId === undefined ? {} : { processId: runId }),
   });
 }
 

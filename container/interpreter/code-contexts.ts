@@ -3,6 +3,7 @@
  * per language (made on first use, made again if deleted); and runs by id — live ones, and finished
  * ones for a short while (like finished execs) so a broken stream can resume. Ids are minted here
  * and never reused, so a context from before a restart is reported gone, never silently replaced.
+ * A run named by an idempotency key runs at most once: a retry of it attaches (engine/run-keys.ts).
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -10,6 +11,7 @@ import { DEFAULT_CODE_LANGUAGE, type CodeLanguage, type CreateCodeContextRequest
 import { DEFAULT_EXECUTION_LIMITS } from "../../protocol/code-execution.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { FinishedExecs } from "../engine/finished-execs.ts";
+import { fingerprintOf, keyReused, RunKeys } from "../engine/run-keys.ts";
 import { CodeContext, type ContextDeps } from "./code-context.ts";
 import { CodeExecution } from "./execution.ts";
 
@@ -26,13 +28,41 @@ export class CodeContexts {
   readonly #defaults = new Map<CodeLanguage, Promise<CodeContext>>();
   readonly #executions = new Map<string, CodeExecution>();
   readonly #finished: FinishedExecs<CodeExecution>;
+  readonly #keys: RunKeys;
+  /** Keyed runs being accepted (their context may still be starting): a copy arriving meanwhile waits for the same run. */
+  readonly #accepting = new Map<string, { fingerprint: string; run: Promise<CodeExecution> }>();
   #closed = false;
 
   constructor(deps: ContextDeps) {
     this.#deps = deps;
     this.#finished = new FinishedExecs<CodeExecution>(deps.limits, (execution) => {
       if (this.#executions.get(execution.id) === execution) this.#executions.delete(execution.id);
+      this.#keys.recordGone(execution.id, { status: "finished", exitCode: undefined });
     });
+    this.#keys = new RunKeys(deps.limits);
+  }
+
+  /** run(), at most once per idempotency key: a retry of the same request gets the first run (`attached`). */
+  async runOnce(request: RunCodeRequest, mode: RunMode): Promise<{ execution: CodeExecution; attached: boolean }> {
+    const key = request.idempotencyKey;
+    if (key === undefined) return { execution: await this.run(request, mode), attached: false };
+    const fingerprint = fingerprintOf(mode.buffered ? "code/buffered" : "code/stream", request);
+    const accepting = this.#accepting.get(key);
+    if (accepting) {
+      if (accepting.fingerprint !== fingerprint) throw keyReused(key);
+      return { execution: await accepting.run, attached: true };
+    }
+    const earlier = this.#keys.find(key, fingerprint);
+    if (earlier !== undefined) return { execution: this.execution(earlier), attached: true };
+    const run = this.run(request, mode);
+    this.#accepting.set(key, { fingerprint, run });
+    try {
+      const execution = await run;
+      this.#keys.claim(key, fingerprint, execution.id);
+      return { execution, attached: false };
+    } finally {
+      this.#accepting.delete(key);
+    }
   }
 
   async create(request: CreateCodeContextRequest, isDefault = false): Promise<CodeContext> {

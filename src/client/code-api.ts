@@ -17,6 +17,8 @@ export interface BaseRunCodeOptions {
   wait?: boolean;
   /** Aborting interrupts the cell (the context keeps its state) and rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Names this run so it runs at most once: a retry with the same key attaches to the first run (see exec). */
+  idempotencyKey?: string;
 }
 
 export interface RunCodeOptions extends BaseRunCodeOptions {

@@ -22,6 +22,7 @@ function runWire(options: RunCodeOptions & RunCodeStreamOptions): RunCodeRequest
   if (options.wait !== undefined) wire.wait = options.wait;
   if (options.maxOutputBytes !== undefined) wire.maxOutputBytes = options.maxOutputBytes;
   if (options.interruptOnDisconnect !== undefined) wire.interruptOnDisconnect = options.interruptOnDisconnect;
+  if (options.idempotencyKey !== undefined) wire.idempotencyKey = options.idempotencyKey;
   return wire;
 }
 

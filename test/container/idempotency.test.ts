@@ -5,7 +5,7 @@
  * to the first run: the command ran once, and the retry gets its result or its events. A key reused
  * for another request, a key whose run's record is gone and a run that never started are covered too.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -50,7 +50,8 @@ describe("a run whose answer was lost, sent again", () => {
   let proxy: CuttingProxy;
   /** What the proxy does to the next connection (then forgets). */
   let loseNext: "at-answer" | number | undefined;
-  const runs = (file: string) => readFileSync(join(t.workspace, file), "utf8").split("\n").filter(Boolean).length;
+  /** Lines the command appended to `file` so far (0 before it ran). */
+  const runs = (file: string) => (existsSync(join(t.workspace, file)) ? readFileSync(join(t.workspace, file), "utf8").split("\n").filter(Boolean).length : 0);
 
   beforeAll(async () => {
     t = await startTestServer();
@@ -161,7 +162,7 @@ describe("a run whose answer was lost, sent again", () => {
     // The same key on another route is another request too.
     const started = await send(t.url, "/api/process/start", { command: "true", idempotencyKey: "one-use" });
     expect(JSON.parse(started.body).code).toBe("IDEMPOTENCY_KEY_REUSED");
-    expect(() => runs("never-runs")).toThrow();
+    expect(runs("never-runs")).toBe(0);
   });
 
   it("a run that never started frees its key", async () => {
@@ -211,5 +212,49 @@ describe("a key whose run's record is gone", () => {
     expect(retry.status).toBe(410);
     expect(JSON.parse(retry.body)).toMatchObject({ code: "IDEMPOTENT_RUN_GONE", context: { idempotencyKey: "gone", processId: first.processId, exitCode: 3 } });
     expect(readFileSync(join(t.workspace, "gone-runs"), "utf8")).toBe("run\n");
+  });
+});
+
+describe("a code cell whose answer was lost, sent again", () => {
+  let t: TestServer;
+  let proxy: CuttingProxy;
+  let loseNext: "at-answer" | number | undefined;
+  beforeAll(async () => {
+    t = await startTestServer();
+    proxy = await startCuttingProxy(t.url, {
+      cutBeforeAnswer: () => {
+        const losing = loseNext;
+        loseNext = undefined;
+        return losing;
+      },
+    });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await t.close();
+  });
+
+  /** A JavaScript cell that counts its runs in a global, so a second run would show. */
+  const cell = "globalThis.runs = (globalThis.runs ?? 0) + 1; globalThis.runs";
+
+  it("runCode: the retry gets the first run's Execution, and the cell ran once", async () => {
+    const body = { code: cell, language: "javascript", idempotencyKey: "cell-once" };
+    loseNext = "at-answer";
+    await expect(send(proxy.url, "/api/code/run", body)).rejects.toThrow();
+    const retry = JSON.parse((await send(proxy.url, "/api/code/run", body)).body);
+    expect(retry.results[0].text).toBe("1");
+    const after = JSON.parse((await send(t.url, "/api/code/run", { code: "globalThis.runs", language: "javascript" })).body);
+    expect(after.results[0].text).toBe("1");
+  });
+
+  it("runCode stream: the retry streams the first run's events; another request under the key is refused", async () => {
+    const body = { code: `${cell}; console.log("ran")`, language: "javascript", idempotencyKey: "cell-stream" };
+    loseNext = "at-answer";
+    await expect(send(proxy.url, "/api/code/run/stream", body)).rejects.toThrow();
+    const retry = await send(proxy.url, "/api/code/run/stream", body);
+    expect(retry.body).toContain("ran");
+    expect(retry.body).toContain("event: complete");
+    const other = await send(t.url, "/api/code/run/stream", { ...body, code: "2" });
+    expect(JSON.parse(other.body).code).toBe("IDEMPOTENCY_KEY_REUSED");
   });
 });
