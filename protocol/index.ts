@@ -22,3 +22,4 @@ export * from "./watch.ts";
 export * from "./archive.ts";
 export * from "./backups.ts";
 export * from "./idempotency.ts";
+export * from "./keep-alive.ts";

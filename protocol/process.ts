@@ -179,6 +179,8 @@ export type ExecRequest = z.infer<typeof execRequestSchema>;
 
 const startOptionsSchema = commandOptionsSchema.extend({
   processId: processIdSchema.optional(),
+  /** false: this process does not keep the sandbox awake (a server left running, a watcher); default true. */
+  keepAlive: z.boolean().optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
   autoCleanup: z.boolean().optional(),
   /** Bytes of output retained for late readers (ring buffer). */

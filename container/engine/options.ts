@@ -28,6 +28,8 @@ export interface CommandSpec {
   /** Keep a stdin pipe open for later writes (background processes always; an exec when asked), after `stdin` if given. */
   keepStdinOpen: boolean;
   autoCleanup: boolean;
+  /** Whether this process, while it runs, keeps the sandbox awake (a caller may opt a background process out). */
+  keepAlive?: boolean | undefined;
   logRetentionBytes: number;
   /** Buffered exec: per-stream cap of the captured result (undefined: nothing captured). */
   captureBytes: number | undefined;
@@ -79,6 +81,7 @@ export function startSpec(req: StartProcessRequest, limits: ServerLimits): Comma
     stdin: undefined,
     keepStdinOpen: true,
     autoCleanup: req.autoCleanup ?? true,
+    keepAlive: req.keepAlive ?? true,
     logRetentionBytes: req.logRetentionBytes ?? limits.defaultLogRetentionBytes,
     captureBytes: undefined,
     killOnDisconnect: false,

@@ -88,6 +88,13 @@ export class ProcessTable {
     return this.#live;
   }
 
+  /** Live processes that keep the sandbox awake: all but those started with `keepAlive: false`. */
+  get keepingAwakeCount(): number {
+    let count = 0;
+    for (const record of this.#records.values()) if (record.isLive && record.spec.keepAlive !== false) count++;
+    return count;
+  }
+
   /** Finished exec records kept for resuming, and what their logs retain. */
   get finishedExecs(): { count: number; bytes: number } {
     return { count: this.#finishedExecs.size, bytes: this.#finishedExecs.bytes };

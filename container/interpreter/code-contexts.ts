@@ -142,6 +142,13 @@ export class CodeContexts {
     return execution;
   }
 
+  /** Runs not over yet (running, or waiting their turn): work that keeps the sandbox awake. */
+  get runningCount(): number {
+    let count = 0;
+    for (const execution of this.#executions.values()) if (!execution.isOver) count++;
+    return count;
+  }
+
   /** A live run, or a finished one still kept for resuming. */
   execution(id: string): CodeExecution {
     const execution = this.#executions.get(id);

@@ -149,6 +149,11 @@ export interface ProcessOptions extends BaseExecOptions {
   args?: string[];
   /** Forget the record some time after exit (default true); false keeps it until cleanup. */
   autoCleanup?: boolean;
+  /**
+   * Whether the process keeps the sandbox awake while it runs (default true): false for a server
+   * left running or a watcher, which should not stop the sandbox from sleeping.
+   */
+  keepAlive?: boolean;
   /** Bytes of output kept for late readers. */
   logRetentionBytes?: number;
   onExit?: (code: number | null) => void;

@@ -36,6 +36,8 @@ export type ExecRequestOptions = Omit<ExecRequest, "command">;
 export interface StartRequestOptions {
   processId?: string;
   idempotencyKey?: string;
+  /** false: the process does not keep the sandbox awake. */
+  keepAlive?: boolean;
   sessionId?: string;
   timeout?: number;
   timeoutMs?: number;

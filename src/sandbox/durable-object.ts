@@ -61,7 +61,7 @@ import { Persistence } from "./persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
 import type { Env } from "../env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, updatedEnv } from "./config.ts";
-import { sandboxConfigSchema } from "../../protocol/sandbox-config.ts";
+import { sandboxConfigSchema, sleepAfterSeconds } from "../../protocol/sandbox-config.ts";
 import * as code from "./code.ts";
 import { ContainerApi } from "./container-api.ts";
 import * as files from "./files.ts";
@@ -80,6 +80,7 @@ import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type Expo
 import { asSandboxError } from "../rpc/errors.ts";
 import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
+import { decide, DEFAULT_KEEP_ALIVE, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
 
@@ -110,6 +111,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   readonly #persistence: Persistence;
   /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
   #calls = 0;
+  /** The ceilings on staying awake for work (keep-alive.ts), from the config. */
+  #keepAlive: Pick<KeepAliveSettings, "maxIdle" | "maxLifetime"> = { ...DEFAULT_KEEP_ALIVE };
+  /** The last call, or the end of the last open stream. */
+  #lastActivityAt = Date.now();
+  /** When the running container started, once known (its start here, or its uptime in a report). */
+  #containerStartedAt: number | undefined;
+  /** Set when work kept the sandbox awake at an expiry: when to look again. A call clears it. */
+  #nextCheckAt: number | undefined;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -131,10 +140,12 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   override onStart(): void {
     this.#generations.reset();
+    this.#containerStartedAt = Date.now();
   }
 
   override onStop(): void {
     this.#generations.reset();
+    this.#containerStartedAt = undefined;
   }
 
   /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
@@ -151,15 +162,19 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   /**
-   * Sleep only when no stream is open: an open stream is activity even when no bytes flow. A durable
-   * workspace is saved first; a failed save keeps the container awake to try again at the next
-   * expiry, and a call that came in while saving means the sandbox is in use again.
+   * Sleep only when nothing keeps the sandbox awake (keep-alive.ts): an open stream, or work in the
+   * container — unless a ceiling (maxIdle, maxLifetime) says otherwise. A durable workspace is saved
+   * first; a failed save keeps the container awake to try again at the next expiry, and a call that
+   * came in while saving means the sandbox is in use again.
    */
   override async onActivityExpired(): Promise<void> {
-    if (this.#openStreams > 0) {
+    const { verdict } = await this.#keepAliveVerdict();
+    if (!verdict.sleep) {
+      this.#nextCheckAt = verdict.checkAt;
       this.renewActivityTimeout();
       return;
     }
+    this.#nextCheckAt = undefined;
     if (this.ctx.container?.running && this.#persistence.enabled) {
       const calls = this.#calls;
       const saved = await this.#saveBeforeSleep();
@@ -176,6 +191,43 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
     const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
     await this.#persistence.adopt(instanceId);
+  }
+
+  /**
+   * The activity timeout runs to the next moment the sandbox may sleep: sleepAfter from now, but no
+   * later than the end of its lifetime, nor than the next look that work asked for.
+   */
+  override renewActivityTimeout(): void {
+    super.renewActivityTimeout();
+    const lifetime = this.#keepAlive?.maxLifetime;
+    const lifetimeEnd = lifetime === undefined || this.#containerStartedAt === undefined ? Infinity : this.#containerStartedAt + sleepAfterSeconds(lifetime) * 1000;
+    // The base class keeps the deadline in a field its types call private; the package is pinned to an exact version.
+    const timeout = this as unknown as { sleepAfterMs: number };
+    timeout.sleepAfterMs = Math.min(timeout.sleepAfterMs, lifetimeEnd, this.#nextCheckAt ?? Infinity);
+  }
+
+  /** Whether the sandbox sleeps now, from its streams and calls and what its container reports. */
+  async #keepAliveVerdict(report?: Pick<InfoResponse, "activity" | "uptimeMs">): Promise<{ settings: KeepAliveSettings; facts: KeepAliveFacts; verdict: ReturnType<typeof decide> }> {
+    const now = Date.now();
+    let answered = report;
+    if (!answered && this.ctx.container?.running) {
+      try {
+        answered = await new ContainerApi(this.ctx.container.getTcpPort(CONTAINER_SERVER_PORT)).json<InfoResponse>("GET", INFO_ROUTES.info);
+      } catch {
+        // Not answering: no work of it is known, and keeping it awake keeps nothing.
+      }
+    }
+    if (answered) this.#containerStartedAt ??= now - answered.uptimeMs;
+    const settings: KeepAliveSettings = { sleepAfter: this.sleepAfter, ...this.#keepAlive };
+    const facts: KeepAliveFacts = {
+      now,
+      openStreams: this.#openStreams,
+      lastActivityAt: this.#lastActivityAt,
+      containerStartedAt: this.#containerStartedAt,
+      work: answered?.activity.work,
+      workIdleMs: answered?.activity.workIdleMs ?? Number.POSITIVE_INFINITY,
+    };
+    return { settings, facts, verdict: decide(settings, facts) };
   }
 
   async #saveBeforeSleep(): Promise<boolean> {
@@ -227,6 +279,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       this.renewActivityTimeout();
     }
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
+    this.#keepAlive = { maxIdle: config.maxIdle ?? DEFAULT_KEEP_ALIVE.maxIdle, maxLifetime: config.maxLifetime ?? undefined };
     this.#persistence.configure(config.persistence);
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
@@ -285,7 +338,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      return { ...this.#describe(generation), ...report, ...(this.#startup ? { startup: this.#startup } : {}), persistence: await this.#persistence.status() };
+      const { settings, facts, verdict } = await this.#keepAliveVerdict(report);
+      return {
+        ...this.#describe(generation),
+        ...report,
+        ...(this.#startup ? { startup: this.#startup } : {}),
+        persistence: await this.#persistence.status(),
+        keepAlive: keepAliveStatus(settings, facts, verdict),
+      };
     });
   }
 
@@ -645,6 +705,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async #link(): Promise<Link> {
     this.#calls++;
+    this.#lastActivityAt = Date.now();
+    this.#nextCheckAt = undefined;
     this.renewActivityTimeout();
     await this.#ensureRunning();
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
@@ -707,6 +769,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** The idle clock starts again when the last of them ends, not when it began. */
   #streamClosed(): void {
     this.#openStreams--;
+    this.#lastActivityAt = Date.now();
     this.renewActivityTimeout();
   }
 

@@ -90,7 +90,8 @@ describe("sleep", () => {
   it("sleeps after sleepAfter idle time, but not while a stream is open", async () => {
     const id = uniqueId("sleepy");
     const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s" });
-    const process = await sandbox.startProcess("while true; do echo tick; sleep 0.3; done");
+    // A process that does not keep the sandbox awake by itself (keep-alive.test.ts covers those that do).
+    const process = await sandbox.startProcess("while true; do echo tick; sleep 0.3; done", { keepAlive: false });
     const running = async () => (await runtimeState(id)).running;
     // Follow the log for three times sleepAfter: the open stream keeps the container up.
     await expect(collect(process.streamLogs({ signal: AbortSignal.timeout(3_000) }))).rejects.toMatchObject({ name: "TimeoutError" });
