@@ -12,7 +12,7 @@ import type { IsolationSupport } from "../../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { isValidSandboxId } from "../../protocol/sandbox.ts";
 import { SESSION_ROUTES, type SessionInfo } from "../../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "../rpc/errors.ts";
+import { ContainerUnavailableError, errorFromCode, InvalidRequestError, ProcessNotFoundError, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
   DeleteFileResult,
@@ -80,6 +80,7 @@ import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type Expo
 import { asSandboxError } from "../rpc/errors.ts";
 import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
+import { keptLogs, keptLogStream, keptRecord, ProcessLedger, type LedgerEntry } from "./process-ledger.ts";
 import { decide, DEFAULT_KEEP_ALIVE, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
@@ -109,6 +110,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #probes = 0;
   /** The durable workspace and snapshots (src/sandbox/persistence/). */
   readonly #persistence: Persistence;
+  /** What the processes of the last container did, kept beyond it (process-ledger.ts). */
+  readonly #ledger: ProcessLedger;
   /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
   #calls = 0;
   /** The ceilings on staying awake for work (keep-alive.ts), from the config. */
@@ -128,6 +131,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     super(ctx, env);
     this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
+    this.#ledger = new ProcessLedger(ctx.storage);
     this.#ports = new PortRegistry(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
@@ -169,6 +173,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
    */
   override async onActivityExpired(): Promise<void> {
     const { verdict } = await this.#keepAliveVerdict();
+    // Kept at every expiry: at a sleep it is what the processes did; while work goes on, what survives a crash.
+    await this.#keepLedger();
     if (!verdict.sleep) {
       this.#nextCheckAt = verdict.checkAt;
       this.renewActivityTimeout();
@@ -228,6 +234,18 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       workIdleMs: answered?.activity.workIdleMs ?? Number.POSITIVE_INFINITY,
     };
     return { settings, facts, verdict: decide(settings, facts) };
+  }
+
+  /** Keeps what the running container's processes did (best effort: a container not answering has nothing to give). */
+  async #keepLedger(): Promise<void> {
+    if (!this.ctx.container?.running) return;
+    try {
+      const api = new ContainerApi(this.ctx.container.getTcpPort(CONTAINER_SERVER_PORT));
+      const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
+      await this.#ledger.keep(api, instanceId);
+    } catch (error) {
+      console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: keeping the process logs failed:`, error instanceof Error ? error.message : error);
+    }
   }
 
   async #saveBeforeSleep(): Promise<boolean> {
@@ -315,6 +333,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       } else {
         await this.#persistence.discard();
       }
+      await this.#ledger.forget();
       await this.#destroyContainer();
     });
   }
@@ -386,8 +405,45 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api, generation }) => processes.listProcesses(api, generation, options));
   }
 
+  /** The running container's process, or (after it slept or died) what was kept of it. */
   async getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null> {
-    return this.#call(({ api, generation }) => processes.getProcess(api, generation, id), { ref, processId: id });
+    return this.#liveOrKept(
+      id,
+      ref,
+      async ({ api, generation }) => {
+        const found = await processes.getProcess(api, generation, id);
+        if (!found) throw new ProcessNotFoundError(`process ${id} not found`);
+        return found;
+      },
+      keptRecord,
+      () => null,
+    );
+  }
+
+  /**
+   * A call about one process: answered by the running container, or from what was kept of an
+   * earlier container's process — the one a handle's generation names, or the kept one of that id
+   * when the running container does not know it. `missing` answers when neither knows it (default: PROCESS_NOT_FOUND).
+   */
+  async #liveOrKept<T>(id: string, ref: HandleRef | undefined, live: (link: Link) => Promise<T>, kept: (entry: LedgerEntry) => T, missing?: () => T): Promise<T> {
+    return this.#guard(async () => {
+      const link = await this.#link();
+      const current = link.generation.instanceId;
+      if (ref?.generation !== undefined && ref.generation !== current) {
+        const entry = await this.#ledger.find(id, current, ref.generation);
+        if (entry) return kept(entry);
+        assertSameGeneration(ref, link.generation, id);
+      }
+      try {
+        return await live(link);
+      } catch (error) {
+        if (!(error instanceof ProcessNotFoundError)) throw error;
+        const entry = await this.#ledger.find(id, current);
+        if (entry) return kept(entry);
+        if (missing) return missing();
+        throw error;
+      }
+    });
   }
 
   async killProcess(id: string, signal?: string | number, ref?: HandleRef): Promise<KillResult> {
@@ -399,11 +455,13 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await processes.streamProcessLogs(link.api, id, options), link), { ref: options, processId: id });
+    return this.#liveOrKept(id, options, async (link) => this.#guardEvents(await processes.streamProcessLogs(link.api, id, options), link), (entry) =>
+      keptLogStream(entry, options),
+    );
   }
 
   async getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs> {
-    return this.#call(({ api }) => processes.getProcessLogs(api, id), { ref, processId: id });
+    return this.#liveOrKept(id, ref, ({ api }) => processes.getProcessLogs(api, id), keptLogs);
   }
 
   async cleanupCompletedProcesses(): Promise<number> {

@@ -98,9 +98,11 @@ describe("sleep", () => {
     expect(await running()).toBe(true);
     // Stream closed: now it goes to sleep.
     expect(await eventually(async () => !(await running()), 15_000, 200)).toBe(true);
-    // And wakes up on the next call, as a new generation.
+    // And wakes up on the next call, as a new generation: the old handle reads what was kept of its
+    // process (killed with its container), and cannot act on it.
     expect((await sandbox.exec("echo awake")).stdout).toBe("awake\n");
-    await expect(process.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
+    expect(await process.getStatus()).toBe("killed");
+    await expect(process.kill()).rejects.toBeInstanceOf(StaleProcessHandleError);
     await sandbox.destroy();
   });
 });
