@@ -39,7 +39,7 @@ describe("process logs kept beyond the container", () => {
     expect((await sandbox.getProcessLogs(ticking.id)).stdout).toMatch(/^tick-1\ntick-2\n(tick-\d+\n)+$/);
     // Resumed from the cursor a reader had: the events after it, under the seq numbers they had.
     const resumed = await collect(sandbox.streamProcessLogs(ticking.id, { since: cursor }));
-    const output = resumed.filter((event): event is Extract<LogEvent, { type: "stdout" }> => event.type === "stdout");
+    const output = resumed.filter((event): event is Extract<LogEvent, { type: "stdout" | "stderr" }> => event.type === "stdout");
     expect(output[0]!.seq).toBe(cursor + 1);
     expect(output[0]!.data).toBe(`tick-${seen.filter((event) => event.type === "stdout").length + 1}\n`);
     expect(resumed.at(-1)).toMatchObject({ status: "killed" });
@@ -59,7 +59,7 @@ describe("process logs kept beyond the container", () => {
     expect(logs.stdout.length).toBeLessThanOrEqual(TAIL_BYTES);
     expect(logs.stdout.length).toBeGreaterThan(TAIL_BYTES / 2);
     expect(logs.stdout.endsWith("39999\n40000\n")).toBe(true);
-    expect(logs.stdoutDropped + logs.stdout.length).toBe(Number(total));
+    expect(logs.stdoutDropped! + logs.stdout.length).toBe(Number(total));
     await sandbox.destroy();
   });
 
