@@ -102,6 +102,8 @@ export const ERROR_CODES = {
   CONTAINER_UNAVAILABLE: 503,
   /** The sandbox's disk is full (or its quota used up): what was being written is not there, nothing half-written is left. */
   INSUFFICIENT_STORAGE: 507,
+  /** A snapshot past the sandbox's backup quota (bytes or count): nothing was kept. */
+  BACKUP_QUOTA_EXCEEDED: 507,
   /** The Worker has no SANDBOX_API_TOKEN secret: it refuses every request rather than run open. */
   AUTH_NOT_CONFIGURED: 503,
   /** A client could not reach the service (or lost a stream) and gave up after its retries. */

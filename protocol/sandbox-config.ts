@@ -5,7 +5,7 @@
  * refused at once rather than stored to break the sandbox later.
  */
 import { z } from "zod";
-import { persistenceConfigSchema } from "./backups.ts";
+import { backupQuotaSchema, persistenceConfigSchema } from "./backups.ts";
 import { isolationRequestSchema } from "./isolation.ts";
 import { durationSchema, durationSeconds } from "./keep-alive.ts";
 import { envVarsSchema } from "./sessions.ts";
@@ -40,6 +40,7 @@ export const sandboxConfigSchema = z.object({
     .nullable()
     .optional()
     .describe("A durable workspace saved to the Worker's R2 bucket on sleep and restored at the next start; null turns it off"),
+  backupQuota: backupQuotaSchema.nullable().optional().describe("Limits on this sandbox's snapshots (bytes, count); null removes them"),
   ...isolationRequestSchema.shape,
 });
 

@@ -16,7 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 
@@ -156,8 +156,8 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.createBackup(options);
   }
 
-  listBackups(): Promise<BackupInfo[]> {
-    return this.rpc.listBackups();
+  listBackups(options?: ListBackupsOptions): Promise<BackupInfo[]> {
+    return this.rpc.listBackups(options);
   }
 
   /** Replaces the snapshot's paths in the workspace with what it holds. */

@@ -9,6 +9,17 @@ export interface CreateBackupOptions {
   /** Workspace paths to include (default: the whole workspace). */
   paths?: string[];
   name?: string;
+  /** Labels to find it by (listBackups({ label })). */
+  labels?: Record<string, string>;
+  /** Seconds it is kept; then it is removed. */
+  ttl?: number;
+  /** When it is removed (ISO), instead of ttl. */
+  expiresAt?: string;
+}
+
+/** listBackups(): only those with every label given, `name=value` or `name` (any value). */
+export interface ListBackupsOptions {
+  label?: string | string[];
 }
 
 /** exportArchive(): what to put in the archive, and how. */

@@ -45,7 +45,7 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "./backups.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -162,8 +162,8 @@ export interface SandboxRpc {
 
   /** A snapshot of the workspace (or the listed paths) in the Worker's R2 bucket. */
   createBackup(options?: CreateBackupOptions): Promise<BackupInfo>;
-  /** This sandbox's snapshots, oldest first. */
-  listBackups(): Promise<BackupInfo[]>;
+  /** This sandbox's snapshots, oldest first (with every label asked for); expired ones are gone. */
+  listBackups(options?: ListBackupsOptions): Promise<BackupInfo[]>;
   /** Replaces the snapshot's paths in the running sandbox with what it holds. BACKUP_NOT_FOUND for another sandbox's id. */
   restoreBackup(id: string): Promise<RestoreBackupResult>;
   deleteBackup(id: string): Promise<DeleteBackupResult>;

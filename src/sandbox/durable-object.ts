@@ -53,8 +53,8 @@ import { errorFromResponse } from "../rpc/error-response.ts";
 import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "../rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
-import { createBackupRequestSchema } from "../../protocol/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import { createBackupRequestSchema, listBackupsQuerySchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema } from "../../protocol/archive.ts";
 import { extractOver, openArchive } from "./persistence/archive-io.ts";
 import { Persistence } from "./persistence/persistence.ts";
@@ -120,6 +120,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #lastActivityAt = Date.now();
   /** When the running container started, once known (its start here, or its uptime in a report). */
   #containerStartedAt: number | undefined;
+  /** Limits on this sandbox's snapshots (config backupQuota). */
+  #backupQuota: BackupQuota = {};
   /** Set when work kept the sandbox awake at an expiry: when to look again. A call clears it. */
   #nextCheckAt: number | undefined;
 
@@ -298,6 +300,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
     this.#keepAlive = { maxIdle: config.maxIdle ?? DEFAULT_KEEP_ALIVE.maxIdle, maxLifetime: config.maxLifetime ?? undefined };
+    this.#backupQuota = config.backupQuota ?? {};
     this.#persistence.configure(config.persistence);
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
@@ -362,10 +365,22 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
         ...this.#describe(generation),
         ...report,
         ...(this.#startup ? { startup: this.#startup } : {}),
-        persistence: await this.#persistence.status(),
+        persistence: await this.#persistenceReport(),
         keepAlive: keepAliveStatus(settings, facts, verdict),
       };
     });
+  }
+
+  /** The durable workspace's status, with what the sandbox's snapshots hold where the bucket is bound. */
+  async #persistenceReport(): Promise<PersistenceStatus> {
+    const status = await this.#persistence.status();
+    try {
+      const usage = await this.#persistence.backups().usage();
+      const quota = Object.keys(this.#backupQuota).length > 0 ? { quota: this.#backupQuota } : {};
+      return { ...status, backups: { ...usage, ...quota } };
+    } catch {
+      return status;
+    }
   }
 
   #describe(generation: Generation): SandboxInfo {
@@ -709,13 +724,30 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => {
       const request = parseRequest(createBackupRequestSchema, options, "backup request");
       const store = this.#persistence.backups();
-      return this.#keepingAwake(() => store.create(api, request));
+      const backup = await this.#keepingAwake(() => store.create(api, request, this.#backupQuota));
+      // The alarm removes it from the bucket when it expires (it is gone to callers from then on anyway).
+      if (backup.expiresAt !== undefined) await this.schedule(new Date(backup.expiresAt), "removeExpiredBackups");
+      return backup;
     });
   }
 
   /** Needs no container: the bucket alone knows. */
-  async listBackups(): Promise<BackupInfo[]> {
-    return this.#guard(() => this.#persistence.backups().list());
+  async listBackups(options: ListBackupsOptions = {}): Promise<BackupInfo[]> {
+    return this.#guard(async () => {
+      const { label } = parseRequest(listBackupsQuerySchema, options, "backup listing");
+      const labels = (label === undefined ? [] : [label].flat()).flatMap((part) => part.split(",")).filter(Boolean);
+      return this.#persistence.backups().list(labels);
+    });
+  }
+
+  /** Run by the alarm at a backup's expiry: removes the expired ones, and is set again for the next. */
+  async removeExpiredBackups(): Promise<void> {
+    try {
+      const next = await this.#persistence.backups().removeExpired();
+      if (next !== undefined) await this.schedule(new Date(next), "removeExpiredBackups");
+    } catch (error) {
+      console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: removing expired backups failed:`, error instanceof Error ? error.message : error);
+    }
   }
 
   async restoreBackup(id: string): Promise<RestoreBackupResult> {

@@ -1,6 +1,6 @@
 /** Snapshots in the Worker's R2 bucket and the workspace as a tar stream, over /v1 (../backups.ts has their options). */
 import { createArchiveRequestSchema, importArchiveResultSchema } from "../../../protocol/archive.ts";
-import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
+import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, listBackupsQuerySchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
 import type { Binding } from "./binding.ts";
 
 export const backupBindings = {
@@ -13,16 +13,17 @@ export const backupBindings = {
     key: "backup",
     status: 201,
     summary:
-      "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar. 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding.",
+      "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar, with `labels` and an expiry (`ttl` seconds or `expiresAt`). 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding; 507 BACKUP_QUOTA_EXCEEDED past the sandbox's backupQuota.",
     described: "Saved",
   },
   listBackups: {
     verb: "GET",
     path: "/backups",
-    args: [],
+    args: ["query"],
+    query: listBackupsQuerySchema,
     response: backupInfoSchema.array(),
     key: "backups",
-    summary: "This sandbox's snapshots, oldest first",
+    summary: "This sandbox's snapshots, oldest first; `label=name=value` (repeatable, `label=name` for any value) keeps those with every label. Expired ones are gone",
     described: "Snapshots",
   },
   restoreBackup: {
