@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   /** Input or a resize for a terminal whose program has exited. */
   TERMINAL_EXITED: 409,
   SESSION_EXISTS: 409,
+  /** A fork into a sandbox id that has run before (or holds settings): forks make new sandboxes only. */
+  SANDBOX_EXISTS: 409,
   FILE_EXISTS: 409,
   PROCESS_NOT_RUNNING: 409,
   STDIN_CLOSED: 409,

@@ -23,3 +23,4 @@ export * from "./archive.ts";
 export * from "./backups.ts";
 export * from "./idempotency.ts";
 export * from "./keep-alive.ts";
+export * from "./fork.ts";

@@ -229,6 +229,7 @@ type SandboxMethods = Pick<
   | "listBackups"
   | "restoreBackup"
   | "deleteBackup"
+  | "fork"
   | "exportArchive"
   | "importArchive"
 >;

@@ -17,6 +17,12 @@ export interface CreateBackupOptions {
   expiresAt?: string;
 }
 
+/** fork(): a snapshot to fork from instead of the live workspace. */
+export interface ForkOptions {
+  from?: string;
+}
+export type { ForkResult } from "../../protocol/fork.ts";
+
 /** listBackups(): only those with every label given, `name=value` or `name` (any value). */
 export interface ListBackupsOptions {
   label?: string | string[];

@@ -53,10 +53,11 @@ import { errorFromResponse } from "../rpc/error-response.ts";
 import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, StartupTiming } from "../rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
 import { createBackupRequestSchema, listBackupsQuerySchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema } from "../../protocol/archive.ts";
-import { extractOver, openArchive } from "./persistence/archive-io.ts";
+import { extractOver, extractReplacing, openArchive } from "./persistence/archive-io.ts";
+import { forkRequestSchema, type ForkResult } from "../../protocol/fork.ts";
 import { Persistence } from "./persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
 import type { Env } from "../env.ts";
@@ -760,6 +761,50 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async deleteBackup(id: string): Promise<DeleteBackupResult> {
     return this.#guard(() => this.#persistence.backups().delete(id));
+  }
+
+  // ── forks ────────────────────────────────────────────────────────────────
+
+  /**
+   * A new sandbox with this one's workspace (live, or the snapshot `from`), config and env. The
+   * archive streams from this container (or the bucket) into the new sandbox's container, over
+   * Workers RPC between the two Durable Objects: nothing passes through the caller, and several
+   * forks of one sandbox run side by side.
+   */
+  async fork(newId: string, options: ForkOptions = {}): Promise<ForkResult> {
+    return this.#guard(async () => {
+      const request = parseRequest(forkRequestSchema, { ...options, newId }, "fork request");
+      const parent = this.ctx.id.name ?? this.ctx.id.toString();
+      if (!isValidSandboxId(request.newId)) throw new InvalidRequestError(`${JSON.stringify(request.newId)} is not a valid sandbox id`, "INVALID_SANDBOX_ID");
+      if (request.newId === parent) throw new InvalidRequestError("a sandbox cannot be forked into itself", "INVALID_REQUEST");
+      const config = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
+      const child = this.env.Sandbox.get(this.env.Sandbox.idFromName(request.newId));
+      const { entries } = await this.#keepingAwake(async () => {
+        const archive = request.from === undefined ? await openArchive((await this.#link()).api, {}) : await this.#persistence.backups().open(request.from);
+        // The child's coded errors cross Workers RPC encoded: decoded, they keep their code.
+        return child.acceptFork(config, archive).catch((error: unknown) => {
+          throw fromRpcError(error);
+        });
+      });
+      return { id: request.newId, parent, from: request.from ?? null, entries };
+    });
+  }
+
+  /**
+   * The receiving end of fork(): only a sandbox that has never run takes one. It keeps the parent's
+   * config, starts its container and extracts the archive into its workspace as it arrives.
+   */
+  async acceptFork(config: SandboxConfig, archive: ReadableStream<Uint8Array>): Promise<{ entries: number }> {
+    return this.#guard(async () => {
+      if ((await this.#generations.everRan()) || (await this.ctx.storage.get(CONFIG_KEY)) !== undefined) {
+        await archive.cancel().catch(() => undefined);
+        throw errorFromCode("SANDBOX_EXISTS", `sandbox ${this.ctx.id.name ?? ""} has run before: a fork makes a new sandbox`, { context: { sandboxId: this.ctx.id.name } });
+      }
+      await this.#updateConfig(() => ({ ...config }));
+      const { api } = await this.#link();
+      const entries = await this.#keepingAwake(() => extractReplacing(api, archive, ["."]));
+      return { entries };
+    });
   }
 
   /** The archive streams out as the container makes it; while it does, the container stays awake. */

@@ -141,9 +141,10 @@ describe("method bindings", () => {
       await rpc.getInstructions();
       await rpc.detectIsolation();
 
-      const backup = await rpc.createBackup({ name: "walk" });
-      await rpc.listBackups();
+      const backup = await rpc.createBackup({ name: "walk", labels: { kind: "walk" }, ttl: 3600 });
+      await rpc.listBackups({ label: "kind=walk" });
       await rpc.restoreBackup(backup.id);
+      await rpc.fork(uniqueId("walk-fork"), {});
       await rpc.deleteBackup(backup.id);
     } finally {
       await rpc.destroy({});

@@ -1,5 +1,6 @@
 /** Snapshots in the Worker's R2 bucket and the workspace as a tar stream, over /v1 (../backups.ts has their options). */
 import { createArchiveRequestSchema, importArchiveResultSchema } from "../../../protocol/archive.ts";
+import { forkRequestSchema, forkResultSchema } from "../../../protocol/fork.ts";
 import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, listBackupsQuerySchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
 import type { Binding } from "./binding.ts";
 
@@ -41,6 +42,17 @@ export const backupBindings = {
     response: deleteBackupResultSchema,
     summary: "Delete a snapshot (404 BACKUP_NOT_FOUND for an id this sandbox does not have)",
     described: "Deleted",
+  },
+  fork: {
+    verb: "POST",
+    path: "/fork",
+    args: [{ body: "newId" }, "body"],
+    body: forkRequestSchema,
+    response: forkResultSchema,
+    status: 201,
+    summary:
+      "Make a new sandbox `newId` with this one's workspace (live, or the snapshot `from`), config and env, none of its processes. The bytes go container to container; 409 SANDBOX_EXISTS for an id that has run before.",
+    described: "Forked",
   },
   exportArchive: {
     verb: "POST",

@@ -142,6 +142,17 @@ export class BackupStore {
     return describe(id, object);
   }
 
+  /** A backup's bytes, read in ranges as they are taken (a fork extracts them elsewhere). */
+  async open(id: string): Promise<ReadableStream<Uint8Array>> {
+    const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
+    if (!found) throw notFound(id);
+    if (expired(describe(id, found.object))) {
+      await found.body.cancel();
+      throw notFound(id);
+    }
+    return found.body;
+  }
+
   /** Replaces the backup's paths in the workspace with what it holds. */
   async restore(api: ContainerApi, id: string): Promise<RestoreBackupResult> {
     const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
