@@ -92,6 +92,7 @@ describe("method bindings", () => {
       return response;
     };
     const rpc = httpRpc(uniqueId("bindings"), { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: checkingFetch });
+    const forked = uniqueId("walk-fork");
     try {
       await rpc.exec("echo hi", {});
       const session = await rpc.createSession({ id: "s1", env: { A: "1" } });
@@ -144,10 +145,11 @@ describe("method bindings", () => {
       const backup = await rpc.createBackup({ name: "walk", labels: { kind: "walk" }, ttl: 3600 });
       await rpc.listBackups({ label: "kind=walk" });
       await rpc.restoreBackup(backup.id);
-      await rpc.fork(uniqueId("walk-fork"), {});
+      await rpc.fork(forked, {});
       await rpc.deleteBackup(backup.id);
     } finally {
       await rpc.destroy({});
+      await httpRpc(forked, { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: (input, init) => worker.fetch(new Request(input, init)) }).destroy({});
     }
     expect(problems).toEqual([]);
     expect(checked.size).toBeGreaterThanOrEqual(45);
