@@ -85,10 +85,30 @@ export interface Reply {
   bytes: number;
 }
 
-/** One HTTP request over the keep-alive agent. `discard` counts body bytes without keeping them. */
-export function send(url: string, method: string, body: unknown, headers: Record<string, string> = {}, discard = false): Promise<Reply> {
+/**
+ * One HTTP request over the keep-alive agent. `discard` counts body bytes without keeping them.
+ *
+ * workerd closes a keep-alive connection after about 15 s without a request, and says nothing of it
+ * beforehand. A client that was busy when the close came (a synchronous step, a loaded machine) can
+ * still hand the next request to that socket, which then ends before any answer: "socket hang up".
+ * The server never read such a request, so it is sent again once, on a fresh connection.
+ */
+export async function send(url: string, method: string, body: unknown, headers: Record<string, string> = {}, discard = false): Promise<Reply> {
+  try {
+    return await sendOnce(url, method, body, headers, discard);
+  } catch (error) {
+    if (!(error instanceof StaleSocketError)) throw error;
+    return sendOnce(url, method, body, headers, discard);
+  }
+}
+
+/** A request written to a reused keep-alive connection that the server had already closed. */
+class StaleSocketError extends Error {}
+
+function sendOnce(url: string, method: string, body: unknown, headers: Record<string, string>, discard: boolean): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    let answered = false;
     const req = request(
       url,
       {
@@ -100,6 +120,7 @@ export function send(url: string, method: string, body: unknown, headers: Record
         },
       },
       (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         let bytes = 0;
         res.on("data", (chunk: Buffer) => {
@@ -110,7 +131,10 @@ export function send(url: string, method: string, body: unknown, headers: Record
         res.on("error", reject);
       },
     );
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && !answered && (error.code === "ECONNRESET" || error.code === "EPIPE");
+      reject(stale ? new StaleSocketError(error.message, { cause: error }) : error);
+    });
     req.end(payload);
   });
 }

@@ -25,6 +25,7 @@ const MODULES = [
   "snapshot-throughput.ts",
   "openai-agents-exec.ts",
   "image-startup.ts",
+  "lifecycle.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

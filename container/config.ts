@@ -21,6 +21,9 @@ export interface ServerLimits {
   /** Finished exec records kept at most, and the total bytes their logs may retain; the oldest go first. */
   maxFinishedExecs: number;
   maxFinishedExecBytes: number;
+  /** How long an idempotency key is remembered, and how many at once (protocol/idempotency.ts). */
+  idempotencyWindowMs: number;
+  maxIdempotencyKeys: number;
   /** A streamed exec whose reader went away waits this long for one to come back before its log falls back to the ring. */
   execReattachGraceMs: number;
   chunkMaxBytes: number;
@@ -55,6 +58,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   finishedExecRetentionMs: LIMITS.finishedExecRetentionMs,
   maxFinishedExecs: LIMITS.maxFinishedExecs,
   maxFinishedExecBytes: LIMITS.maxFinishedExecBytes,
+  idempotencyWindowMs: LIMITS.idempotencyWindowMs,
+  maxIdempotencyKeys: LIMITS.maxIdempotencyKeys,
   execReattachGraceMs: LIMITS.execReattachGraceMs,
   chunkMaxBytes: LIMITS.chunkMaxBytes,
   chunkMaxDelayMs: LIMITS.chunkMaxDelayMs,

@@ -20,6 +20,7 @@ import { interpreterPrograms, warmLanguages, type InterpreterPrograms } from "./
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy/serving.ts";
+import { WorkClock } from "./services/work-clock.ts";
 import { OpenRequests } from "./http/open-requests.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
 import { WatchSlots } from "./watch/watch-slots.ts";
@@ -89,6 +90,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const code = new CodeContexts({ programs: interpreterPrograms(options.interpreters), workspace, environment, hooks: processes.hooks, limits });
 
   const shutdown = new AbortController();
+  const openRequests = new OpenRequests();
+  const work = new WorkClock((ignoring) => ({
+    processes: processes.keepingAwakeCount,
+    codeCells: code.runningCount,
+    terminals: terminals.liveCount,
+    requests: Math.max(0, openRequests.count - ignoring),
+  }));
   const context: ServerContext = {
     processes,
     terminals,
@@ -102,7 +110,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     startedAt: Date.now(),
     version: VERSION,
     shutdown: shutdown.signal,
-    openRequests: new OpenRequests(),
+    openRequests,
+    work,
   };
 
   const router = new Router(ROUTE_GROUPS.flatMap((group) => group.routes));
@@ -126,7 +135,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     throw error;
   }
   const { server } = listening;
-  serveTerminalSockets(server, context, options.secret, ports.claimUpgrade);
+  // A preview port's WebSocket is a request for as long as it is open: it keeps the sandbox awake.
+  serveTerminalSockets(server, context, options.secret, (req, socket, head) => {
+    const claimed = ports.claimUpgrade(req, socket, head);
+    if (claimed) openRequests.trackSocket(socket);
+    return claimed;
+  });
   warmWhenQuiet(context.openRequests, () => code.warm(warmLanguages(options.warmCodeLanguages)));
 
   let closing: Promise<void> | undefined;
@@ -139,6 +153,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     close: () =>
       (closing ??= (async () => {
         shutdown.abort();
+        work.close();
         const closed = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
         await Promise.all([processes.close(), code.close(), terminals.close()]);

@@ -11,7 +11,24 @@ export const DEFAULT_BACKUP_BUCKET = "SANDBOX_BACKUPS";
 
 export const BACKUP_LIMITS = {
   maxNameLength: 256,
+  /** Labels per backup, and their sizes: they travel as the object's metadata, which R2 bounds (2 KiB in all). */
+  maxLabels: 16,
+  maxLabelValueLength: 64,
+  /** Longest ttl: ten years, in seconds. */
+  maxTtlSeconds: 10 * 365 * 24 * 3600,
 } as const;
+
+/** Labels of a backup: names like `kind`, `app.version`; values short text. */
+export const backupLabelsSchema = z
+  .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, "label names are letters, digits and . _ - (up to 32)"), z.string().max(BACKUP_LIMITS.maxLabelValueLength).regex(/^[^,]*$/, "label values have no commas (a listing filter separates labels with them)"))
+  .refine((labels) => Object.keys(labels).length <= BACKUP_LIMITS.maxLabels, `at most ${BACKUP_LIMITS.maxLabels} labels`);
+
+/** A per-sandbox limit on its snapshots; past it createBackup is refused with BACKUP_QUOTA_EXCEEDED. */
+export const backupQuotaSchema = z.strictObject({
+  maxBytes: z.number().int().positive().optional().describe("Compressed bytes all its snapshots may hold"),
+  maxCount: z.number().int().positive().optional().describe("Snapshots it may hold"),
+});
+export type BackupQuota = z.output<typeof backupQuotaSchema>;
 
 /** Backup ids are UUIDs minted by the sandbox; anything else cannot name one. */
 export const backupIdSchema = z.uuid("a backup id is the UUID createBackup returned");
@@ -34,11 +51,16 @@ export const persistenceConfigSchema = z.strictObject({
 });
 export type PersistenceConfig = z.output<typeof persistenceConfigSchema>;
 
-export const createBackupRequestSchema = z.strictObject({
-  /** Workspace paths to include (default: the whole workspace). */
-  paths: archivePathsSchema.optional(),
-  name: z.string().min(1).max(BACKUP_LIMITS.maxNameLength).optional(),
-});
+export const createBackupRequestSchema = z
+  .strictObject({
+    /** Workspace paths to include (default: the whole workspace). */
+    paths: archivePathsSchema.optional(),
+    name: z.string().min(1).max(BACKUP_LIMITS.maxNameLength).optional(),
+    labels: backupLabelsSchema.optional().describe("Labels to find it by (listBackups({ labels }))"),
+    ttl: z.number().int().positive().max(BACKUP_LIMITS.maxTtlSeconds).optional().describe("Seconds it is kept; then it is removed"),
+    expiresAt: z.iso.datetime().optional().describe("When it is removed (ISO); instead of ttl"),
+  })
+  .refine((request) => request.ttl === undefined || request.expiresAt === undefined, "give ttl or expiresAt, not both");
 export type CreateBackupRequest = z.output<typeof createBackupRequestSchema>;
 
 export const backupInfoSchema = z.object({
@@ -47,6 +69,8 @@ export const backupInfoSchema = z.object({
   createdAt: z.string().describe("ISO time"),
   name: z.string().optional(),
   paths: z.array(z.string()).describe('Workspace paths it holds ("." for all)'),
+  labels: z.record(z.string(), z.string()).optional(),
+  expiresAt: z.string().optional().describe("When it is removed (ISO); none: kept until deleted"),
 });
 export type BackupInfo = z.infer<typeof backupInfoSchema>;
 
@@ -55,6 +79,19 @@ export const restoreBackupResultSchema = z.object({
   entries: z.number().int().describe("Entries written (files, folders, links)"),
 });
 export type RestoreBackupResult = z.infer<typeof restoreBackupResultSchema>;
+
+/** `GET /backups?label=name=value` (repeatable, or comma-separated; `label=name` matches any value): only snapshots with every label. */
+export const listBackupsQuerySchema = z.object({
+  label: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+/** What a sandbox's snapshots hold in all (getInfo().persistence.backups). */
+export const backupUsageSchema = z.object({
+  count: z.number().int(),
+  totalBytes: z.number().int().describe("Compressed bytes in the bucket"),
+  quota: backupQuotaSchema.optional(),
+});
+export type BackupUsage = z.infer<typeof backupUsageSchema>;
 
 export const deleteBackupResultSchema = z.object({ id: z.string() });
 export type DeleteBackupResult = z.infer<typeof deleteBackupResultSchema>;
@@ -70,6 +107,7 @@ export const persistenceStatusSchema = z.object({
     .object({ message: z.string(), at: z.string(), attempts: z.number().int() })
     .optional()
     .describe("The latest failed save, until one succeeds (the previous save is left as it was)"),
+  backups: backupUsageSchema.optional().describe("This sandbox's snapshots in all, where the bucket is bound"),
 });
 export type PersistenceStatus = z.infer<typeof persistenceStatusSchema>;
 

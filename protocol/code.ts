@@ -20,6 +20,7 @@
  */
 import { z } from "zod";
 import { chartSchema } from "./code-chart.ts";
+import { idempotencyKeySchema } from "./idempotency.ts";
 import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { envNameSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
@@ -115,6 +116,7 @@ export const runCodeRequestSchema = z.strictObject({
    * starts inherits them), and put back as they were when it ends.
    */
   env: envVarsSchema.optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
 });
 export type RunCodeRequest = z.output<typeof runCodeRequestSchema>;
 /** The request as a caller writes it (a language may be an alias). */

@@ -59,6 +59,8 @@ export const ERROR_CODES = {
   /** Input or a resize for a terminal whose program has exited. */
   TERMINAL_EXITED: 409,
   SESSION_EXISTS: 409,
+  /** A fork into a sandbox id that has run before (or holds settings): forks make new sandboxes only. */
+  SANDBOX_EXISTS: 409,
   FILE_EXISTS: 409,
   PROCESS_NOT_RUNNING: 409,
   STDIN_CLOSED: 409,
@@ -68,6 +70,8 @@ export const ERROR_CODES = {
   /** The context is running a cell and the caller asked not to wait (`wait: false`). */
   CODE_CONTEXT_BUSY: 409,
   STALE_PROCESS_HANDLE: 410,
+  /** A retry whose idempotency key (or process id) names a run that already happened and whose record is no longer kept: nothing is run again. */
+  IDEMPOTENT_RUN_GONE: 410,
   /** A signed stream URL for a process that is gone: another run now has its id (the URL names the run it was minted for). */
   STREAM_URL_STALE: 410,
   PAYLOAD_TOO_LARGE: 413,
@@ -75,6 +79,8 @@ export const ERROR_CODES = {
   WATCH_LIMIT_EXCEEDED: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SPAWN_FAILED: 422,
+  /** An idempotency key (or process id) used again, within its window, for a different request. */
+  IDEMPOTENCY_KEY_REUSED: 422,
   /** git clone exited with an error (the context carries the end of its stderr). */
   GIT_CLONE_FAILED: 422,
   TOO_MANY_PROCESSES: 429,
@@ -106,6 +112,8 @@ export const ERROR_CODES = {
   CONTAINER_UNAVAILABLE: 503,
   /** The sandbox's disk is full (or its quota used up): what was being written is not there, nothing half-written is left. */
   INSUFFICIENT_STORAGE: 507,
+  /** A snapshot past the sandbox's backup quota (bytes or count): nothing was kept. */
+  BACKUP_QUOTA_EXCEEDED: 507,
   /** The Worker has no SANDBOX_API_TOKEN secret: it refuses every request rather than run open. */
   AUTH_NOT_CONFIGURED: 503,
   /** A client could not reach the service (or lost a stream) and gave up after its retries. */

@@ -22,3 +22,6 @@ export * from "./git.ts";
 export * from "./watch.ts";
 export * from "./archive.ts";
 export * from "./backups.ts";
+export * from "./idempotency.ts";
+export * from "./keep-alive.ts";
+export * from "./fork.ts";

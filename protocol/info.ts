@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { isolationInEffectSchema } from "./isolation.ts";
+import { containerWorkSchema } from "./keep-alive.ts";
 import type { SuccessEnvelope } from "./process.ts";
 
 /** `ping`: liveness and the boot id that tells a caller the container was restarted. */
@@ -34,8 +35,14 @@ export const serverInfoSchema = z.object({
   isolation: isolationInEffectSchema,
   processes: z.object({ live: z.number().int() }),
   activity: z
-    .object({ openRequests: z.number().int(), terminals: z.number().int(), quietMs: z.number() })
-    .describe("Who is using the sandbox now: requests being answered (streams among them), live terminals, and for how long no request has been open (ms; 0 while one is)"),
+    .object({
+      openRequests: z.number().int(),
+      terminals: z.number().int(),
+      quietMs: z.number(),
+      work: containerWorkSchema,
+      workIdleMs: z.number().describe("For how long nothing of `work` has run (ms, to about a second; 0 while something does)"),
+    })
+    .describe("Who is using the sandbox now: requests being answered (streams among them), live terminals, and for how long no request has been open (ms; 0 while one is); and the work that keeps it awake"),
   sessions: z.number().int(),
   platform: z.object({ os: z.string(), arch: z.string(), kernel: z.string(), node: z.string() }),
 });

@@ -71,6 +71,15 @@ export const LIMITS = {
    */
   refusedBodyDrainBytes: 1024 * 1024,
   refusedBodyDrainMs: 2_000,
+  /**
+   * How long an idempotency key is remembered after its run started: a retry within it attaches to
+   * the first run, never starts a second. Attaching needs the run's record; a record let go before
+   * the window ends (finished execs are kept finishedExecRetentionMs) answers IDEMPOTENT_RUN_GONE
+   * with how the run ended, and still runs nothing.
+   */
+  idempotencyWindowMs: 10 * 60 * 1000,
+  /** Keys remembered at once per container (the oldest is forgotten first): a bound on memory. */
+  maxIdempotencyKeys: 4096,
   maxProcessIdLength: 128,
   maxCommandLength: 256 * 1024,
 } as const;

@@ -6,9 +6,11 @@
 import { z } from "zod";
 import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
+import { idempotencyKeySchema } from "./idempotency.ts";
 import { resumeQuerySchema } from "./resume.ts";
 import { commandSessionIdSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
+import type { LogEvent } from "./events.ts";
 
 /** Commands run to completion: buffered, streamed, and a broken stream resumed by the exec's id. */
 export const EXEC_ROUTES = {
@@ -23,6 +25,8 @@ export const PROCESS_ROUTES = {
   list: "/api/process/list",
   killAll: "/api/process/kill-all",
   cleanup: "/api/process/cleanup",
+  /** GET: every background process with the tail of its log as events (`?bytes=` of output each), for keeping beyond the container. */
+  tails: "/api/process/tails",
   /** GET (the record) and DELETE (a signal, `?signal=`). */
   one: idRoute("/api/process/:id"),
   logs: idRoute("/api/process/:id/logs"),
@@ -155,6 +159,7 @@ export const commandOptionsSchema = z.strictObject({
 export const execRequestSchema = commandOptionsSchema.extend({
   command: commandSchema,
   processId: processIdSchema.optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
   /** Bytes fed to stdin, then EOF (unless keepStdinOpen). Without either, stdin is /dev/null. */
   stdin: z.string().optional(),
   /** Keep stdin open as a pipe (after the `stdin` bytes, if any): write and close it through the process's stdin route. */
@@ -177,6 +182,9 @@ export type ExecRequest = z.infer<typeof execRequestSchema>;
 
 const startOptionsSchema = commandOptionsSchema.extend({
   processId: processIdSchema.optional(),
+  /** false: this process does not keep the sandbox awake (a server left running, a watcher); default true. */
+  keepAlive: z.boolean().optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
   autoCleanup: z.boolean().optional(),
   /** Bytes of output retained for late readers (ring buffer). */
   logRetentionBytes: z.number().int().positive().max(LIMITS.maxLogRetentionBytes).optional(),
@@ -288,3 +296,23 @@ export const killAllQuerySchema = z.object({ signal: signalQuery.optional(), ses
 export const listQuerySchema = z.object({ sessionId: sessionIdSchema.optional() });
 /** Where a resumed stream (a process log, an exec, a code run) starts (./resume.ts). */
 export const streamQuerySchema = resumeQuerySchema.extend({ generation: generationSchema.optional() });
+
+// ── process tails ───────────────────────────────────────────────────────────
+
+/** Output bytes per process a tail may ask for: what the Durable Object keeps of a log fits well under it. */
+export const MAX_TAIL_BYTES = 1024 * 1024;
+
+export const processTailsQuerySchema = z.object({
+  bytes: z.coerce.number().int().positive().max(MAX_TAIL_BYTES),
+});
+
+/**
+ * `GET /api/process/tails`: each background process's record and the last events of its log —
+ * output events whose data adds up to at most `bytes` (older ones left out), and every status
+ * event — with their own seq and offsets, so readers resume with the cursors they have.
+ */
+export interface ProcessTail {
+  process: ProcessInfo;
+  events: LogEvent[];
+}
+export type ProcessTailsResponse = SuccessEnvelope & { processes: ProcessTail[] };

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { persistenceStatusSchema } from "./backups.ts";
 import { serverInfoSchema } from "./info.ts";
+import { keepAliveStatusSchema } from "./keep-alive.ts";
 
 export const sandboxInfoSchema = z.object({
   generation: z.string().describe("The container generation now running (its instance id)"),
@@ -27,6 +28,7 @@ export const sandboxDetailsSchema = sandboxInfoSchema.extend({
   ...serverInfoSchema.omit({ instanceId: true }).shape,
   startup: startupTimingSchema.optional(),
   persistence: persistenceStatusSchema,
+  keepAlive: keepAliveStatusSchema.describe("Why the sandbox is awake and when it will sleep"),
 });
 export type SandboxDetails = z.infer<typeof sandboxDetailsSchema>;
 

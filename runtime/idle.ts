@@ -1,7 +1,8 @@
 /**
- * Which running sandbox may sleep to make room: one with no live process, no terminal and no request
- * being answered (no stream open) for a while, as its own server reports (`GET /api/info`); of those,
- * the one quiet longest. One just started is not idle yet: its first call is on its way. A server that
+ * Which running sandbox may sleep to make room: one with no work — no process that keeps it awake
+ * (those started with `keepAlive: false` do not), no running code cell, no terminal and no request
+ * being answered (no stream open) — for a while, as its own server reports (`GET /api/info`
+ * `activity.work`, what the Durable Object asks before a sleep too); of those, the one quiet longest. One just started is not idle yet: its first call is on its way. A server that
  * does not answer at once is taken as busy.
  */
 import { INFO_ROUTES, type InfoResponse } from "../protocol/info.ts";
@@ -27,7 +28,9 @@ async function idleFor(container: ContainerProcess): Promise<number> {
     });
     if (!response.ok) return 0;
     const info = (await response.json()) as Partial<InfoResponse>;
-    const idle = info.processes?.live === 0 && info.activity?.openRequests === 0 && info.activity?.terminals === 0;
+    const work = info.activity?.work;
+    if (!work) return 0;
+    const idle = work.processes === 0 && work.codeCells === 0 && work.terminals === 0 && work.requests === 0;
     return idle ? (info.activity?.quietMs ?? 0) : 0;
   } catch {
     return 0;

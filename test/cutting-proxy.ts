@@ -4,6 +4,10 @@
  * response, cuts the connection after a given number of response bytes (wherever that falls: in the
  * middle of an event, of a character, of an escape), or once the connection has been silent for a
  * while (a proxy's idle timeout). A cut destroys both sides, as a dropped connection does.
+ *
+ * It can also lose an answer: cut a connection after its request went on to the server and before
+ * any byte of the answer reached the client — when the answer starts, or a while after the request
+ * went on — which is what a retry after a dropped connection must survive.
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
 
@@ -12,6 +16,12 @@ export interface CuttingProxyOptions {
   cutAfterBytes?: (cut: number) => number | undefined;
   /** Cut a connection silent both ways for this long. */
   idleCutMs?: number;
+  /**
+   * For the n-th connection (from 0): lose its answer. "at-answer" cuts when the answer's first
+   * bytes arrive (none is passed on); a number cuts that many ms after the request's first bytes
+   * went on, unless the answer came first. Undefined: leave it alone.
+   */
+  cutBeforeAnswer?: (connection: number) => "at-answer" | number | undefined;
 }
 
 export interface CuttingProxy {
@@ -31,7 +41,10 @@ export async function startCuttingProxy(target: string, options: CuttingProxyOpt
   let connections = 0;
 
   const server: Server = createServer((client) => {
+    const losing = options.cutBeforeAnswer?.(connections);
     connections++;
+    let answered = false;
+    let timed: NodeJS.Timeout | undefined;
     const upstream = connect(Number(port), hostname);
     open.add(client).add(upstream);
     let streaming = false;
@@ -53,10 +66,17 @@ export async function startCuttingProxy(target: string, options: CuttingProxyOpt
     client.on("data", (chunk: Buffer) => {
       touch();
       upstream.write(chunk);
+      if (typeof losing === "number" && timed === undefined) timed = setTimeout(() => answered || cut(), losing);
     });
     let cutting = false;
     upstream.on("data", (chunk: Buffer) => {
       if (cutting) return;
+      if (losing === "at-answer") {
+        cutting = true;
+        cut();
+        return;
+      }
+      answered = true;
       touch();
       if (!streaming && chunk.includes(EVENT_STREAM)) {
         streaming = true;
@@ -77,6 +97,7 @@ export async function startCuttingProxy(target: string, options: CuttingProxyOpt
     });
     const end = () => {
       clearTimeout(idle);
+      clearTimeout(timed);
       client.destroy();
       upstream.destroy();
       open.delete(client);

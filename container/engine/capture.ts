@@ -58,6 +58,11 @@ export class OutputCapture {
     return encoding === "utf8" ? truncateUtf8(all, this.maxBytes) : all.subarray(0, this.maxBytes);
   }
 
+  /** What the capture holds now (both streams). */
+  get bytesHeld(): number {
+    return this.#streams.stdout.bytes + this.#streams.stderr.bytes;
+  }
+
   truncated(stream: OutputStream): boolean {
     return this.#streams[stream].truncated;
   }

@@ -25,6 +25,8 @@ interface Kept {
 /** What can be kept: anything with a log (a finished exec; a finished code cell run). */
 export interface KeptRecord {
   readonly log: { readonly footprintBytes: number };
+  /** A buffered result still held for a retry to attach to (an exec run under a key or a caller's id). */
+  readonly capturedBytes?: number;
 }
 
 export class FinishedExecs<R extends KeptRecord = ManagedProcess> {
@@ -52,7 +54,7 @@ export class FinishedExecs<R extends KeptRecord = ManagedProcess> {
 
   /** Keeps a record that just finished; evicts the oldest ones past the limits (this one too if it alone is). */
   add(record: R): void {
-    const bytes = record.log.footprintBytes + RECORD_OVERHEAD;
+    const bytes = record.log.footprintBytes + (record.capturedBytes ?? 0) + RECORD_OVERHEAD;
     this.#kept.set(record, { expiresAt: Date.now() + this.#limits.finishedExecRetentionMs, bytes });
     this.#bytes += bytes;
     for (const oldest of this.#kept.keys()) {

@@ -72,6 +72,19 @@ export class ManagedProcess {
     return this.#capture;
   }
 
+  /** What the buffered result holds while the record is kept for a retry (others let it go once sent). */
+  get capturedBytes(): number {
+    return this.attachable ? (this.#capture?.bytesHeld ?? 0) : 0;
+  }
+
+  /**
+   * Whether a retry may attach to this run (it was named by an idempotency key or the caller's
+   * process id): its buffered result is then kept as long as the record, not released once sent.
+   */
+  get attachable(): boolean {
+    return this.spec.idempotencyKey !== undefined || this.spec.processId !== undefined;
+  }
+
   /** The buffered result is out: let its output go (the record may be kept a while for readers). */
   releaseCapture(): void {
     this.#capture?.release();

@@ -6,6 +6,7 @@ import { effectiveTimeout, normaliseEncoding } from "../../protocol/process.ts";
 import type { ExecRequest, OutputEncoding, StartProcessRequest } from "../../protocol/process.ts";
 import type { ServerLimits } from "../config.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { fingerprintOf } from "./run-keys.ts";
 
 export interface CommandSpec {
   kind: "exec" | "background";
@@ -16,6 +17,10 @@ export interface CommandSpec {
   cwd: string | undefined;
   sessionId: string | undefined;
   processId: string | undefined;
+  /** Names the run for retries (protocol/idempotency.ts); a caller's processId does too. */
+  idempotencyKey?: string | undefined;
+  /** What a caller asked, as a digest: a retry attaches only to a run asked for the same way (none: the server's own runs). */
+  fingerprint?: string | undefined;
   encoding: OutputEncoding;
   timeoutMs: number | undefined;
   /** exec: bytes fed to stdin then EOF (undefined → /dev/null). */
@@ -23,6 +28,8 @@ export interface CommandSpec {
   /** Keep a stdin pipe open for later writes (background processes always; an exec when asked), after `stdin` if given. */
   keepStdinOpen: boolean;
   autoCleanup: boolean;
+  /** Whether this process, while it runs, keeps the sandbox awake (a caller may opt a background process out). */
+  keepAlive?: boolean | undefined;
   logRetentionBytes: number;
   /** Buffered exec: per-stream cap of the captured result (undefined: nothing captured). */
   captureBytes: number | undefined;
@@ -46,6 +53,7 @@ function commandFields(req: ExecRequest | StartProcessRequest) {
     cwd: req.cwd,
     sessionId: req.sessionId,
     processId: req.processId,
+    idempotencyKey: req.idempotencyKey,
     encoding: normaliseEncoding(req.encoding),
     timeoutMs: effectiveTimeout(req),
   };
@@ -55,6 +63,7 @@ export function execSpec(req: ExecRequest, limits: ServerLimits, mode: "buffered
   return {
     kind: "exec",
     ...commandFields(req),
+    fingerprint: fingerprintOf(`exec/${mode}`, req),
     stdin: req.stdin === undefined ? undefined : decodeInput(req.stdin, req.stdinEncoding, limits.maxStdinBytes),
     keepStdinOpen: req.keepStdinOpen ?? false,
     autoCleanup: true,
@@ -68,9 +77,11 @@ export function startSpec(req: StartProcessRequest, limits: ServerLimits): Comma
   return {
     kind: "background",
     ...commandFields(req),
+    fingerprint: fingerprintOf("background", req),
     stdin: undefined,
     keepStdinOpen: true,
     autoCleanup: req.autoCleanup ?? true,
+    keepAlive: req.keepAlive ?? true,
     logRetentionBytes: req.logRetentionBytes ?? limits.defaultLogRetentionBytes,
     captureBytes: undefined,
     killOnDisconnect: false,

@@ -9,6 +9,9 @@
  * Finished background records stay for `finishedRetentionMs` (or until cleanup, without autoCleanup).
  * Finished exec records stay briefly (FinishedExecs) so a broken exec stream can resume by id; their
  * ids are free for reuse meanwhile, and the routes leave them out of lists unless asked.
+ *
+ * A run named by an idempotency key or by the caller's process id is run at most once: `run` hands a
+ * retry of the same request the record of the first run instead of launching (run-keys.ts).
  */
 import { randomBytes } from "node:crypto";
 import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
@@ -20,6 +23,7 @@ import { FinishedExecs } from "./finished-execs.ts";
 import { SpawnHooks, type SpawnRequest } from "./hooks.ts";
 import { isTerminatingSignal, signalPids, terminateTagged } from "./kill.ts";
 import { ManagedProcess } from "./managed-process.ts";
+import { RunKeys } from "./run-keys.ts";
 import type { CommandSpec } from "./options.ts";
 import { checkCwd, initialPlan, spawnChild } from "./spawn.ts";
 
@@ -40,6 +44,7 @@ export class ProcessTable {
   readonly #records = new Map<string, ManagedProcess>();
   readonly #cleanupTimers = new Map<string, NodeJS.Timeout>();
   readonly #finishedExecs: FinishedExecs;
+  readonly #keys: RunKeys;
   #live = 0;
   #launches = 0;
   #closed = false;
@@ -50,10 +55,44 @@ export class ProcessTable {
     this.runTag = runTag;
     this.#environment = environment;
     this.#finishedExecs = new FinishedExecs(limits, (record) => this.#remove(record));
+    this.#keys = new RunKeys(limits);
+  }
+
+  /** Idempotency keys remembered now. */
+  get idempotencyKeys(): number {
+    return this.#keys.size;
+  }
+
+  /**
+   * The run for a request: the one its idempotency key or process id already names, when that run
+   * was asked for the same way (`attached`), else a new launch. A key used for another request is
+   * refused (IDEMPOTENCY_KEY_REUSED); a key whose run's record is gone answers IDEMPOTENT_RUN_GONE;
+   * a process id taken by another request stays PROCESS_EXISTS.
+   */
+  async run(spec: CommandSpec): Promise<{ record: ManagedProcess; attached: boolean }> {
+    const earlier = this.#earlierRun(spec);
+    if (earlier) return { record: earlier, attached: true };
+    return { record: await this.launch(spec), attached: false };
+  }
+
+  #earlierRun(spec: CommandSpec): ManagedProcess | undefined {
+    if (spec.fingerprint === undefined) return undefined;
+    const id = spec.idempotencyKey === undefined ? spec.processId : (this.#keys.find(spec.idempotencyKey, spec.fingerprint) ?? spec.processId);
+    const record = id === undefined ? undefined : this.#records.get(id);
+    // A record that never started (its spawn failed) is no run to attach to.
+    if (!record || record.spec.fingerprint !== spec.fingerprint || (record.status === "error" && record.pid === undefined)) return undefined;
+    return record;
   }
 
   get liveCount(): number {
     return this.#live;
+  }
+
+  /** Live processes that keep the sandbox awake: all but those started with `keepAlive: false`. */
+  get keepingAwakeCount(): number {
+    let count = 0;
+    for (const record of this.#records.values()) if (record.isLive && record.spec.keepAlive !== false) count++;
+    return count;
   }
 
   /** Finished exec records kept for resuming, and what their logs retain. */
@@ -79,6 +118,8 @@ export class ProcessTable {
     }
     const record = new ManagedProcess(id, spec, this.limits, `${this.runTag}/${++this.#launches}`);
     this.#records.set(id, record);
+    // Claimed before the first await: a copy of this request arriving meanwhile attaches to this run.
+    if (spec.idempotencyKey !== undefined && spec.fingerprint !== undefined) this.#keys.claim(spec.idempotencyKey, spec.fingerprint, id);
     this.#live++;
     void record.finished.then(() => this.#onFinished(record));
 
@@ -107,6 +148,7 @@ export class ProcessTable {
         ? error
         : new ServiceError("SPAWN_FAILED", `cannot start process: ${(error as Error).message}`);
       record.failToStart(failure.message);
+      this.#keys.release(id);
       throw new ServiceError(failure.code, failure.message, { ...failure.context, processId: id });
     }
   }
@@ -208,6 +250,7 @@ export class ProcessTable {
     this.#finishedExecs.delete(record);
     if (this.#records.get(record.id) !== record) return;
     this.#records.delete(record.id);
+    this.#keys.recordGone(record.id, { status: record.status, exitCode: record.exit?.exitCode });
     const timer = this.#cleanupTimers.get(record.id);
     if (timer) clearTimeout(timer);
     this.#cleanupTimers.delete(record.id);

@@ -19,6 +19,15 @@ export class OpenRequests {
     return this.#count > ignoring ? 0 : Date.now() - this.#quietSince;
   }
 
+  /** Counts an upgraded connection (a preview port's WebSocket) as a request until it closes. */
+  trackSocket(socket: { once(event: "close", listener: () => void): unknown }): void {
+    this.#count++;
+    socket.once("close", () => {
+      this.#count--;
+      this.#quietSince = Date.now();
+    });
+  }
+
   /** Counts `res` until it is finished or its connection goes. */
   track(res: ServerResponse): void {
     this.#count++;

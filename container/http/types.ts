@@ -1,4 +1,5 @@
 /** What route handlers are given and what a route group declares. */
+import type { WorkClock } from "../services/work-clock.ts";
 import type { OpenRequests } from "./open-requests.ts";
 import type { Route as KitRoute } from "../../server-kit/http/router.ts";
 import type { RoutedRequest } from "../../server-kit/http/serve.ts";
@@ -33,6 +34,8 @@ export interface ServerContext {
   readonly shutdown: AbortSignal;
   /** Requests being answered now (streams among them). */
   readonly openRequests: OpenRequests;
+  /** The work that keeps the sandbox awake, and since when there has been none. */
+  readonly work: WorkClock;
 }
 
 export interface RequestContext extends RoutedRequest {

@@ -7,6 +7,7 @@
  * Default contexts can be warm: started with the server, unlisted, and taken by the first run that
  * wants one, so even that run finds its interpreter ready. One started before the sandbox's env
  * changed is let go instead (it would not see the change), and a fresh one is made.
+ * A run named by an idempotency key runs at most once: a retry of it attaches (engine/run-keys.ts).
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -14,6 +15,7 @@ import { DEFAULT_CODE_LANGUAGE, type CodeLanguage, type CreateCodeContextRequest
 import { DEFAULT_EXECUTION_LIMITS } from "../../protocol/code-execution.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { FinishedExecs } from "../engine/finished-execs.ts";
+import { fingerprintOf, keyReused, RunKeys } from "../engine/run-keys.ts";
 import { CodeContext, type ContextDeps } from "./code-context.ts";
 import { CodeExecution } from "./execution.ts";
 
@@ -32,13 +34,41 @@ export class CodeContexts {
   readonly #finished: FinishedExecs<CodeExecution>;
   /** Warm default contexts not yet taken, with the sandbox env's version they started under. */
   readonly #warm = new Map<CodeLanguage, Promise<{ context: CodeContext; envVersion: number } | undefined>>();
+  readonly #keys: RunKeys;
+  /** Keyed runs being accepted (their context may still be starting): a copy arriving meanwhile waits for the same run. */
+  readonly #accepting = new Map<string, { fingerprint: string; run: Promise<CodeExecution> }>();
   #closed = false;
 
   constructor(deps: ContextDeps) {
     this.#deps = deps;
     this.#finished = new FinishedExecs<CodeExecution>(deps.limits, (execution) => {
       if (this.#executions.get(execution.id) === execution) this.#executions.delete(execution.id);
+      this.#keys.recordGone(execution.id, { status: "finished", exitCode: undefined });
     });
+    this.#keys = new RunKeys(deps.limits);
+  }
+
+  /** run(), at most once per idempotency key: a retry of the same request gets the first run (`attached`). */
+  async runOnce(request: RunCodeRequest, mode: RunMode): Promise<{ execution: CodeExecution; attached: boolean }> {
+    const key = request.idempotencyKey;
+    if (key === undefined) return { execution: await this.run(request, mode), attached: false };
+    const fingerprint = fingerprintOf(mode.buffered ? "code/buffered" : "code/stream", request);
+    const accepting = this.#accepting.get(key);
+    if (accepting) {
+      if (accepting.fingerprint !== fingerprint) throw keyReused(key);
+      return { execution: await accepting.run, attached: true };
+    }
+    const earlier = this.#keys.find(key, fingerprint);
+    if (earlier !== undefined) return { execution: this.execution(earlier), attached: true };
+    const run = this.run(request, mode);
+    this.#accepting.set(key, { fingerprint, run });
+    try {
+      const execution = await run;
+      this.#keys.claim(key, fingerprint, execution.id);
+      return { execution, attached: false };
+    } finally {
+      this.#accepting.delete(key);
+    }
   }
 
   async create(request: CreateCodeContextRequest, isDefault = false): Promise<CodeContext> {
@@ -116,6 +146,13 @@ export class CodeContexts {
       if (this.#executions.get(execution.id) === execution) this.#finished.add(execution);
     });
     return execution;
+  }
+
+  /** Runs not over yet (running, or waiting their turn): work that keeps the sandbox awake. */
+  get runningCount(): number {
+    let count = 0;
+    for (const execution of this.#executions.values()) if (!execution.isOver) count++;
+    return count;
   }
 
   /** A live run, or a finished one still kept for resuming. */

@@ -24,6 +24,13 @@ export interface BaseExecOptions {
   cwd?: string;
   /** "base64" returns raw output bytes base64-encoded. */
   encoding?: "utf8" | "base64";
+  /**
+   * Names this run so that it runs at most once: a retry with the same key within the sandbox's
+   * idempotency window (10 minutes) attaches to the first run and gets its result or its stream,
+   * and the HTTP client retries such a call by itself when its connection drops. A `processId`
+   * names a run the same way.
+   */
+  idempotencyKey?: string;
 }
 
 export interface ExecOptions extends BaseExecOptions {
@@ -142,6 +149,11 @@ export interface ProcessOptions extends BaseExecOptions {
   args?: string[];
   /** Forget the record some time after exit (default true); false keeps it until cleanup. */
   autoCleanup?: boolean;
+  /**
+   * Whether the process keeps the sandbox awake while it runs (default true): false for a server
+   * left running or a watcher, which should not stop the sandbox from sleeping.
+   */
+  keepAlive?: boolean;
   /** Bytes of output kept for late readers. */
   logRetentionBytes?: number;
   onExit?: (code: number | null) => void;
@@ -218,6 +230,7 @@ type SandboxMethods = Pick<
   | "listBackups"
   | "restoreBackup"
   | "deleteBackup"
+  | "fork"
   | "exportArchive"
   | "importArchive"
   | "setNetworkPolicy"

@@ -21,6 +21,8 @@ export interface BaseRunCodeOptions {
   env?: Record<string, string>;
   /** The same as `env`, under the name Cloudflare's SDK gives it (entries without a value are skipped); `env` wins a clash. */
   envVars?: Record<string, string | undefined>;
+  /** Names this run so it runs at most once: a retry with the same key attaches to the first run (see exec). */
+  idempotencyKey?: string;
 }
 
 export interface RunCodeOptions extends BaseRunCodeOptions {

@@ -24,6 +24,7 @@ function runWire(options: RunCodeOptions & RunCodeStreamOptions): RunCodeRequest
   if (options.interruptOnDisconnect !== undefined) wire.interruptOnDisconnect = options.interruptOnDisconnect;
   const env = runEnv(options);
   if (env) wire.env = env;
+  if (options.idempotencyKey !== undefined) wire.idempotencyKey = options.idempotencyKey;
   return wire;
 }
 

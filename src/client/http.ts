@@ -2,7 +2,9 @@
  * getHttpSandbox(id, {url, token}) — the same sandbox API for callers outside Workers (Node, Deno,
  * browsers, other clouds), over the Worker's /v1 HTTP API. Streams reconnect by themselves from the
  * last event id when a connection breaks, as they do over Workers RPC (the client does it, with the
- * `retry` policy given here: bounded retries with backoff, then SandboxConnectionError).
+ * `retry` policy given here: bounded retries with backoff, then SandboxConnectionError). A run named
+ * by an idempotency key or a process id is sent again the same way when its connection fails before
+ * the answer: the sandbox runs it at most once, and the retry gets the first run's answer.
  */
 import { errorFromResponse } from "../rpc/error-response.ts";
 import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
@@ -40,6 +42,13 @@ interface RequestParts {
   headers?: Record<string, string>;
 }
 
+/** A JSON body naming its run (an idempotency key, a process id): sending it again cannot start a second run. */
+function namesItsRun(body: unknown): boolean {
+  if (typeof body !== "object" || body === null) return false;
+  const { idempotencyKey, processId } = body as { idempotencyKey?: unknown; processId?: unknown };
+  return typeof idempotencyKey === "string" || typeof processId === "string";
+}
+
 /** The verb and filled-in path of a method's binding, for the calls written here. */
 const route = (name: ApiMethod, ...values: string[]): [string, string] => [API_METHODS[name].verb, pathOf(API_METHODS[name], ...values)];
 
@@ -73,16 +82,24 @@ class HttpTransport {
       headers["content-type"] = "application/json";
       request.body = JSON.stringify(init.body);
     }
-    let response: Response;
-    try {
-      response = await this.#fetch(url, request);
-    } catch (error) {
-      throw new SandboxConnectionError(`Cannot reach the sandbox service at ${this.#options.url}: ${error instanceof Error ? error.message : String(error)}`, {
-        cause: error,
-      });
+    const retries = namesItsRun(init.body) ? (this.#options.retry?.attempts ?? 5) : 0;
+    const baseDelayMs = this.#options.retry?.baseDelayMs ?? 100;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.#fetch(url, request);
+      } catch (error) {
+        if (attempt < retries) {
+          await new Promise((resolve) => setTimeout(resolve, baseDelayMs * 2 ** attempt));
+          continue;
+        }
+        throw new SandboxConnectionError(`Cannot reach the sandbox service at ${this.#options.url}: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+        });
+      }
+      if (!response.ok) throw await errorFromResponse(response);
+      return response;
     }
-    if (!response.ok) throw await errorFromResponse(response);
-    return response;
   }
 
   async #json<T>(method: string, path: string, init?: RequestParts): Promise<T> {

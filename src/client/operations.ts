@@ -60,6 +60,7 @@ function execWire(options: ExecOptions & ExecStreamOptions & RunOptions): ExecRe
   if (options.stdin !== undefined) wire.stdin = options.stdin;
   if (options.maxOutputBytes !== undefined) wire.maxOutputBytes = options.maxOutputBytes;
   if (options.processId !== undefined) wire.processId = options.processId;
+  if (options.idempotencyKey !== undefined) wire.idempotencyKey = options.idempotencyKey;
   if (options.args !== undefined) wire.args = options.args;
   if (options.killOnDisconnect !== undefined) wire.killOnDisconnect = options.killOnDisconnect;
   if (options.keepStdinOpen !== undefined) wire.keepStdinOpen = options.keepStdinOpen;

@@ -16,7 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions, ForkOptions, ForkResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../rpc/network.ts";
@@ -162,8 +162,13 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.createBackup(options);
   }
 
-  listBackups(): Promise<BackupInfo[]> {
-    return this.rpc.listBackups();
+  listBackups(options?: ListBackupsOptions): Promise<BackupInfo[]> {
+    return this.rpc.listBackups(options);
+  }
+
+  /** A new sandbox `newId` with this one's workspace (live, or the snapshot `from`), config and env; reach it with getSandbox. */
+  fork(newId: string, options?: ForkOptions): Promise<ForkResult> {
+    return this.rpc.fork(newId, options);
   }
 
   /** Replaces the snapshot's paths in the workspace with what it holds. */

@@ -9,6 +9,23 @@ export interface CreateBackupOptions {
   /** Workspace paths to include (default: the whole workspace). */
   paths?: string[];
   name?: string;
+  /** Labels to find it by (listBackups({ label })). */
+  labels?: Record<string, string>;
+  /** Seconds it is kept; then it is removed. */
+  ttl?: number;
+  /** When it is removed (ISO), instead of ttl. */
+  expiresAt?: string;
+}
+
+/** fork(): a snapshot to fork from instead of the live workspace. */
+export interface ForkOptions {
+  from?: string;
+}
+export type { ForkResult } from "../../protocol/fork.ts";
+
+/** listBackups(): only those with every label given, `name=value` or `name` (any value). */
+export interface ListBackupsOptions {
+  label?: string | string[];
 }
 
 /** exportArchive(): what to put in the archive, and how. */

@@ -35,6 +35,9 @@ export type ExecRequestOptions = Omit<ExecRequest, "command">;
 /** Wire options of `startProcess` (flat form of the start request). */
 export interface StartRequestOptions {
   processId?: string;
+  idempotencyKey?: string;
+  /** false: the process does not keep the sandbox awake. */
+  keepAlive?: boolean;
   sessionId?: string;
   timeout?: number;
   timeoutMs?: number;

@@ -45,7 +45,7 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "./backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ForkResult, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "./backups.ts";
 import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
@@ -165,11 +165,16 @@ export interface SandboxRpc {
 
   /** A snapshot of the workspace (or the listed paths) in the Worker's R2 bucket. */
   createBackup(options?: CreateBackupOptions): Promise<BackupInfo>;
-  /** This sandbox's snapshots, oldest first. */
-  listBackups(): Promise<BackupInfo[]>;
+  /** This sandbox's snapshots, oldest first (with every label asked for); expired ones are gone. */
+  listBackups(options?: ListBackupsOptions): Promise<BackupInfo[]>;
   /** Replaces the snapshot's paths in the running sandbox with what it holds. BACKUP_NOT_FOUND for another sandbox's id. */
   restoreBackup(id: string): Promise<RestoreBackupResult>;
   deleteBackup(id: string): Promise<DeleteBackupResult>;
+  /**
+   * A new sandbox `newId` with this one's workspace (live, or the snapshot `from`), config and env,
+   * none of its processes; the bytes go container to container (or bucket to container).
+   */
+  fork(newId: string, options?: ForkOptions): Promise<ForkResult>;
   /** The workspace (or paths of it) as a tar stream, gzip'd unless `format: "tar"`; links stay links. */
   exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>>;
   /** Extracts a tar or tar.gz stream over the workspace; nothing can land outside it (INVALID_ARCHIVE). */

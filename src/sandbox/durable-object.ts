@@ -12,7 +12,7 @@ import type { IsolationSupport } from "../../protocol/isolation.ts";
 import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { isValidSandboxId } from "../../protocol/sandbox.ts";
 import { SESSION_ROUTES, type SessionInfo } from "../../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, InvalidRequestError, SandboxError } from "../rpc/errors.ts";
+import { ContainerUnavailableError, errorFromCode, InvalidRequestError, ProcessNotFoundError, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
   DeleteFileResult,
@@ -53,15 +53,16 @@ import { errorFromResponse } from "../rpc/error-response.ts";
 import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus, StartupTiming } from "../rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult } from "../rpc/backups.ts";
-import { createBackupRequestSchema } from "../../protocol/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import { createBackupRequestSchema, listBackupsQuerySchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema } from "../../protocol/archive.ts";
-import { extractOver, openArchive } from "./persistence/archive-io.ts";
+import { extractOver, extractReplacing, openArchive } from "./persistence/archive-io.ts";
+import { forkRequestSchema, type ForkResult } from "../../protocol/fork.ts";
 import { Persistence } from "./persistence/persistence.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
 import type { Env } from "../env.ts";
 import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, updatedEnv } from "./config.ts";
-import { sandboxConfigSchema } from "../../protocol/sandbox-config.ts";
+import { sandboxConfigSchema, sleepAfterSeconds } from "../../protocol/sandbox-config.ts";
 import * as code from "./code.ts";
 import { ContainerApi } from "./container-api.ts";
 import * as files from "./files.ts";
@@ -93,6 +94,8 @@ import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type Expo
 import { asSandboxError } from "../rpc/errors.ts";
 import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
+import { keptLogs, keptLogStream, keptRecord, ProcessLedger, type LedgerEntry } from "./process-ledger.ts";
+import { decide, DEFAULT_KEEP_ALIVE, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
 
@@ -124,10 +127,22 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #probes = 0;
   /** The durable workspace and snapshots (src/sandbox/persistence/). */
   readonly #persistence: Persistence;
+  /** What the processes of the last container did, kept beyond it (process-ledger.ts). */
+  readonly #ledger: ProcessLedger;
   /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
   #calls = 0;
   /** The network policy and its secrets (in storage). */
   readonly #network: NetworkSettings;
+  /** The ceilings on staying awake for work (keep-alive.ts), from the config. */
+  #keepAlive: Pick<KeepAliveSettings, "maxIdle" | "maxLifetime"> = { ...DEFAULT_KEEP_ALIVE };
+  /** The last call, or the end of the last open stream. */
+  #lastActivityAt = Date.now();
+  /** When the running container started, once known (its start here, or its uptime in a report). */
+  #containerStartedAt: number | undefined;
+  /** Limits on this sandbox's snapshots (config backupQuota). */
+  #backupQuota: BackupQuota = {};
+  /** Set when work kept the sandbox awake at an expiry: when to look again. A call clears it. */
+  #nextCheckAt: number | undefined;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -137,6 +152,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     super(ctx, env);
     this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
+    this.#ledger = new ProcessLedger(ctx.storage);
     this.#ports = new PortRegistry(ctx.storage);
     this.#network = new NetworkSettings(ctx.storage);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
@@ -153,10 +169,12 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   override onStart(): void {
     this.#generations.reset();
     void this.ctx.storage.put(LIFE_KEY, "started");
+    this.#containerStartedAt = Date.now();
   }
 
   override onStop(): void {
     this.#generations.reset();
+    this.#containerStartedAt = undefined;
   }
 
   /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
@@ -173,15 +191,21 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   /**
-   * Sleep only when no stream is open: an open stream is activity even when no bytes flow. A durable
-   * workspace is saved first; a failed save keeps the container awake to try again at the next
-   * expiry, and a call that came in while saving means the sandbox is in use again.
+   * Sleep only when nothing keeps the sandbox awake (keep-alive.ts): an open stream, or work in the
+   * container — unless a ceiling (maxIdle, maxLifetime) says otherwise. A durable workspace is saved
+   * first; a failed save keeps the container awake to try again at the next expiry, and a call that
+   * came in while saving means the sandbox is in use again.
    */
   override async onActivityExpired(): Promise<void> {
-    if (this.#openStreams > 0) {
+    const { verdict } = await this.#keepAliveVerdict();
+    // Kept at every expiry: at a sleep it is what the processes did; while work goes on, what survives a crash.
+    await this.#keepLedger();
+    if (!verdict.sleep) {
+      this.#nextCheckAt = verdict.checkAt;
       this.renewActivityTimeout();
       return;
     }
+    this.#nextCheckAt = undefined;
     if (this.ctx.container?.running && this.#persistence.enabled) {
       const calls = this.#calls;
       const saved = await this.#saveBeforeSleep();
@@ -198,6 +222,55 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
     const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
     await this.#persistence.adopt(instanceId);
+  }
+
+  /**
+   * The activity timeout runs to the next moment the sandbox may sleep: sleepAfter from now, but no
+   * later than the end of its lifetime, nor than the next look that work asked for.
+   */
+  override renewActivityTimeout(): void {
+    super.renewActivityTimeout();
+    const lifetime = this.#keepAlive?.maxLifetime;
+    const lifetimeEnd = lifetime === undefined || this.#containerStartedAt === undefined ? Infinity : this.#containerStartedAt + sleepAfterSeconds(lifetime) * 1000;
+    // The base class keeps the deadline in a field its types call private; the package is pinned to an exact version.
+    const timeout = this as unknown as { sleepAfterMs: number };
+    timeout.sleepAfterMs = Math.min(timeout.sleepAfterMs, lifetimeEnd, this.#nextCheckAt ?? Infinity);
+  }
+
+  /** Whether the sandbox sleeps now, from its streams and calls and what its container reports. */
+  async #keepAliveVerdict(report?: Pick<InfoResponse, "activity" | "uptimeMs">): Promise<{ settings: KeepAliveSettings; facts: KeepAliveFacts; verdict: ReturnType<typeof decide> }> {
+    const now = Date.now();
+    let answered = report;
+    if (!answered && this.ctx.container?.running) {
+      try {
+        answered = await new ContainerApi(this.ctx.container.getTcpPort(CONTAINER_SERVER_PORT)).json<InfoResponse>("GET", INFO_ROUTES.info);
+      } catch {
+        // Not answering: no work of it is known, and keeping it awake keeps nothing.
+      }
+    }
+    if (answered) this.#containerStartedAt ??= now - answered.uptimeMs;
+    const settings: KeepAliveSettings = { sleepAfter: this.sleepAfter, ...this.#keepAlive };
+    const facts: KeepAliveFacts = {
+      now,
+      openStreams: this.#openStreams,
+      lastActivityAt: this.#lastActivityAt,
+      containerStartedAt: this.#containerStartedAt,
+      work: answered?.activity.work,
+      workIdleMs: answered?.activity.workIdleMs ?? Number.POSITIVE_INFINITY,
+    };
+    return { settings, facts, verdict: decide(settings, facts) };
+  }
+
+  /** Keeps what the running container's processes did (best effort: a container not answering has nothing to give). */
+  async #keepLedger(): Promise<void> {
+    if (!this.ctx.container?.running) return;
+    try {
+      const api = new ContainerApi(this.ctx.container.getTcpPort(CONTAINER_SERVER_PORT));
+      const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
+      await this.#ledger.keep(api, instanceId);
+    } catch (error) {
+      console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: keeping the process logs failed:`, error instanceof Error ? error.message : error);
+    }
   }
 
   async #saveBeforeSleep(): Promise<boolean> {
@@ -249,6 +322,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       this.renewActivityTimeout();
     }
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
+    this.#keepAlive = { maxIdle: config.maxIdle ?? DEFAULT_KEEP_ALIVE.maxIdle, maxLifetime: config.maxLifetime ?? undefined };
+    this.#backupQuota = config.backupQuota ?? {};
     this.#persistence.configure(config.persistence);
     const local = this.#localContainer();
     if (local) local.isolation = isolationOf(config);
@@ -284,6 +359,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       } else {
         await this.#persistence.discard();
       }
+      await this.#ledger.forget();
       await this.#destroyContainer();
       await this.ctx.storage.put(LIFE_KEY, "destroyed");
     });
@@ -315,8 +391,27 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      return { ...this.#describe(generation), ...report, ...(this.#startup ? { startup: this.#startup } : {}), persistence: await this.#persistence.status() };
+      const { settings, facts, verdict } = await this.#keepAliveVerdict(report);
+      return {
+        ...this.#describe(generation),
+        ...report,
+        ...(this.#startup ? { startup: this.#startup } : {}),
+        persistence: await this.#persistenceReport(),
+        keepAlive: keepAliveStatus(settings, facts, verdict),
+      };
     });
+  }
+
+  /** The durable workspace's status, with what the sandbox's snapshots hold where the bucket is bound. */
+  async #persistenceReport(): Promise<PersistenceStatus> {
+    const status = await this.#persistence.status();
+    try {
+      const usage = await this.#persistence.backups().usage();
+      const quota = Object.keys(this.#backupQuota).length > 0 ? { quota: this.#backupQuota } : {};
+      return { ...status, backups: { ...usage, ...quota } };
+    } catch {
+      return status;
+    }
   }
 
   #describe(generation: Generation): SandboxInfo {
@@ -356,8 +451,45 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(({ api, generation }) => processes.listProcesses(api, generation, options));
   }
 
+  /** The running container's process, or (after it slept or died) what was kept of it. */
   async getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null> {
-    return this.#call(({ api, generation }) => processes.getProcess(api, generation, id), { ref, processId: id });
+    return this.#liveOrKept(
+      id,
+      ref,
+      async ({ api, generation }) => {
+        const found = await processes.getProcess(api, generation, id);
+        if (!found) throw new ProcessNotFoundError(`process ${id} not found`);
+        return found;
+      },
+      keptRecord,
+      () => null,
+    );
+  }
+
+  /**
+   * A call about one process: answered by the running container, or from what was kept of an
+   * earlier container's process — the one a handle's generation names, or the kept one of that id
+   * when the running container does not know it. `missing` answers when neither knows it (default: PROCESS_NOT_FOUND).
+   */
+  async #liveOrKept<T>(id: string, ref: HandleRef | undefined, live: (link: Link) => Promise<T>, kept: (entry: LedgerEntry) => T, missing?: () => T): Promise<T> {
+    return this.#guard(async () => {
+      const link = await this.#link();
+      const current = link.generation.instanceId;
+      if (ref?.generation !== undefined && ref.generation !== current) {
+        const entry = await this.#ledger.find(id, current, ref.generation);
+        if (entry) return kept(entry);
+        assertSameGeneration(ref, link.generation, id);
+      }
+      try {
+        return await live(link);
+      } catch (error) {
+        if (!(error instanceof ProcessNotFoundError)) throw error;
+        const entry = await this.#ledger.find(id, current);
+        if (entry) return kept(entry);
+        if (missing) return missing();
+        throw error;
+      }
+    });
   }
 
   async killProcess(id: string, signal?: string | number, ref?: HandleRef): Promise<KillResult> {
@@ -369,11 +501,13 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await processes.streamProcessLogs(link.api, id, options), link), { ref: options, processId: id });
+    return this.#liveOrKept(id, options, async (link) => this.#guardEvents(await processes.streamProcessLogs(link.api, id, options), link), (entry) =>
+      keptLogStream(entry, options),
+    );
   }
 
   async getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs> {
-    return this.#call(({ api }) => processes.getProcessLogs(api, id), { ref, processId: id });
+    return this.#liveOrKept(id, ref, ({ api }) => processes.getProcessLogs(api, id), keptLogs);
   }
 
   async cleanupCompletedProcesses(): Promise<number> {
@@ -621,13 +755,30 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => {
       const request = parseRequest(createBackupRequestSchema, options, "backup request");
       const store = this.#persistence.backups();
-      return store.create(api, request);
+      const backup = await store.create(api, request, this.#backupQuota);
+      // The alarm removes it from the bucket when it expires (it is gone to callers from then on anyway).
+      if (backup.expiresAt !== undefined) await this.schedule(new Date(backup.expiresAt), "removeExpiredBackups");
+      return backup;
     });
   }
 
   /** Needs no container: the bucket alone knows. */
-  async listBackups(): Promise<BackupInfo[]> {
-    return this.#guard(() => this.#persistence.backups().list());
+  async listBackups(options: ListBackupsOptions = {}): Promise<BackupInfo[]> {
+    return this.#guard(async () => {
+      const { label } = parseRequest(listBackupsQuerySchema, options, "backup listing");
+      const labels = (label === undefined ? [] : [label].flat()).flatMap((part) => part.split(",")).filter(Boolean);
+      return this.#persistence.backups().list(labels);
+    });
+  }
+
+  /** Run by the alarm at a backup's expiry: removes the expired ones, and is set again for the next. */
+  async removeExpiredBackups(): Promise<void> {
+    try {
+      const next = await this.#persistence.backups().removeExpired();
+      if (next !== undefined) await this.schedule(new Date(next), "removeExpiredBackups");
+    } catch (error) {
+      console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: removing expired backups failed:`, error instanceof Error ? error.message : error);
+    }
   }
 
   async restoreBackup(id: string): Promise<RestoreBackupResult> {
@@ -640,6 +791,50 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async deleteBackup(id: string): Promise<DeleteBackupResult> {
     return this.#guard(() => this.#persistence.backups().delete(id));
+  }
+
+  // ── forks ────────────────────────────────────────────────────────────────
+
+  /**
+   * A new sandbox with this one's workspace (live, or the snapshot `from`), config and env. The
+   * archive streams from this container (or the bucket) into the new sandbox's container, over
+   * Workers RPC between the two Durable Objects: nothing passes through the caller, and several
+   * forks of one sandbox run side by side.
+   */
+  async fork(newId: string, options: ForkOptions = {}): Promise<ForkResult> {
+    return this.#guard(async () => {
+      const request = parseRequest(forkRequestSchema, { ...options, newId }, "fork request");
+      const parent = this.ctx.id.name ?? this.ctx.id.toString();
+      if (!isValidSandboxId(request.newId)) throw new InvalidRequestError(`${JSON.stringify(request.newId)} is not a valid sandbox id`, "INVALID_SANDBOX_ID");
+      if (request.newId === parent) throw new InvalidRequestError("a sandbox cannot be forked into itself", "INVALID_REQUEST");
+      const config = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
+      const child = this.env.Sandbox.get(this.env.Sandbox.idFromName(request.newId));
+      const { entries } = await this.#keepingAwake(async () => {
+        const archive = request.from === undefined ? await openArchive((await this.#link()).api, {}) : await this.#persistence.backups().open(request.from);
+        // The child's coded errors cross Workers RPC encoded: decoded, they keep their code.
+        return child.acceptFork(config, archive).catch((error: unknown) => {
+          throw fromRpcError(error);
+        });
+      });
+      return { id: request.newId, parent, from: request.from ?? null, entries };
+    });
+  }
+
+  /**
+   * The receiving end of fork(): only a sandbox that has never run takes one. It keeps the parent's
+   * config, starts its container and extracts the archive into its workspace as it arrives.
+   */
+  async acceptFork(config: SandboxConfig, archive: ReadableStream<Uint8Array>): Promise<{ entries: number }> {
+    return this.#guard(async () => {
+      if ((await this.#generations.everRan()) || (await this.ctx.storage.get(CONFIG_KEY)) !== undefined) {
+        await archive.cancel().catch(() => undefined);
+        throw errorFromCode("SANDBOX_EXISTS", `sandbox ${this.ctx.id.name ?? ""} has run before: a fork makes a new sandbox`, { context: { sandboxId: this.ctx.id.name } });
+      }
+      await this.#updateConfig(() => ({ ...config }));
+      const { api } = await this.#link();
+      const entries = await this.#keepingAwake(() => extractReplacing(api, archive, ["."]));
+      return { entries };
+    });
   }
 
   /** The archive streams out as the container makes it; while it does, the container stays awake. */
@@ -764,6 +959,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   async #link(): Promise<Link> {
     this.#calls++;
+    this.#lastActivityAt = Date.now();
+    this.#nextCheckAt = undefined;
     this.renewActivityTimeout();
     await this.#ensureRunning();
     const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
@@ -826,6 +1023,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** The idle clock starts again when the last of them ends, not when it began. */
   #streamClosed(): void {
     this.#openStreams--;
+    this.#lastActivityAt = Date.now();
     this.renewActivityTimeout();
   }
 

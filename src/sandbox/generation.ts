@@ -24,6 +24,11 @@ export class GenerationTracker {
     this.#storage = storage;
   }
 
+  /** Whether this sandbox has ever run a container. */
+  async everRan(): Promise<boolean> {
+    return (await this.#storage.get<Generation>(STORAGE_KEY)) !== undefined;
+  }
+
   /** Forget the running generation (the container started or stopped); the next call pings again. */
   reset(): void {
     this.#current = undefined;

@@ -71,9 +71,9 @@ describe("resuming an exec stream after the command ended", () => {
 
   it("lets the buffered result and the stdin bytes go once they are used", async () => {
     const stdin = "x".repeat(1_000_000);
-    const { body } = await exec(t, { command: "wc -c; head -c 3000000 /dev/zero", processId: "big-result", stdin });
+    const { body } = await exec(t, { command: "wc -c; head -c 3000000 /dev/zero", stdin });
     expect(body.stdout.startsWith("1000000\n")).toBe(true);
-    const record = t.server.context.processes.find("big-result")!;
+    const record = t.server.context.processes.find(body.processId)!;
     expect(record.status).toBe("completed");
     expect(record.capture).toBeUndefined();
     expect(record.spec.stdin).toBeUndefined();

@@ -92,6 +92,7 @@ describe("method bindings", () => {
       return response;
     };
     const rpc = httpRpc(uniqueId("bindings"), { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: checkingFetch });
+    const forked = uniqueId("walk-fork");
     try {
       await rpc.exec("echo hi", {});
       const session = await rpc.createSession({ id: "s1", env: { A: "1" } });
@@ -143,9 +144,10 @@ describe("method bindings", () => {
       await rpc.getInstructions();
       await rpc.detectIsolation();
 
-      const backup = await rpc.createBackup({ name: "walk" });
-      await rpc.listBackups();
+      const backup = await rpc.createBackup({ name: "walk", labels: { kind: "walk" }, ttl: 3600 });
+      await rpc.listBackups({ label: "kind=walk" });
       await rpc.restoreBackup(backup.id);
+      await rpc.fork(forked, {});
       await rpc.deleteBackup(backup.id);
 
       await rpc.setNetworkPolicy({ default: "allow", rules: [{ action: "deny", cidr: "192.0.2.0/24" }] });
@@ -156,6 +158,7 @@ describe("method bindings", () => {
       await rpc.getNetworkAudit({});
     } finally {
       await rpc.destroy({});
+      await httpRpc(forked, { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: (input, init) => worker.fetch(new Request(input, init)) }).destroy({});
     }
     expect(problems).toEqual([]);
     expect(checked.size).toBeGreaterThanOrEqual(52);

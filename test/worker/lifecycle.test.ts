@@ -90,16 +90,19 @@ describe("sleep", () => {
   it("sleeps after sleepAfter idle time, but not while a stream is open", async () => {
     const id = uniqueId("sleepy");
     const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s" });
-    const process = await sandbox.startProcess("while true; do echo tick; sleep 0.3; done");
+    // A process that does not keep the sandbox awake by itself (keep-alive.test.ts covers those that do).
+    const process = await sandbox.startProcess("while true; do echo tick; sleep 0.3; done", { keepAlive: false });
     const running = async () => (await runtimeState(id)).running;
     // Follow the log for three times sleepAfter: the open stream keeps the container up.
     await expect(collect(process.streamLogs({ signal: AbortSignal.timeout(3_000) }))).rejects.toMatchObject({ name: "TimeoutError" });
     expect(await running()).toBe(true);
     // Stream closed: now it goes to sleep.
     expect(await eventually(async () => !(await running()), 15_000, 200)).toBe(true);
-    // And wakes up on the next call, as a new generation.
+    // And wakes up on the next call, as a new generation: the old handle reads what was kept of its
+    // process (killed with its container), and cannot act on it.
     expect((await sandbox.exec("echo awake")).stdout).toBe("awake\n");
-    await expect(process.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
+    expect(await process.getStatus()).toBe("killed");
+    await expect(process.kill()).rejects.toBeInstanceOf(StaleProcessHandleError);
     await sandbox.destroy();
   });
 });

@@ -2,7 +2,9 @@
  * The code interpreter (protocol/code.ts): contexts, runs buffered and streamed, resuming a run's
  * stream, interrupting a run. A streamed run's reader is pinned like an exec's: the cell runs at the
  * reader's pace rather than lose output. A reader that goes away leaves the cell running, unless the
- * run asked for `interruptOnDisconnect`; a buffered caller that goes away has its cell interrupted.
+ * run asked for `interruptOnDisconnect`; a buffered caller that goes away has its cell interrupted,
+ * unless its run is named by an idempotency key. A run named by a key runs at most once: a retry
+ * gets the first run's Execution, or its events from the retry's resume point.
  */
 import { CODE_ROUTES, createCodeContextRequestSchema, runCodeRequestSchema } from "../../../protocol/code.ts";
 import type { ResumePoint } from "../../../protocol/resume.ts";
@@ -45,24 +47,28 @@ async function restartContext(ctx: RequestContext): Promise<void> {
  */
 async function run(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, runCodeRequestSchema);
-  const execution = await ctx.server.code.run(request, { buffered: true });
+  const { execution } = await ctx.server.code.runOnce(request, { buffered: true });
+  // A caller that goes away takes its cell with it, unless the run is named by a key: then the caller
+  // may come back for it, and the run goes on for the retry to attach to.
   const onClose = () => {
     if (!execution.isOver) ctx.server.code.interrupt(execution.id);
   };
-  ctx.res.once("close", onClose);
+  if (request.idempotencyKey === undefined) ctx.res.once("close", onClose);
   await execution.finished;
   ctx.res.off("close", onClose);
   try {
     if (!ctx.res.destroyed) sendJson(ctx.res, 200, execution.execution());
   } finally {
-    execution.releaseExecution();
+    // A keyed run's Execution stays with the run for a retry.
+    if (request.idempotencyKey === undefined) execution.releaseExecution();
   }
 }
 
 async function runStream(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, runCodeRequestSchema);
-  const execution = await ctx.server.code.run(request, { buffered: false });
-  await streamRunEvents(ctx, execution, {});
+  const { execution, attached } = await ctx.server.code.runOnce(request, { buffered: false });
+  if (attached) execution.flushOutput();
+  await streamRunEvents(ctx, execution, attached ? readResumePoint(ctx) : {});
 }
 
 /** The events of a running or recently finished run after the resume point. */

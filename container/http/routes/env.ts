@@ -48,7 +48,7 @@ async function info(ctx: RequestContext): Promise<void> {
     isolation: isolation.info(),
     processes: { live: server.processes.liveCount },
     // This request itself is not activity.
-    activity: { openRequests: server.openRequests.count - 1, terminals: server.terminals.liveCount, quietMs: server.openRequests.quietMs(1) },
+    activity: { openRequests: server.openRequests.count - 1, terminals: server.terminals.liveCount, quietMs: server.openRequests.quietMs(1), ...server.work.report(1) },
     sessions: sessions.list().length,
     platform: { os: os.platform(), arch: os.arch(), kernel: os.release(), node: process.version },
   });

@@ -10,6 +10,11 @@
  * for a short while (LIMITS.finishedExecRetentionMs) so a resume after the command ended still gets
  * its end.
  *
+ * An exec named by an idempotency key or the caller's process id runs at most once: a retry of the
+ * same request (its answer was lost) attaches to the first run — the buffered route answers with
+ * its result once it ends, the streamed one streams its events from the retry's resume point
+ * (from the start without one).
+ *
  * The buffered body is the ExecResult (engine/exec.ts decides its `success`; HTTP 200 either way,
  * an error response is told apart by its `code`). The stream's `complete.result` has empty
  * stdout/stderr: every byte was already sent as an event.
@@ -29,25 +34,26 @@ import type { RequestContext, RouteGroup } from "../types.ts";
 
 async function execute(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, execRequestSchema);
-  const record = await ctx.server.processes.launch(execSpec(request, ctx.server.limits, "buffered"));
+  const { record, attached } = await ctx.server.processes.run(execSpec(request, ctx.server.limits, "buffered"));
   const onGone = () => {
     if (!ctx.res.writableEnded) record.kill("SIGTERM");
   };
-  if (request.killOnDisconnect) ctx.res.once("close", onGone);
+  if (request.killOnDisconnect && !attached) ctx.res.once("close", onGone);
   await record.finished;
   ctx.res.off("close", onGone);
   try {
     if (!ctx.res.destroyed) sendJson(ctx.res, 200, execResultOf(record));
   } finally {
-    // The record stays a while for late readers (status, log); the captured result need not.
-    record.releaseCapture();
+    // The record stays a while for late readers (status, log); the captured result need not, unless a retry may want it again.
+    if (!record.attachable) record.releaseCapture();
   }
 }
 
 async function executeStream(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, execRequestSchema);
-  const record = await ctx.server.processes.launch(execSpec(request, ctx.server.limits, "stream"));
-  await streamExecEvents(ctx, record, {});
+  const { record, attached } = await ctx.server.processes.run(execSpec(request, ctx.server.limits, "stream"));
+  if (attached) record.flushOutput();
+  await streamExecEvents(ctx, record, attached ? readResumePoint(ctx) : {});
 }
 
 /** The exec events of a running or recently finished exec after the resume point. */

@@ -6,7 +6,8 @@
  * Exec records answer by id too (a broken exec stream resumes at `GET /api/execute/{id}/stream`,
  * see exec.ts); list and cleanup leave them out unless asked with `?include=exec`.
  */
-import { parseSignal, PROCESS_ROUTES, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import { parseSignal, PROCESS_ROUTES, MAX_TAIL_BYTES, processTailsQuerySchema, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import { logTail } from "../../engine/log-tail.ts";
 import type { KillAllResponse, OutputStream, StartProcessResponse, WithoutEnvelope } from "../../../protocol/process.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
@@ -43,7 +44,8 @@ function signalParam(ctx: RequestContext): NodeJS.Signals {
 
 async function start(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, startProcessRequestSchema);
-  const record = await ctx.server.processes.launch(startSpec(request, ctx.server.limits));
+  // A retry of the same start (by idempotency key or process id) answers with the first run.
+  const { record } = await ctx.server.processes.run(startSpec(request, ctx.server.limits));
   const info = record.info();
   const reply: WithoutEnvelope<StartProcessResponse> = { process: info, processId: info.id, command: info.command, ...(info.pid === undefined ? {} : { pid: info.pid }) };
   sendOk(ctx.res, reply);
@@ -99,6 +101,14 @@ async function stream(ctx: RequestContext): Promise<void> {
   await streamLogAsSse(ctx, reader, logFramer(record));
 }
 
+/** Every background process with the tail of its log: what the Durable Object keeps when the container goes. */
+function tails(ctx: RequestContext): void {
+  const parsed = processTailsQuerySchema.safeParse(Object.fromEntries(ctx.url.searchParams));
+  if (!parsed.success) throw new ServiceError("INVALID_REQUEST", `bytes must be a whole number from 1 to ${MAX_TAIL_BYTES}`, { bytes: ctx.url.searchParams.get("bytes") });
+  const records = ctx.server.processes.list({ kind: "background" });
+  sendOk(ctx.res, { processes: records.map((record) => ({ process: record.info(), events: logTail(record, parsed.data.bytes) })) });
+}
+
 async function stdin(ctx: RequestContext): Promise<void> {
   // The body first: a malformed one is refused as such, whatever the id.
   const request = await readJson(ctx, stdinRequestSchema);
@@ -116,6 +126,7 @@ export const processRoutes: RouteGroup = {
     { method: "GET", path: PROCESS_ROUTES.list, handler: list },
     { method: "DELETE", path: PROCESS_ROUTES.killAll, handler: killAll },
     { method: "POST", path: PROCESS_ROUTES.cleanup, handler: cleanup },
+    { method: "GET", path: PROCESS_ROUTES.tails, handler: tails },
     { method: "GET", path: PROCESS_ROUTES.one.pattern, handler: get },
     { method: "DELETE", path: PROCESS_ROUTES.one.pattern, handler: kill },
     { method: "GET", path: PROCESS_ROUTES.logs.pattern, handler: logs },

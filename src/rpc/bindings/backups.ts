@@ -1,6 +1,7 @@
 /** Snapshots in the Worker's R2 bucket and the workspace as a tar stream, over /v1 (../backups.ts has their options). */
 import { createArchiveRequestSchema, importArchiveResultSchema } from "../../../protocol/archive.ts";
-import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
+import { forkRequestSchema, forkResultSchema } from "../../../protocol/fork.ts";
+import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, listBackupsQuerySchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
 import type { Binding } from "./binding.ts";
 
 export const backupBindings = {
@@ -13,16 +14,17 @@ export const backupBindings = {
     key: "backup",
     status: 201,
     summary:
-      "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar. 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding.",
+      "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar, with `labels` and an expiry (`ttl` seconds or `expiresAt`). 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding; 507 BACKUP_QUOTA_EXCEEDED past the sandbox's backupQuota.",
     described: "Saved",
   },
   listBackups: {
     verb: "GET",
     path: "/backups",
-    args: [],
+    args: ["query"],
+    query: listBackupsQuerySchema,
     response: backupInfoSchema.array(),
     key: "backups",
-    summary: "This sandbox's snapshots, oldest first",
+    summary: "This sandbox's snapshots, oldest first; `label=name=value` (repeatable, `label=name` for any value) keeps those with every label. Expired ones are gone",
     described: "Snapshots",
   },
   restoreBackup: {
@@ -40,6 +42,17 @@ export const backupBindings = {
     response: deleteBackupResultSchema,
     summary: "Delete a snapshot (404 BACKUP_NOT_FOUND for an id this sandbox does not have)",
     described: "Deleted",
+  },
+  fork: {
+    verb: "POST",
+    path: "/fork",
+    args: [{ body: "newId" }, "body"],
+    body: forkRequestSchema,
+    response: forkResultSchema,
+    status: 201,
+    summary:
+      "Make a new sandbox `newId` with this one's workspace (live, or the snapshot `from`), config and env, none of its processes. The bytes go container to container; 409 SANDBOX_EXISTS for an id that has run before.",
+    described: "Forked",
   },
   exportArchive: {
     verb: "POST",

@@ -2,11 +2,23 @@
  * Explicit snapshots of a sandbox: createBackup streams a workspace archive from the container into
  * the bucket (never whole in memory: upload.ts), listBackups reads the sandbox's own prefix,
  * restoreBackup streams one back into the running container, deleteBackup removes it. What a backup
- * is (name, paths, time) travels as the object's metadata, so the object is the whole record: a
- * backup exists exactly when its upload completed.
+ * is (name, paths, time, labels, expiry) travels as the object's metadata, so the object is the whole
+ * record: a backup exists exactly when its upload completed.
+ *
+ * A backup past its expiry is gone to every caller at once (not listed, not restorable) and removed
+ * from the bucket by removeExpired, which the Durable Object's alarm runs at the expiry. A sandbox's
+ * quota (bytes, count) is checked as a backup is made: one that would pass it is not kept.
  */
 import { ARCHIVE_MEDIA_TYPE } from "../../../protocol/archive.ts";
-import { backupIdSchema, type BackupInfo, type CreateBackupRequest, type DeleteBackupResult, type RestoreBackupResult } from "../../../protocol/backups.ts";
+import {
+  backupIdSchema,
+  type BackupInfo,
+  type BackupQuota,
+  type BackupUsage,
+  type CreateBackupRequest,
+  type DeleteBackupResult,
+  type RestoreBackupResult,
+} from "../../../protocol/backups.ts";
 import { SandboxError } from "../../rpc/errors.ts";
 import type { ContainerApi } from "../container-api.ts";
 import { extractReplacing, openArchive } from "./archive-io.ts";
@@ -28,7 +40,25 @@ function describe(id: string, object: R2Object): BackupInfo {
     createdAt: meta.createdAt ?? object.uploaded.toISOString(),
     ...(meta.name === undefined ? {} : { name: meta.name }),
     paths: meta.paths ? (JSON.parse(meta.paths) as string[]) : ["."],
+    ...(meta.labels === undefined ? {} : { labels: JSON.parse(meta.labels) as Record<string, string> }),
+    ...(meta.expiresAt === undefined ? {} : { expiresAt: meta.expiresAt }),
   };
+}
+
+const expired = (backup: BackupInfo, now = Date.now()) => backup.expiresAt !== undefined && Date.parse(backup.expiresAt) <= now;
+
+/** `name=value` needs that value; `name` alone, any value. */
+function hasLabels(backup: BackupInfo, wanted: readonly string[]): boolean {
+  return wanted.every((label) => {
+    const at = label.indexOf("=");
+    const name = at < 0 ? label : label.slice(0, at);
+    const value = backup.labels?.[name];
+    return value !== undefined && (at < 0 || value === label.slice(at + 1));
+  });
+}
+
+function quotaExceeded(message: string, quota: BackupQuota, usage: Omit<BackupUsage, "quota">): SandboxError {
+  return new SandboxError(message, "BACKUP_QUOTA_EXCEEDED", { context: { quota, count: usage.count, totalBytes: usage.totalBytes } });
 }
 
 export class BackupStore {
@@ -40,19 +70,60 @@ export class BackupStore {
     this.#keys = keys;
   }
 
-  async create(api: ContainerApi, request: CreateBackupRequest): Promise<BackupInfo> {
+  async create(api: ContainerApi, request: CreateBackupRequest, quota: BackupQuota = {}): Promise<BackupInfo> {
+    const before = quota.maxBytes === undefined && quota.maxCount === undefined ? undefined : await this.usage();
+    if (before && quota.maxCount !== undefined && before.count >= quota.maxCount) {
+      throw quotaExceeded(`This sandbox keeps at most ${quota.maxCount} backups: delete one first`, quota, before);
+    }
     const id = crypto.randomUUID();
     const createdAt = new Date().toISOString();
     const paths = request.paths ?? ["."];
-    const customMetadata: Record<string, string> = { createdAt, paths: JSON.stringify(paths), ...(request.name === undefined ? {} : { name: request.name }) };
+    const expiresAt = request.expiresAt ?? (request.ttl === undefined ? undefined : new Date(Date.now() + request.ttl * 1000).toISOString());
+    const fields = {
+      ...(request.name === undefined ? {} : { name: request.name }),
+      ...(request.labels === undefined ? {} : { labels: request.labels }),
+      ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
+    };
+    const customMetadata: Record<string, string> = {
+      createdAt,
+      paths: JSON.stringify(paths),
+      ...(fields.name === undefined ? {} : { name: fields.name }),
+      ...(fields.labels === undefined ? {} : { labels: JSON.stringify(fields.labels) }),
+      ...(fields.expiresAt === undefined ? {} : { expiresAt: fields.expiresAt }),
+    };
     const archive = await openArchive(api, request.paths === undefined ? {} : { paths: request.paths });
-    const size = await bucketCall("Saving the backup", () =>
-      uploadStream(this.#bucket, this.#keys.backup(id), archive, { customMetadata, contentType: ARCHIVE_MEDIA_TYPE }),
-    );
-    return { id, size, createdAt, ...(request.name === undefined ? {} : { name: request.name }), paths };
+    const key = this.#keys.backup(id);
+    const size = await bucketCall("Saving the backup", () => uploadStream(this.#bucket, key, archive, { customMetadata, contentType: ARCHIVE_MEDIA_TYPE }));
+    // Its size is known once it is made: one that takes the sandbox past its bytes is not kept.
+    if (before && quota.maxBytes !== undefined && before.totalBytes + size > quota.maxBytes) {
+      await bucketCall("Removing the backup past the quota", () => this.#bucket.delete(key));
+      throw quotaExceeded(`This backup (${size} bytes) would take the sandbox's backups past ${quota.maxBytes} bytes: delete some first`, quota, before);
+    }
+    return { id, size, createdAt, paths, ...fields };
   }
 
-  async list(): Promise<BackupInfo[]> {
+  /** The sandbox's backups (those with every one of `labels`, when given), oldest first; expired ones are gone. */
+  async list(labels: readonly string[] = []): Promise<BackupInfo[]> {
+    const now = Date.now();
+    return (await this.#all()).filter((backup) => !expired(backup, now) && hasLabels(backup, labels));
+  }
+
+  async usage(): Promise<Omit<BackupUsage, "quota">> {
+    const backups = await this.list();
+    return { count: backups.length, totalBytes: backups.reduce((sum, backup) => sum + backup.size, 0) };
+  }
+
+  /** Removes expired backups from the bucket; when the next one expires (undefined: none will). */
+  async removeExpired(): Promise<number | undefined> {
+    const now = Date.now();
+    const all = await this.#all();
+    const gone = all.filter((backup) => expired(backup, now));
+    if (gone.length > 0) await bucketCall("Removing expired backups", () => this.#bucket.delete(gone.map((backup) => this.#keys.backup(backup.id))));
+    const next = all.filter((backup) => !expired(backup, now) && backup.expiresAt !== undefined).map((backup) => Date.parse(backup.expiresAt!));
+    return next.length > 0 ? Math.min(...next) : undefined;
+  }
+
+  async #all(): Promise<BackupInfo[]> {
     const found: BackupInfo[] = [];
     let cursor: string | undefined;
     do {
@@ -67,8 +138,19 @@ export class BackupStore {
 
   async get(id: string): Promise<BackupInfo> {
     const object = await bucketCall("Reading the backup", () => this.#bucket.head(this.#key(id)));
-    if (!object) throw notFound(id);
+    if (!object || expired(describe(id, object))) throw notFound(id);
     return describe(id, object);
+  }
+
+  /** A backup's bytes, read in ranges as they are taken (a fork extracts them elsewhere). */
+  async open(id: string): Promise<ReadableStream<Uint8Array>> {
+    const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
+    if (!found) throw notFound(id);
+    if (expired(describe(id, found.object))) {
+      await found.body.cancel();
+      throw notFound(id);
+    }
+    return found.body;
   }
 
   /** Replaces the backup's paths in the workspace with what it holds. */
@@ -76,6 +158,10 @@ export class BackupStore {
     const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
     if (!found) throw notFound(id);
     const backup = describe(id, found.object);
+    if (expired(backup)) {
+      await found.body.cancel();
+      throw notFound(id);
+    }
     const entries = await bucketCall("Restoring the backup", () => extractReplacing(api, found.body, backup.paths));
     return { backup, entries };
   }
