@@ -237,8 +237,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     timeout.sleepAfterMs = Math.min(timeout.sleepAfterMs, lifetimeEnd, this.#nextCheckAt ?? Infinity);
   }
 
-  /** Whether the sandbox sleeps now, from its streams and calls and what its container reports. */
-  async #keepAliveVerdict(report?: Pick<InfoResponse, "activity" | "uptimeMs">): Promise<{ settings: KeepAliveSettings; facts: KeepAliveFacts; verdict: ReturnType<typeof decide> }> {
+  /**
+   * Whether the sandbox sleeps now, from its streams and calls and what its container reports.
+   * `asking`: calls in flight that are only asking (getInfo's own), which are not work.
+   */
+  async #keepAliveVerdict(
+    report?: Pick<InfoResponse, "activity" | "uptimeMs">,
+    asking = 0,
+  ): Promise<{ settings: KeepAliveSettings; facts: KeepAliveFacts; verdict: ReturnType<typeof decide> }> {
     const now = Date.now();
     let answered = report;
     if (!answered && this.ctx.container?.running) {
@@ -252,7 +258,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     const settings: KeepAliveSettings = { sleepAfter: this.sleepAfter, ...this.#keepAlive };
     const facts: KeepAliveFacts = {
       now,
-      openStreams: this.#openStreams,
+      openStreams: this.#openStreams - asking,
       lastActivityAt: this.#lastActivityAt,
       containerStartedAt: this.#containerStartedAt,
       work: answered?.activity.work,
@@ -391,7 +397,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   async getInfo(): Promise<SandboxDetails> {
     return this.#call(async ({ api, generation }) => {
       const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      const { settings, facts, verdict } = await this.#keepAliveVerdict(report);
+      const { settings, facts, verdict } = await this.#keepAliveVerdict(report, 1);
       return {
         ...this.#describe(generation),
         ...report,
