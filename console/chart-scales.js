@@ -1,0 +1,122 @@
+// @ts-check
+/**
+ * The arithmetic of a chart's axes: from data values to positions, and where ticks go with what
+ * they say. A chart's data comes from a sandbox and is not trusted: values that are not finite
+ * numbers are left out rather than drawn at NaN, and an axis over nothing still has a range.
+ */
+
+/**
+ * @typedef {{
+ *   at: (value: number) => number,
+ *   ticks: { value: number, label: string }[],
+ * }} Scale a position for each value, and the ticks to draw
+ */
+
+/** A number from a value the data calls a number ("3.5" included); undefined for anything else. @param {unknown} value */
+export function numberOf(value) {
+  const number = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  return Number.isFinite(number) ? number : undefined;
+}
+
+/** Short label of a tick value: no float noise (0.30000000000000004), exponents for the very large and small. @param {number} value */
+export function formatTick(value) {
+  if (value === 0) return "0";
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e6 || magnitude < 1e-4) return value.toExponential(1).replace(/\.0e/, "e");
+  return String(Number(value.toPrecision(6)));
+}
+
+/**
+ * About `count` round tick values (1, 2 or 5 times a power of ten apart) covering [min, max].
+ * @param {number} min @param {number} max @param {number} [count]
+ */
+export function niceTicks(min, max, count = 5) {
+  if (min === max) return [min];
+  const rough = (max - min) / count;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough) ?? rough;
+  const ticks = [];
+  for (let value = Math.ceil(min / step) * step; value <= max + step * 1e-9; value += step) ticks.push(Number(value.toPrecision(12)));
+  return ticks;
+}
+
+/**
+ * [min, max] of some numbers, widened when they are all one value, [0, 1] when there are none.
+ * @param {number[]} values
+ * @returns {[number, number]}
+ */
+export function extentOf(values) {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const value of values) {
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  if (min === Infinity) return [0, 1];
+  if (min === max) return min === 0 ? [-1, 1] : [min - Math.abs(min) / 2, max + Math.abs(max) / 2];
+  return [min, max];
+}
+
+/**
+ * A linear (or, when asked and the values allow it, base-10 log) scale from [min, max] onto
+ * [from, to] pixels. Given ticks (the chart's own) win over computed ones.
+ * @param {number[]} values
+ * @param {number} from
+ * @param {number} to
+ * @param {{ log?: boolean, ticks?: { value: number, label: string }[], includeZero?: boolean }} [options]
+ * @returns {Scale}
+ */
+export function continuousScale(values, from, to, options = {}) {
+  const log = options.log === true && values.length > 0 && values.every((value) => value > 0);
+  const mapped = log ? values.map(Math.log10) : values;
+  let [min, max] = extentOf(options.includeZero ? [...mapped, 0] : mapped);
+  const givenTicks = (options.ticks ?? []).filter((tick) => !log || tick.value > 0);
+  for (const tick of givenTicks) {
+    const value = log ? Math.log10(tick.value) : tick.value;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  const at = (/** @type {number} */ value) => from + (((log ? Math.log10(value) : value) - min) / (max - min)) * (to - from);
+  const ticks =
+    givenTicks.length > 0
+      ? givenTicks
+      : log
+        ? niceTicks(Math.floor(min), Math.ceil(max), Math.min(6, Math.ceil(max) - Math.floor(min)))
+            .filter((power) => Number.isInteger(power) && power >= min && power <= max)
+            .map((power) => ({ value: 10 ** power, label: formatTick(10 ** power) }))
+        : niceTicks(min, max).map((value) => ({ value, label: formatTick(value) }));
+  return { at, ticks };
+}
+
+/**
+ * Evenly spaced bands, one per category in the order first seen: `at` is a band's middle.
+ * @param {string[]} categories
+ * @param {number} from
+ * @param {number} to
+ */
+export function bandScale(categories, from, to) {
+  const names = [...new Set(categories)];
+  const width = (to - from) / Math.max(1, names.length);
+  const index = new Map(names.map((name, i) => [name, i]));
+  return {
+    names,
+    width,
+    /** @param {string} name */
+    at: (name) => from + width * ((index.get(name) ?? 0) + 0.5),
+    ticks: names.map((name, i) => ({ value: i, label: name })),
+  };
+}
+
+/**
+ * The chart's own ticks for an axis (`x_ticks` with `x_tick_labels`), where they are numbers.
+ * @param {unknown} values
+ * @param {unknown} labels
+ */
+export function givenTicks(values, labels) {
+  if (!Array.isArray(values)) return [];
+  const names = Array.isArray(labels) ? labels : [];
+  return values.flatMap((raw, i) => {
+    const value = numberOf(raw);
+    return value === undefined ? [] : [{ value, label: typeof names[i] === "string" && names[i] !== "" ? names[i] : formatTick(value) }];
+  });
+}

@@ -1,0 +1,107 @@
+// @ts-check
+/**
+ * The parts every redrawn chart shares, as SVG elements made one by one: the canvas with its
+ * title, the axes with ticks, grid and labels, and the legend. Every word on a chart comes from the
+ * sandbox, so it only ever goes in as text (textContent), never as markup; attribute values are
+ * numbers we computed or our own constants.
+ */
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+export const WIDTH = 560;
+export const HEIGHT = 340;
+/** The plot area inside the canvas: room for the title above, tick labels and axis labels around. */
+export const PLOT = { left: 64, right: WIDTH - 16, top: 40, bottom: HEIGHT - 52 };
+/** Series colours, in order (a tenth series takes the first colour again). */
+export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
+/** Longest label drawn whole; longer ones end in an ellipsis. */
+const MAX_LABEL = 48;
+
+/** @param {number} index */
+export function colorOf(index) {
+  return PALETTE[index % PALETTE.length] ?? "#888";
+}
+
+/** Text safe to show and short enough to fit. @param {unknown} value */
+export function labelOf(value) {
+  const text = typeof value === "string" ? value : typeof value === "number" && Number.isFinite(value) ? String(value) : "";
+  return text.length > MAX_LABEL ? `${text.slice(0, MAX_LABEL - 1)}…` : text;
+}
+
+/**
+ * An SVG element with these attributes and, optionally, text.
+ * @param {string} tag
+ * @param {Record<string, string | number>} [attributes]
+ * @param {string} [text]
+ * @returns {SVGElement}
+ */
+export function svgElement(tag, attributes = {}, text) {
+  const element = /** @type {SVGElement} */ (document.createElementNS(SVG_NS, tag));
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, typeof value === "number" ? String(Math.round(value * 100) / 100) : value);
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+/**
+ * An empty chart canvas with its title; `kind` names the chart type for tests and styling.
+ * @param {string} kind
+ * @param {unknown} title
+ */
+export function chartCanvas(kind, title) {
+  const name = labelOf(title);
+  const svg = svgElement("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, role: "img", class: "chart", "data-chart": kind });
+  svg.setAttribute("aria-label", name === "" ? `${kind} chart` : name);
+  if (name !== "") svg.append(svgElement("text", { x: WIDTH / 2, y: 22, "text-anchor": "middle", class: "chart-title" }, name));
+  return svg;
+}
+
+/**
+ * Both axes with their ticks, grid lines and labels, around the plot area.
+ * @param {SVGElement} svg
+ * @param {{ at: (value: any) => number, ticks: { value: any, label: string }[] }} x ticks' values as `x.at` takes them
+ * @param {{ at: (value: number) => number, ticks: { value: number, label: string }[] }} y
+ * @param {{ xLabel?: unknown, yLabel?: unknown, xTickAt?: (tick: { value: any, label: string }) => number }} [labels]
+ */
+export function drawAxes(svg, x, y, labels = {}) {
+  const axes = svgElement("g", { class: "chart-axes" });
+  for (const tick of y.ticks) {
+    const at = y.at(tick.value);
+    if (!(at >= PLOT.top - 0.5 && at <= PLOT.bottom + 0.5)) continue;
+    axes.append(svgElement("line", { x1: PLOT.left, x2: PLOT.right, y1: at, y2: at, class: "chart-grid" }));
+    axes.append(svgElement("text", { x: PLOT.left - 6, y: at + 4, "text-anchor": "end" }, labelOf(tick.label)));
+  }
+  const every = Math.max(1, Math.ceil(x.ticks.length / 12));
+  x.ticks.forEach((tick, i) => {
+    const at = labels.xTickAt ? labels.xTickAt(tick) : x.at(tick.value);
+    if (i % every !== 0 || !(at >= PLOT.left - 0.5 && at <= PLOT.right + 0.5)) return;
+    axes.append(svgElement("line", { x1: at, x2: at, y1: PLOT.bottom, y2: PLOT.bottom + 5, class: "chart-axis" }));
+    axes.append(svgElement("text", { x: at, y: PLOT.bottom + 18, "text-anchor": "middle" }, labelOf(tick.label)));
+  });
+  axes.append(svgElement("line", { x1: PLOT.left, x2: PLOT.right, y1: PLOT.bottom, y2: PLOT.bottom, class: "chart-axis" }));
+  axes.append(svgElement("line", { x1: PLOT.left, x2: PLOT.left, y1: PLOT.top, y2: PLOT.bottom, class: "chart-axis" }));
+  const xLabel = labelOf(labels.xLabel);
+  if (xLabel) axes.append(svgElement("text", { x: (PLOT.left + PLOT.right) / 2, y: HEIGHT - 14, "text-anchor": "middle", class: "chart-label" }, xLabel));
+  const yLabel = labelOf(labels.yLabel);
+  const middle = (PLOT.top + PLOT.bottom) / 2;
+  if (yLabel) axes.append(svgElement("text", { x: 14, y: middle, "text-anchor": "middle", transform: `rotate(-90 14 ${middle})`, class: "chart-label" }, yLabel));
+  svg.append(axes);
+}
+
+/**
+ * A legend in the top right corner of the plot area, one swatch per named series.
+ * @param {SVGElement} svg
+ * @param {string[]} names
+ */
+export function drawLegend(svg, names) {
+  const shown = names.slice(0, 12);
+  if (shown.length === 0 || (shown.length === 1 && shown[0] === "")) return;
+  const legend = svgElement("g", { class: "chart-legend" });
+  const width = Math.min(200, 24 + Math.max(...shown.map((name) => name.length)) * 7);
+  legend.append(svgElement("rect", { x: PLOT.right - width - 4, y: PLOT.top, width, height: shown.length * 16 + 6, class: "chart-legend-box" }));
+  shown.forEach((name, i) => {
+    const y = PLOT.top + 12 + i * 16;
+    legend.append(svgElement("rect", { x: PLOT.right - width + 2, y: y - 8, width: 10, height: 10, fill: colorOf(i) }));
+    legend.append(svgElement("text", { x: PLOT.right - width + 18, y: y + 1 }, name));
+  });
+  svg.append(legend);
+}
