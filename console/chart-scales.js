@@ -32,12 +32,26 @@ export function formatTick(value) {
  */
 export function niceTicks(min, max, count = 5) {
   if (min === max) return [min];
-  const rough = (max - min) / count;
-  const power = 10 ** Math.floor(Math.log10(rough));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough) ?? rough;
+  const step = tickStep(min, max, count);
   const ticks = [];
   for (let value = Math.ceil(min / step) * step; value <= max + step * 1e-9; value += step) ticks.push(Number(value.toPrecision(12)));
   return ticks;
+}
+
+/** The round distance between about `count` ticks over [min, max]. @param {number} min @param {number} max @param {number} count */
+function tickStep(min, max, count) {
+  const rough = (max - min) / count;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough) ?? rough;
+}
+
+/**
+ * [min, max] widened to the round values around it, so that the data sits inside the plot, not on
+ * its edges. @param {number} min @param {number} max @returns {[number, number]}
+ */
+function niceExtent(min, max) {
+  const step = tickStep(min, max, 5);
+  return [Math.floor(min / step) * step, Math.ceil(max / step) * step];
 }
 
 /**
@@ -71,6 +85,7 @@ export function continuousScale(values, from, to, options = {}) {
   const mapped = log ? values.map(Math.log10) : values;
   let [min, max] = extentOf(options.includeZero ? [...mapped, 0] : mapped);
   const givenTicks = (options.ticks ?? []).filter((tick) => !log || tick.value > 0);
+  if (givenTicks.length === 0) [min, max] = log ? [Math.floor(min), Math.ceil(max)] : niceExtent(min, max);
   for (const tick of givenTicks) {
     const value = log ? Math.log10(tick.value) : tick.value;
     if (value < min) min = value;

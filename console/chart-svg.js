@@ -10,8 +10,10 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 
 export const WIDTH = 560;
 export const HEIGHT = 340;
-/** The plot area inside the canvas: room for the title above, tick labels and axis labels around. */
-export const PLOT = { left: 64, right: WIDTH - 16, top: 40, bottom: HEIGHT - 52 };
+/** The plot area inside the canvas: room for the title and the legend above, tick labels and axis labels around. */
+export const PLOT = { left: 64, right: WIDTH - 16, top: 52, bottom: HEIGHT - 52 };
+/** Where the legend's row is, between the title and the plot. */
+const LEGEND_Y = 38;
 /** Series colours, in order (a tenth series takes the first colour again). */
 export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
 /** Longest label drawn whole; longer ones end in an ellipsis. */
@@ -88,20 +90,24 @@ export function drawAxes(svg, x, y, labels = {}) {
 }
 
 /**
- * A legend in the top right corner of the plot area, one swatch per named series.
+ * A legend in one row between the title and the plot, one swatch per named series, as many as fit
+ * (an ellipsis says some did not).
  * @param {SVGElement} svg
  * @param {string[]} names
  */
 export function drawLegend(svg, names) {
-  const shown = names.slice(0, 12);
-  if (shown.length === 0 || (shown.length === 1 && shown[0] === "")) return;
+  if (names.length === 0 || (names.length === 1 && names[0] === "")) return;
   const legend = svgElement("g", { class: "chart-legend" });
-  const width = Math.min(200, 24 + Math.max(...shown.map((name) => name.length)) * 7);
-  legend.append(svgElement("rect", { x: PLOT.right - width - 4, y: PLOT.top, width, height: shown.length * 16 + 6, class: "chart-legend-box" }));
-  shown.forEach((name, i) => {
-    const y = PLOT.top + 12 + i * 16;
-    legend.append(svgElement("rect", { x: PLOT.right - width + 2, y: y - 8, width: 10, height: 10, fill: colorOf(i) }));
-    legend.append(svgElement("text", { x: PLOT.right - width + 18, y: y + 1 }, name));
-  });
+  let x = PLOT.left;
+  for (const [i, name] of names.entries()) {
+    const width = 18 + name.length * 6.5 + 12;
+    if (x + width > PLOT.right) {
+      legend.append(svgElement("text", { x, y: LEGEND_Y + 4 }, "…"));
+      break;
+    }
+    legend.append(svgElement("rect", { x, y: LEGEND_Y - 5, width: 10, height: 10, fill: colorOf(i) }));
+    legend.append(svgElement("text", { x: x + 14, y: LEGEND_Y + 4 }, name));
+    x += width;
+  }
   svg.append(legend);
 }
