@@ -37,6 +37,8 @@ export function notebookCell(actions, code = "") {
   const status = el("span", { class: "cell-status muted" });
   const editor = /** @type {HTMLTextAreaElement} */ (el("textarea", { class: "cell-code", spellcheck: "false", rows: "2", "aria-label": "cell code" }));
   editor.value = code;
+  /** The editor as tall as its code (up to a point). */
+  const fitRows = () => (editor.rows = Math.min(30, Math.max(2, editor.value.split("\n").length)));
   const output = el("div", { class: "cell-output", "aria-live": "polite" });
   const root = el("div", { class: "cell" }, el("div", { class: "cell-head" }, count, runButton, stopButton, status, removeButton), editor, output);
   /** @type {string | undefined} */
@@ -51,6 +53,7 @@ export function notebookCell(actions, code = "") {
     executionId: () => executionId,
     running: () => running,
     begin() {
+      fitRows();
       output.replaceChildren();
       executionId = undefined;
       running = true;
@@ -114,7 +117,6 @@ export function notebookCell(actions, code = "") {
       fitRows();
     }
   });
-  const fitRows = () => (editor.rows = Math.min(30, Math.max(2, editor.value.split("\n").length)));
   editor.addEventListener("input", fitRows);
   fitRows();
   runButton.addEventListener("click", () => actions.run(cell));
