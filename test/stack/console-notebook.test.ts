@@ -1,0 +1,315 @@
+/**
+ * The console's notebook in a real browser (Debian's chromium driven by puppeteer-core) against the
+ * shared `npm start` stack: a cell's output shows while it still runs, a matplotlib figure, a
+ * DataFrame as a table, a traceback; interrupt stops a runaway cell and the context keeps its state,
+ * restart clears it; contexts in other languages. A cell's output is the sandbox's, so it is
+ * attacked: HTML, SVG, markdown and plain output that try to run script with the page's token must
+ * run nothing in the console's origin. Charts are drawn from hand-made chart data through the
+ * page's own result view. A screenshot goes to test-output/notebook.png.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { uniqueId } from "./helpers.ts";
+
+/** Debian's chromium package; CHROMIUM_PATH names another build. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/", import.meta.url));
+const STEP_MS = 30_000;
+/** A 1×1 PNG, for results whose image must decode. */
+const DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+const url = inject("stackUrl");
+const token = inject("stackToken");
+const sandboxId = uniqueId("notebook");
+let browser: Browser;
+let page: Page;
+/** Whatever the page reported as broken: uncaught errors, anything the CSP refused, failed loads. */
+const problems: string[] = [];
+/** Every URL the page asked for. */
+const requested: string[] = [];
+
+function api(path: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${url}/v1/sandboxes/${sandboxId}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init.headers } });
+}
+
+const cell = (index: number) => `#notebook-cells .cells > .cell:nth-child(${index + 1})`;
+
+/** Puts code in the shown notebook's last cell and runs it with Shift+Enter (which adds a cell after it); its index. */
+async function runCell(code: string): Promise<number> {
+  const index = await page.$$eval("#notebook-cells .cells > .cell", (cells) => cells.length - 1);
+  await page.evaluate(
+    (selector: string, text: string) => {
+      const editor = document.querySelector(`${selector} .cell-code`) as HTMLTextAreaElement;
+      editor.value = text;
+      editor.focus();
+    },
+    cell(index),
+    code,
+  );
+  await page.keyboard.down("Shift");
+  await page.keyboard.press("Enter");
+  await page.keyboard.up("Shift");
+  return index;
+}
+
+/** Waits until the cell's run is over; its status line. */
+async function finished(index: number): Promise<string> {
+  await page.waitForFunction((selector: string) => ["done", "interrupted", "failed"].includes((document.querySelector(selector) as HTMLElement | null)?.dataset.state ?? ""), { timeout: STEP_MS }, cell(index));
+  return page.$eval(`${cell(index)} .cell-status`, (element) => element.textContent ?? "");
+}
+
+async function textOf(selector: string): Promise<string> {
+  return page.$eval(selector, (element) => element.textContent ?? "");
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  // No Chromium sandbox: CI runs as root, where Chromium refuses its own sandbox.
+  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 1400 });
+  page.on("pageerror", (error) => problems.push(`page error: ${(error as Error).message}`));
+  page.on("console", (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`console: ${message.text()} (at ${message.location().url ?? "?"}:${message.location().lineNumber ?? "?"})`);
+  });
+  page.on("request", (request) => void requested.push(request.url()));
+  expect((await page.goto(`${url}/`, { waitUntil: "load" }))?.status()).toBe(200);
+  await page.type("#token-input", token);
+  await page.click("#token-save");
+  await page.waitForSelector("#sandbox-bar:not([hidden])", { timeout: STEP_MS });
+  await page.type("#sandbox-input", sandboxId);
+  await page.click("#sandbox-open");
+  await page.waitForSelector("#panels:not([hidden])", { timeout: STEP_MS });
+  await page.waitForSelector(`${cell(0)} .cell-code`, { timeout: STEP_MS });
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await api("", { method: "DELETE" }).catch(() => undefined);
+});
+
+describe("the console's notebook", () => {
+  it("shows a cell's output while it runs, then a figure, a DataFrame as a table and a traceback", async () => {
+    // A sandbox without contexts starts with a python notebook; its first run makes the context.
+    expect(await textOf("#notebook-context")).toContain("python · new context");
+    const waiting = await runCell('import os, time\nprint("before the wait", flush=True)\nwhile not os.path.exists("go"):\n    time.sleep(0.05)\nprint("after the wait")');
+    await page.waitForFunction((selector: string) => (document.querySelector(`${selector} .cell-output`)?.textContent ?? "").includes("before the wait"), { timeout: STEP_MS }, cell(waiting));
+    // The cell is still running (it waits for a file the test has not written): the output came as it happened.
+    expect(await page.$eval(cell(waiting), (element) => (element as HTMLElement).dataset.state)).toBe("running");
+    expect(await textOf(`${cell(waiting)} .cell-count`)).toBe("[*]");
+    expect(await textOf(`${cell(waiting)} .cell-output`)).not.toContain("after the wait");
+    expect((await api("/files/write", { method: "POST", body: JSON.stringify({ path: "go", content: "" }) })).status).toBe(200);
+    expect(await finished(waiting)).toMatch(/^done/);
+    expect(await textOf(`${cell(waiting)} .cell-output .stream`)).toBe("before the wait\nafter the wait\n");
+    expect(await textOf(`${cell(waiting)} .cell-count`)).toBe("[1]");
+    expect(await textOf("#notebook-context")).toMatch(/python · \S+/);
+    expect(await textOf("#notebook-context")).not.toContain("new context");
+
+    // A matplotlib figure: shown as an image that decodes (or as its chart, with the image a click away).
+    const figure = await runCell('import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title("rising")\nplt.show()');
+    expect(await finished(figure)).toMatch(/^done/);
+    const pngSwitch = await page.$(`${cell(figure)} .result button[data-format="png"]`);
+    if (pngSwitch) await pngSwitch.click();
+    await page.waitForFunction((selector: string) => {
+      const image = document.querySelector(`${selector} .result img`) as HTMLImageElement | null;
+      return image !== null && image.complete && image.naturalWidth > 100 && image.src.startsWith("data:image/png;base64,");
+    }, { timeout: STEP_MS }, cell(figure));
+
+    // A DataFrame: its HTML table, rebuilt in the page.
+    const frame = await runCell('import pandas as pd\npd.DataFrame({"city": ["Oslo", "Lima"], "temp": [4, 19]})');
+    expect(await finished(frame)).toMatch(/^done/);
+    expect(await page.$eval(`${cell(frame)} .result`, (element) => (element as HTMLElement).dataset.format)).toBe("html");
+    const headers = await page.$$eval(`${cell(frame)} .html-output table th`, (cells) => cells.map((th) => th.textContent?.trim()));
+    expect(headers).toEqual(expect.arrayContaining(["city", "temp"]));
+    const rows = await page.$$eval(`${cell(frame)} .html-output table tbody tr`, (trs) => trs.map((tr) => Array.from(tr.children).map((td) => td.textContent?.trim())));
+    expect(rows).toEqual([["0", "Oslo", "4"], ["1", "Lima", "19"]]);
+
+    // An error: the traceback as Python printed it.
+    const failing = await runCell("def divide(a):\n    return a / 0\n\ndivide(1)");
+    await finished(failing);
+    const traceback = await textOf(`${cell(failing)} .cell-error`);
+    expect(traceback).toContain("Traceback (most recent call last):");
+    expect(traceback).toContain("    return a / 0");
+    expect(traceback.trim().split("\n").at(-1)).toBe("ZeroDivisionError: division by zero");
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("interrupts a runaway cell and keeps the context's state; restart clears it", async () => {
+    await finished(await runCell("x = 41"));
+    const runaway = await runCell("while True:\n    pass");
+    await page.waitForFunction((selector: string) => document.querySelector(`${selector} .cell-status`)?.textContent === "running", { timeout: STEP_MS }, cell(runaway));
+    await page.click("#notebook-interrupt");
+    expect(await finished(runaway)).toBe("interrupted");
+    expect(await page.$eval(`${cell(runaway)} .cell-error`, (element) => (element as HTMLElement).dataset.error)).toBe("KeyboardInterrupt");
+
+    const after = await runCell("x + 1");
+    expect(await finished(after)).toMatch(/^done/);
+    expect(await textOf(`${cell(after)} .result`)).toBe("42");
+
+    await page.click("#notebook-restart");
+    expect(await page.waitForFunction(() => document.querySelector("#notebook-state")?.textContent?.startsWith("restarted"), { timeout: STEP_MS })).toBeTruthy();
+    const gone = await runCell("x");
+    await finished(gone);
+    expect(await page.$eval(`${cell(gone)} .cell-error`, (element) => (element as HTMLElement).dataset.error)).toBe("NameError");
+    expect(await textOf(`${cell(gone)} .cell-count`)).toBe("[1]");
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("makes contexts in other languages, each with its own cells", async () => {
+    const python = await page.$eval("#notebook-context", (select) => (select as HTMLSelectElement).value);
+    const pythonCells = await page.$$eval("#notebook-cells .cells > .cell", (cells) => cells.length);
+
+    await page.select("#notebook-language", "javascript");
+    await page.click("#notebook-new");
+    await page.waitForFunction(() => (document.querySelector("#notebook-context") as HTMLSelectElement).selectedOptions[0]?.textContent?.startsWith("javascript"), { timeout: STEP_MS });
+    expect(await page.$$eval("#notebook-cells .cells > .cell", (cells) => cells.length)).toBe(1);
+    const js = await runCell('const n = 6 * 7;\nconsole.log("from node");\nn');
+    expect(await finished(js)).toMatch(/^done/);
+    expect(await textOf(`${cell(js)} .stdout`)).toBe("from node\n");
+    expect(await textOf(`${cell(js)} .result`)).toBe("42");
+
+    await page.select("#notebook-language", "bash");
+    await page.click("#notebook-new");
+    await page.waitForFunction(() => (document.querySelector("#notebook-context") as HTMLSelectElement).selectedOptions[0]?.textContent?.startsWith("bash"), { timeout: STEP_MS });
+    await finished(await runCell("cd /tmp && GREETING=hi"));
+    const shell = await runCell('echo "$GREETING from $(pwd)"');
+    expect(await finished(shell)).toMatch(/^done/);
+    expect(await textOf(`${cell(shell)} .stdout`)).toBe("hi from /tmp\n");
+
+    // Back to the python notebook: its cells are as they were.
+    await page.select("#notebook-context", python);
+    expect(await page.$$eval("#notebook-cells .cells > .cell", (cells) => cells.length)).toBe(pythonCells);
+    const { contexts } = (await (await api("/code/contexts")).json()) as { contexts: { language: string }[] };
+    expect(contexts.map((context) => context.language).sort()).toEqual(["bash", "javascript", "python"]);
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("runs nothing a cell's output carries: HTML, SVG, markdown and text stay inert, and the token stays in the page", async () => {
+    // Each payload, were it to run in the console, would mark the page and write a file with the tab's token.
+    const steal =
+      `window.top.stolen = (window.top.stolen || 0) + 1; fetch('/v1/sandboxes/${sandboxId}/files/write', {method: 'POST', ` +
+      `headers: {authorization: 'Bearer ' + sessionStorage.getItem('sandbox-console-token'), 'content-type': 'application/json'}, ` +
+      `body: JSON.stringify({path: 'stolen.txt', content: 'token'})})`;
+    const html =
+      `<b class="kept">bold survives</b><script>${steal}</script><img src="x" onerror="${steal}"><a href="javascript:${steal}">a link</a>` +
+      `<div onmouseover="${steal}" id="hover-me">hover here</div><iframe srcdoc="<script>${steal}</script>"></iframe>` +
+      `<style>body { display: none }</style><table><tr><td colspan="2" onclick="${steal}">cell</td></tr></table>`;
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="${steal}"><script>${steal}</script><rect width="40" height="40" fill="red"/></svg>`;
+    const hostile = await runCell(
+      [
+        "from IPython.display import HTML, SVG, Markdown, display",
+        `display(HTML(${JSON.stringify(html)}))`,
+        `display(SVG(${JSON.stringify(svg)}))`,
+        `display(Markdown(${JSON.stringify(`**strong** <img src=x onerror="${steal}">`)}))`,
+        `print(${JSON.stringify(`<img src=x onerror="${steal}">`)})`,
+        `HTML(${JSON.stringify(`<svg><script>${steal}</script></svg><math><mi xlink:href="javascript:${steal}">m</mi></math>`)})`,
+      ].join("\n"),
+    );
+    expect(await finished(hostile)).toMatch(/^done/);
+    const output = `${cell(hostile)} .cell-output`;
+    await page.hover(`${output} .html-output div`);
+    await page.click(`${output} .html-output td`);
+    // A later cell run to its end: whatever the payloads set off has had its time.
+    await finished(await runCell("1 + 1"));
+
+    expect(await page.evaluate(() => (window as unknown as { stolen?: number }).stolen)).toBeUndefined();
+    expect(requested.filter((address) => address.includes("/files/write") || address.endsWith("/x"))).toEqual([]);
+    expect((await api("/files/read", { method: "POST", body: JSON.stringify({ path: "stolen.txt" }) })).status).toBe(404);
+    // Nothing live reached the page: no script, frame, style, handler or link; the CSP never had to refuse anything.
+    const live = await page.$$eval(`${output} :is(script, iframe, style, a, svg, math, [onerror], [onload], [onmouseover], [onclick], [href], [srcdoc])`, (elements) => elements.map((element) => element.outerHTML));
+    expect(live).toEqual([]);
+    expect(await page.evaluate(() => getComputedStyle(document.body).display)).not.toBe("none");
+    // Chromium checks the handlers of HTML the page parses against the page's policy even in the inert
+    // document they can never run in, and says so: those refusals, at the parse, are the only ones.
+    const atParse = (problem: string) => problem.includes("inline event handler") && problem.includes("/console/safe-html.js:");
+    expect(problems.filter((problem) => !atParse(problem))).toEqual([]);
+    problems.length = 0;
+
+    // What is content still shows: the HTML's text and structure, the SVG as an image, markdown's HTML as text.
+    expect(await textOf(`${output} .html-output b`)).toBe("bold survives");
+    expect(await page.$eval(`${output} .html-output td`, (td) => td.getAttribute("colspan"))).toBe("2");
+    const images = await page.$$eval(`${output} img`, (elements) => elements.map((image) => (image as HTMLImageElement).src.slice(0, 26)));
+    expect(images).toEqual(["data:image/svg+xml;base64,"]);
+    expect(await textOf(`${output} .markdown-output strong`)).toBe("strong");
+    expect(await textOf(`${output} .markdown-output`)).toContain('<img src=x onerror="window.top.stolen');
+    expect(await textOf(`${output} .stdout`)).toContain('<img src=x onerror="window.top.stolen');
+  }, 120_000);
+
+  it("redraws charts from their data, and shows the figure's image when the chart cannot be drawn", async () => {
+    // The page's own module, loaded as the page loads it (a string, so the test's bundler leaves the import alone).
+    await page.evaluate('import("/console/result-view.js").then((module) => { window.resultViewForTest = module.resultView; })');
+    const drawn = await page.evaluate((png: string) => {
+      const { resultViewForTest: resultView } = window as unknown as { resultViewForTest: (result: unknown) => HTMLElement };
+      const box = document.createElement("div");
+      box.id = "chart-samples";
+      document.querySelector("#notebook-cells")!.append(box);
+      const show = (result: unknown) => box.appendChild(resultView({ isMainResult: false, png, ...(result as object) }));
+      const count = (element: Element, selector: string) => element.querySelectorAll(selector).length;
+      const texts = (element: Element) => Array.from(element.querySelectorAll("text")).map((text) => text.textContent);
+      const line = show({
+        chart: {
+          type: "line", title: "waves", x_label: "t", y_label: "amplitude", x_scale: "linear", y_scale: "linear", x_ticks: [0, 1, 2], x_tick_labels: ["0", "1", "2"],
+          elements: [{ label: "sin", points: [[0, 0], [1, 0.84], [2, 0.91]] }, { label: "cos", points: [[0, 1], [1, 0.54], [2, -0.42]] }],
+        },
+      });
+      const scatter = show({ chart: { type: "scatter", title: "dots", elements: [{ label: "a", points: [[1, 2], [2, 3], [3, 5], [4, "bad"]] }] } });
+      const bar = show({
+        chart: {
+          type: "bar", title: "sales", x_label: "quarter", y_label: "units",
+          elements: [{ label: "Q1", group: "2024", value: 10 }, { label: "Q2", group: "2024", value: 14 }, { label: "Q1", group: "2025", value: "12" }, { label: "Q2", group: "2025", value: 18 }],
+        },
+      });
+      const pie = show({ chart: { type: "pie", title: "shares", elements: [{ label: "a", angle: 90, radius: 1 }, { label: "b", angle: 270, radius: 1 }] } });
+      const box_ = show({
+        chart: {
+          type: "box_and_whisker", title: "spread", elements: [
+            { label: "x", min: 1, first_quartile: 2, median: 3, third_quartile: 4, max: 5, outliers: [9] },
+            { label: "y", min: 2, first_quartile: 3, median: 4, third_quartile: 6, max: 7, outliers: [] },
+          ],
+        },
+      });
+      const superchart = show({ chart: { type: "superchart", title: "both", elements: [{ type: "bar", elements: [{ label: "a", group: "g", value: 1 }] }, { type: "pie", elements: [{ label: "a", angle: 360, radius: 1 }] }] } });
+      const unknown = show({ chart: { type: "unknown", elements: [] } });
+      const empty = show({ chart: { type: "line", elements: [{ label: "none", points: "nope" }] } });
+      const hostileTitle = '<img src=x onerror="window.top.stolen = 1">';
+      const hostile = show({ chart: { type: "bar", title: hostileTitle, x_label: hostileTitle, elements: [{ label: hostileTitle, group: hostileTitle, value: 1 }] } });
+      const pngSwitch = line.querySelector('button[data-format="png"]') as HTMLButtonElement;
+      const formats = Array.from(line.querySelectorAll("button.format")).map((button) => button.textContent);
+      pngSwitch.click();
+      const afterSwitch = line.dataset.format;
+      (line.querySelector('button[data-format="chart"]') as HTMLButtonElement).click();
+      return {
+        line: { format: line.dataset.format, formats, afterSwitch, kind: line.querySelector("svg")?.dataset.chart, polylines: Array.from(line.querySelectorAll("polyline")).map((p) => p.getAttribute("points")!.split(" ").length), texts: texts(line) },
+        scatter: { circles: count(scatter, "circle") },
+        bar: { rects: count(bar, ".chart-series rect"), series: count(bar, ".chart-series"), texts: texts(bar) },
+        pie: { slices: count(pie, ".chart-slice"), texts: texts(pie) },
+        box: { boxes: count(box_, ".chart-box"), outliers: count(box_, ".chart-outlier") },
+        superchart: { charts: Array.from(superchart.querySelectorAll("svg")).map((svg) => svg.dataset.chart), caption: superchart.querySelector("figcaption")?.textContent },
+        unknown: { format: unknown.dataset.format, image: (unknown.querySelector("img") as HTMLImageElement | null)?.src.startsWith("data:image/png;base64,") },
+        empty: { format: empty.dataset.format },
+        hostile: { images: count(hostile, "img"), texts: texts(hostile), stolen: (window as unknown as { stolen?: number }).stolen },
+      };
+    }, DOT_PNG);
+
+    expect(drawn.line).toMatchObject({ format: "chart", formats: ["chart", "png"], afterSwitch: "png", kind: "line", polylines: [3, 3] });
+    expect(drawn.line.texts).toEqual(expect.arrayContaining(["waves", "t", "amplitude", "sin", "cos", "0", "1", "2"]));
+    expect(drawn.scatter.circles).toBe(3);
+    expect(drawn.bar).toMatchObject({ rects: 4, series: 2 });
+    expect(drawn.bar.texts).toEqual(expect.arrayContaining(["sales", "quarter", "units", "Q1", "Q2", "2024", "2025"]));
+    expect(drawn.pie.slices).toBe(2);
+    expect(drawn.pie.texts).toEqual(["shares", "a (25%)", "b (75%)"]);
+    expect(drawn.box).toEqual({ boxes: 2, outliers: 1 });
+    expect(drawn.superchart).toEqual({ charts: ["bar", "pie"], caption: "both" });
+    expect(drawn.unknown).toEqual({ format: "png", image: true });
+    expect(drawn.empty).toEqual({ format: "png" });
+    expect(drawn.hostile.images).toBe(0);
+    expect(drawn.hostile.texts).toContain('<img src=x onerror="window.top.stolen = 1">');
+    expect(drawn.hostile.stolen).toBeUndefined();
+
+    await page.screenshot({ path: `${OUTPUT_DIR}notebook.png`, fullPage: true });
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
