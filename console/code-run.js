@@ -3,13 +3,13 @@
  * One cell's run, followed as it happens: POST /code/run/stream (the token goes in a header, so the
  * stream is read from fetch, not EventSource), each event handed over the moment it arrives. A
  * connection that breaks before `complete` is resumed at /code/executions/:eid/stream after the
- * last event seen, a few times with a growing pause, so a flaky network costs no output and no
- * duplicates. The run goes on in the sandbox when the page stops following it.
+ * last event seen (with a growing pause while reconnections bring nothing), so a flaky network
+ * costs no output and no duplicates. The run goes on in the sandbox when the page stops following it.
  */
-import { call, sandboxPath } from "./api.js";
+import { ApiError, call, sandboxPath } from "./api.js";
 import { sseMessages } from "./sse-body.js";
 
-/** Reconnections after a broken stream before the run is given up as lost. */
+/** Reconnections in a row that bring no event before the run is given up as lost. */
 const RESUME_ATTEMPTS = 4;
 const RESUME_PAUSE_MS = 250;
 
@@ -21,14 +21,17 @@ const RESUME_PAUSE_MS = 250;
  * @returns {Promise<void>} once `complete` has been handed over
  */
 export async function followRun(sandboxId, request, onEvent, signal) {
-  let response = await call("POST", sandboxPath(sandboxId, "/code/run/stream"), request, { signal });
+  let opening = call("POST", sandboxPath(sandboxId, "/code/run/stream"), request, { signal });
   /** @type {string | undefined} */
   let executionId;
   /** @type {string | undefined} */
   let lastEventId;
-  for (let attempt = 1; ; attempt++) {
+  let fruitless = 0;
+  for (;;) {
     try {
+      const response = await opening;
       for await (const message of sseMessages(/** @type {ReadableStream<Uint8Array>} */ (response.body))) {
+        fruitless = 0;
         if (message.id !== undefined) lastEventId = message.id;
         const event = JSON.parse(message.data);
         if (event.type === "start") executionId = event.executionId;
@@ -36,13 +39,14 @@ export async function followRun(sandboxId, request, onEvent, signal) {
         if (event.type === "complete") return;
       }
     } catch (error) {
-      if (signal.aborted) throw error;
+      // The service's own answers (an unknown context, a run no longer kept) are final; a broken connection is not.
+      if (signal.aborted || executionId === undefined || error instanceof ApiError) throw error;
     }
     if (signal.aborted) throw signal.reason;
-    if (executionId === undefined || attempt > RESUME_ATTEMPTS) throw new Error("the run's stream broke off before the run completed");
-    await new Promise((resolve) => setTimeout(resolve, RESUME_PAUSE_MS * attempt));
+    if (executionId === undefined || ++fruitless > RESUME_ATTEMPTS) throw new Error("the run's stream broke off before the run completed");
+    await new Promise((resolve) => setTimeout(resolve, RESUME_PAUSE_MS * fruitless));
     /** @type {Record<string, string>} */
     const resumeHeaders = lastEventId === undefined ? {} : { "last-event-id": lastEventId };
-    response = await call("GET", sandboxPath(sandboxId, `/code/executions/${encodeURIComponent(executionId)}/stream`), undefined, { signal, headers: resumeHeaders });
+    opening = call("GET", sandboxPath(sandboxId, `/code/executions/${encodeURIComponent(executionId)}/stream`), undefined, { signal, headers: resumeHeaders });
   }
 }
