@@ -5,12 +5,14 @@
  * restart clears it; contexts in other languages. A cell's output is the sandbox's, so it is
  * attacked: HTML, SVG, markdown and plain output that try to run script with the page's token must
  * run nothing in the console's origin. Charts are drawn from hand-made chart data through the
- * page's own result view. A screenshot goes to test-output/notebook.png.
+ * page's own result view. A cell's stream cut mid-way (a proxy that breaks connections) resumes
+ * where it broke off. A screenshot goes to test-output/notebook.png.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startCuttingProxy } from "../cutting-proxy.ts";
 import { uniqueId } from "./helpers.ts";
 
 /** Debian's chromium package; CHROMIUM_PATH names another build. */
@@ -185,6 +187,42 @@ describe("the console's notebook", () => {
     const { contexts } = (await (await api("/code/contexts")).json()) as { contexts: { language: string }[] };
     expect(contexts.map((context) => context.language).sort()).toEqual(["bash", "javascript", "python"]);
     expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("resumes a cell's stream that breaks mid-way: every line once, in order", async () => {
+    // The page through a proxy that cuts each of the first three event streams it carries, mid-event.
+    const proxy = await startCuttingProxy(url, { cutAfterBytes: (cut) => (cut < 3 ? 400 + cut * 150 : undefined) });
+    const proxied = await browser.newPage();
+    const errors: string[] = [];
+    proxied.on("pageerror", (error) => errors.push((error as Error).message));
+    try {
+      await proxied.goto(`${proxy.url}/`, { waitUntil: "load" });
+      await proxied.type("#token-input", token);
+      await proxied.click("#token-save");
+      await proxied.waitForSelector("#sandbox-bar:not([hidden])", { timeout: STEP_MS });
+      await proxied.type("#sandbox-input", sandboxId);
+      await proxied.click("#sandbox-open");
+      await proxied.waitForSelector("#panels:not([hidden])", { timeout: STEP_MS });
+      await proxied.waitForSelector("#notebook-context option", { timeout: STEP_MS });
+      const contextsBefore = await proxied.$$eval("#notebook-context option", (options) => options.length);
+      await proxied.select("#notebook-language", "python");
+      await proxied.click("#notebook-new");
+      await proxied.waitForFunction((before: number) => (document.querySelector("#notebook-context") as HTMLSelectElement).options.length > before, { timeout: STEP_MS }, contextsBefore);
+      await proxied.evaluate(() => {
+        const editor = document.querySelector("#notebook-cells .cell-code") as HTMLTextAreaElement;
+        editor.value = 'import time\nfor i in range(30):\n    print(f"line {i:02}", flush=True)\n    time.sleep(0.01)';
+      });
+      await proxied.click("#notebook-cells .cell-run");
+      await proxied.waitForFunction(() => (document.querySelector("#notebook-cells .cell") as HTMLElement).dataset.state !== "running", { timeout: STEP_MS });
+      expect(await proxied.$eval("#notebook-cells .cell-status", (element) => element.textContent)).toMatch(/^done/);
+      const lines = Array.from({ length: 30 }, (_, i) => `line ${String(i).padStart(2, "0")}\n`).join("");
+      expect(await proxied.$eval("#notebook-cells .cell .stream", (element) => element.textContent)).toBe(lines);
+      expect(proxy.cuts).toBe(3);
+      expect(errors).toEqual([]);
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
   }, 120_000);
 
   it("runs nothing a cell's output carries: HTML, SVG, markdown and text stay inert, and the token stays in the page", async () => {
