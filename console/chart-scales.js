@@ -38,6 +38,9 @@ export function niceTicks(min, max, count = 5) {
   return ticks;
 }
 
+/** The room a figure leaves on each side of its data, as a share of the data's range. */
+const DATA_MARGIN = 0.05;
+
 /** The round distance between about `count` ticks over [min, max]. @param {number} min @param {number} max @param {number} count */
 function tickStep(min, max, count) {
   const rough = (max - min) / count;
@@ -72,12 +75,14 @@ export function extentOf(values) {
 }
 
 /**
- * A linear (or, when asked and the values allow it, base-10 log) scale from [min, max] onto
- * [from, to] pixels. Given ticks (the chart's own) win over computed ones.
+ * A linear (or, when asked and the values allow it, base-10 log) scale from the values' range onto
+ * [from, to] pixels. With the chart's own ticks, the range is the data's with a margin on each side
+ * (as the figure has it; none below a zero the bars stand on), and the ticks are those; without,
+ * the range is widened to round values and ticks are computed.
  * @param {number[]} values
  * @param {number} from
  * @param {number} to
- * @param {{ log?: boolean, ticks?: { value: number, label: string }[], includeZero?: boolean }} [options]
+ * @param {{ log?: boolean, ticks?: { value: number, label: string }[], includeZero?: boolean, margin?: number }} [options]
  * @returns {Scale}
  */
 export function continuousScale(values, from, to, options = {}) {
@@ -86,10 +91,9 @@ export function continuousScale(values, from, to, options = {}) {
   let [min, max] = extentOf(options.includeZero ? [...mapped, 0] : mapped);
   const givenTicks = (options.ticks ?? []).filter((tick) => !log || tick.value > 0);
   if (givenTicks.length === 0) [min, max] = log ? [Math.floor(min), Math.ceil(max)] : niceExtent(min, max);
-  for (const tick of givenTicks) {
-    const value = log ? Math.log10(tick.value) : tick.value;
-    if (value < min) min = value;
-    if (value > max) max = value;
+  else {
+    const margin = (max - min) * (options.margin ?? DATA_MARGIN);
+    [min, max] = [options.includeZero && min === 0 ? 0 : min - margin, max + margin];
   }
   const at = (/** @type {number} */ value) => from + (((log ? Math.log10(value) : value) - min) / (max - min)) * (to - from);
   const ticks =
@@ -101,25 +105,6 @@ export function continuousScale(values, from, to, options = {}) {
             .map((power) => ({ value: 10 ** power, label: formatTick(10 ** power) }))
         : niceTicks(min, max).map((value) => ({ value, label: formatTick(value) }));
   return { at, ticks };
-}
-
-/**
- * Evenly spaced bands, one per category in the order first seen: `at` is a band's middle.
- * @param {string[]} categories
- * @param {number} from
- * @param {number} to
- */
-export function bandScale(categories, from, to) {
-  const names = [...new Set(categories)];
-  const width = (to - from) / Math.max(1, names.length);
-  const index = new Map(names.map((name, i) => [name, i]));
-  return {
-    names,
-    width,
-    /** @param {string} name */
-    at: (name) => from + width * ((index.get(name) ?? 0) + 0.5),
-    ticks: names.map((name, i) => ({ value: i, label: name })),
-  };
 }
 
 /**

@@ -16,8 +16,9 @@ export const PLOT = { left: 64, right: WIDTH - 16, top: 52, bottom: HEIGHT - 52 
 const LEGEND_Y = 38;
 /** Series colours, in order (a tenth series takes the first colour again). */
 export const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
-/** Longest label drawn whole; longer ones end in an ellipsis. */
+/** Longest label drawn whole, and longest name in a legend; longer ones end in an ellipsis. */
 const MAX_LABEL = 48;
+const MAX_LEGEND_NAME = 24;
 
 /** @param {number} index */
 export function colorOf(index) {
@@ -45,6 +46,18 @@ export function svgElement(tag, attributes = {}, text) {
 }
 
 /**
+ * A mark with what it shows as its tooltip (an SVG <title>, text only).
+ * @template {SVGElement} T
+ * @param {T} mark
+ * @param {string} text
+ * @returns {T}
+ */
+export function withTip(mark, text) {
+  mark.append(svgElement("title", {}, text));
+  return mark;
+}
+
+/**
  * An empty chart canvas with its title; `kind` names the chart type for tests and styling.
  * @param {string} kind
  * @param {unknown} title
@@ -60,9 +73,9 @@ export function chartCanvas(kind, title) {
 /**
  * Both axes with their ticks, grid lines and labels, around the plot area.
  * @param {SVGElement} svg
- * @param {{ at: (value: any) => number, ticks: { value: any, label: string }[] }} x ticks' values as `x.at` takes them
+ * @param {{ at: (value: number) => number, ticks: { value: number, label: string }[] }} x
  * @param {{ at: (value: number) => number, ticks: { value: number, label: string }[] }} y
- * @param {{ xLabel?: unknown, yLabel?: unknown, xTickAt?: (tick: { value: any, label: string }) => number }} [labels]
+ * @param {{ xLabel?: unknown, yLabel?: unknown }} [labels]
  */
 export function drawAxes(svg, x, y, labels = {}) {
   const axes = svgElement("g", { class: "chart-axes" });
@@ -74,10 +87,11 @@ export function drawAxes(svg, x, y, labels = {}) {
   }
   const every = Math.max(1, Math.ceil(x.ticks.length / 12));
   x.ticks.forEach((tick, i) => {
-    const at = labels.xTickAt ? labels.xTickAt(tick) : x.at(tick.value);
+    const at = x.at(tick.value);
     if (i % every !== 0 || !(at >= PLOT.left - 0.5 && at <= PLOT.right + 0.5)) return;
     axes.append(svgElement("line", { x1: at, x2: at, y1: PLOT.bottom, y2: PLOT.bottom + 5, class: "chart-axis" }));
-    axes.append(svgElement("text", { x: at, y: PLOT.bottom + 18, "text-anchor": "middle" }, labelOf(tick.label)));
+    // A label at the right edge ends there rather than running off the canvas.
+    axes.append(svgElement("text", { x: at, y: PLOT.bottom + 18, "text-anchor": at > PLOT.right - 40 ? "end" : "middle" }, labelOf(tick.label)));
   });
   axes.append(svgElement("line", { x1: PLOT.left, x2: PLOT.right, y1: PLOT.bottom, y2: PLOT.bottom, class: "chart-axis" }));
   axes.append(svgElement("line", { x1: PLOT.left, x2: PLOT.left, y1: PLOT.top, y2: PLOT.bottom, class: "chart-axis" }));
@@ -99,7 +113,8 @@ export function drawLegend(svg, names) {
   if (names.length === 0 || (names.length === 1 && names[0] === "")) return;
   const legend = svgElement("g", { class: "chart-legend" });
   let x = PLOT.left;
-  for (const [i, name] of names.entries()) {
+  for (const [i, full] of names.entries()) {
+    const name = full.length > MAX_LEGEND_NAME ? `${full.slice(0, MAX_LEGEND_NAME - 1)}…` : full;
     const width = 18 + name.length * 6.5 + 12;
     if (x + width > PLOT.right) {
       legend.append(svgElement("text", { x, y: LEGEND_Y + 4 }, "…"));
