@@ -276,76 +276,127 @@ describe("the console's notebook", () => {
     expect(await textOf(`${output} .stdout`)).toContain('<img src=x onerror="window.top.stolen');
   }, 120_000);
 
-  it("redraws charts from their data, and shows the figure's image when the chart cannot be drawn", async () => {
+  it("redraws charts from their data, in E2B's shape and with the service's fields, and shows the image when a chart cannot be drawn", async () => {
+    const axes = { x_label: "x", y_label: "y", x_scale: "linear", y_scale: "linear" };
+    const hostileWords = '<img src=x onerror="window.top.stolen = 1">';
+    const charts: Record<string, unknown> = {
+      // E2B's shapes: no kinds, positions, bases or orientation.
+      e2bLine: { type: "line", title: "waves", x_label: "t", y_label: "amplitude", elements: [{ label: "sin", points: [[0, 0], [1, 0.84], [2, 0.91]] }, { label: "cos", points: [[0, 1], [1, 0.54], [2, -0.42]] }] },
+      e2bScatter: { type: "scatter", title: "dots", elements: [{ label: "a", points: [[1, 2], [2, 3], [3, 5], [4, "bad"]] }] },
+      e2bBars: { type: "bar", title: "sales", x_label: "quarter", y_label: "units", elements: [{ label: "Q1", group: "2024", value: 10 }, { label: "Q2", group: "2024", value: 14 }, { label: "Q1", group: "2025", value: "12" }, { label: "Q2", group: "2025", value: 18 }] },
+      e2bPie: { type: "pie", title: "shares", elements: [{ label: "a", angle: 90, radius: 1 }, { label: "b", angle: 270, radius: 1 }] },
+      e2bBoxes: { type: "box_and_whisker", title: "spread", elements: [{ label: "x", min: 1, first_quartile: 2, median: 3, third_quartile: 4, max: 5, outliers: [9] }, { label: "y", min: 2, first_quartile: 3, median: 4, third_quartile: 6, max: 7, outliers: [] }] },
+      // The service's fields: element kinds, gaps, areas and error bars; placed, stacked and horizontal bars; placed boxes with means.
+      mixedLine: {
+        type: "line", title: "mixed", ...axes, x_ticks: [0, 1, 2], x_tick_labels: ["zero", "one", "two"], y_ticks: [0, 2, 4], y_tick_labels: ["0", "2", "4"],
+        elements: [
+          { kind: "line", label: "gappy", points: [[0, 1], [1, null], [2, 3]], y_errors: [[0.5, 1.5], null, [2, 4]] },
+          { kind: "area", label: "band", points: [[0, 2], [1, 3], [2, 4]], baseline: [[0, 0], [1, 0.5], [2, 1]] },
+          { kind: "scatter", label: "marks", points: [[0.5, 2], [1.5, 2.5]] },
+        ],
+      },
+      dates: { type: "line", title: "daily", ...axes, x_scale: "datetime", x_ticks: [], x_tick_labels: [], y_ticks: [], y_tick_labels: [], elements: [{ kind: "line", label: "Line 1", points: [["2024-01-01T00:00:00", 1], ["2024-01-02T00:00:00", 3], ["2024-01-03T00:00:00", 2]] }] },
+      stacked: {
+        type: "bar", title: "stacked", ...axes, x_scale: "categorical", orientation: "vertical", x_ticks: ["a", "b"], x_tick_labels: ["a", "b"], y_ticks: [], y_tick_labels: [],
+        elements: [
+          { label: "a", group: "first", value: 1, position: "a", width: 0.8, base: 0, error: [0.9, 1.1] },
+          { label: "b", group: "first", value: 2, position: "b", width: 0.8, base: 0, error: [1.8, 2.2] },
+          { label: "a", group: "Group 2", value: 3, position: "a", width: 0.8, base: 1 },
+          { label: "b", group: "Group 2", value: 4, position: "b", width: 0.8, base: 2 },
+        ],
+      },
+      horizontal: { type: "bar", title: "regions", ...axes, y_scale: "categorical", orientation: "horizontal", x_ticks: [], x_tick_labels: [], y_ticks: ["north", "south"], y_tick_labels: ["north", "south"], elements: [{ label: "north", group: "sales", value: 5, position: "north", width: 0.8, base: 0 }, { label: "south", group: "sales", value: 6, position: "south", width: 0.8, base: 0 }] },
+      histogram: { type: "bar", title: "bins", ...axes, orientation: "vertical", x_ticks: [1, 2, 3, 4], x_tick_labels: ["1", "2", "3", "4"], y_ticks: [], y_tick_labels: [], elements: [1, 2, 3].map((n) => ({ label: `${n + 0.5}`, group: "Group 1", value: n, position: n + 0.5, width: 1, base: 0 })) },
+      placedBoxes: { type: "box_and_whisker", title: "boxes", ...axes, orientation: "horizontal", x_ticks: [], x_tick_labels: [], y_ticks: [1, 2], y_tick_labels: ["A", "B"], elements: [{ label: "A", position: 1, min: 1, first_quartile: 2.25, median: 3.5, third_quartile: 4.75, max: 5, outliers: [40], mean: 9.2 }, { label: "B", position: 2, min: 2, first_quartile: 2.5, median: 3, third_quartile: 3.5, max: 4, outliers: [], mean: 3 }] },
+      superchart: { type: "superchart", title: "both", elements: [{ type: "bar", title: null, elements: [{ label: "a", group: "g", value: 1 }] }, { type: "pie", title: null, elements: [{ label: "a", angle: 360, radius: 1 }] }] },
+      // What is not drawn keeps the image: an unknown chart, a superchart with an unknown part, a scale drawn otherwise, no data.
+      unknown: { type: "unknown", title: null, elements: [], reason: "an image" },
+      partlyUnknown: { type: "superchart", title: null, elements: [{ type: "pie", title: null, elements: [{ label: "a", angle: 360, radius: 1 }] }, { type: "unknown", title: null, elements: [], reason: "a mesh" }] },
+      symlog: { type: "line", title: null, ...axes, y_scale: "symlog", elements: [{ kind: "line", label: "l", points: [[0, 1], [1, -1]] }] },
+      empty: { type: "line", elements: [{ label: "none", points: "nope" }] },
+      hostile: { type: "bar", title: hostileWords, x_label: hostileWords, elements: [{ label: hostileWords, group: hostileWords, value: 1 }] },
+    };
     // The page's own module, loaded as the page loads it (a string, so the test's bundler leaves the import alone).
     await page.evaluate('import("/console/result-view.js").then((module) => { window.resultViewForTest = module.resultView; })');
-    const drawn = await page.evaluate((png: string) => {
-      const { resultViewForTest: resultView } = window as unknown as { resultViewForTest: (result: unknown) => HTMLElement };
-      const box = document.createElement("div");
-      box.id = "chart-samples";
-      document.querySelector("#notebook-cells")!.append(box);
-      const show = (result: unknown) => box.appendChild(resultView({ isMainResult: false, png, ...(result as object) }));
-      const count = (element: Element, selector: string) => element.querySelectorAll(selector).length;
-      const texts = (element: Element) => Array.from(element.querySelectorAll("text")).map((text) => text.textContent);
-      const line = show({
-        chart: {
-          type: "line", title: "waves", x_label: "t", y_label: "amplitude", x_scale: "linear", y_scale: "linear", x_ticks: [0, 1, 2], x_tick_labels: ["0", "1", "2"],
-          elements: [{ label: "sin", points: [[0, 0], [1, 0.84], [2, 0.91]] }, { label: "cos", points: [[0, 1], [1, 0.54], [2, -0.42]] }],
-        },
-      });
-      const scatter = show({ chart: { type: "scatter", title: "dots", elements: [{ label: "a", points: [[1, 2], [2, 3], [3, 5], [4, "bad"]] }] } });
-      const bar = show({
-        chart: {
-          type: "bar", title: "sales", x_label: "quarter", y_label: "units",
-          elements: [{ label: "Q1", group: "2024", value: 10 }, { label: "Q2", group: "2024", value: 14 }, { label: "Q1", group: "2025", value: "12" }, { label: "Q2", group: "2025", value: 18 }],
-        },
-      });
-      const pie = show({ chart: { type: "pie", title: "shares", elements: [{ label: "a", angle: 90, radius: 1 }, { label: "b", angle: 270, radius: 1 }] } });
-      const box_ = show({
-        chart: {
-          type: "box_and_whisker", title: "spread", elements: [
-            { label: "x", min: 1, first_quartile: 2, median: 3, third_quartile: 4, max: 5, outliers: [9] },
-            { label: "y", min: 2, first_quartile: 3, median: 4, third_quartile: 6, max: 7, outliers: [] },
-          ],
-        },
-      });
-      const superchart = show({ chart: { type: "superchart", title: "both", elements: [{ type: "bar", elements: [{ label: "a", group: "g", value: 1 }] }, { type: "pie", elements: [{ label: "a", angle: 360, radius: 1 }] }] } });
-      const unknown = show({ chart: { type: "unknown", elements: [] } });
-      const empty = show({ chart: { type: "line", elements: [{ label: "none", points: "nope" }] } });
-      const hostileTitle = '<img src=x onerror="window.top.stolen = 1">';
-      const hostile = show({ chart: { type: "bar", title: hostileTitle, x_label: hostileTitle, elements: [{ label: hostileTitle, group: hostileTitle, value: 1 }] } });
-      const pngSwitch = line.querySelector('button[data-format="png"]') as HTMLButtonElement;
-      const formats = Array.from(line.querySelectorAll("button.format")).map((button) => button.textContent);
-      pngSwitch.click();
-      const afterSwitch = line.dataset.format;
-      (line.querySelector('button[data-format="chart"]') as HTMLButtonElement).click();
-      return {
-        line: { format: line.dataset.format, formats, afterSwitch, kind: line.querySelector("svg")?.dataset.chart, polylines: Array.from(line.querySelectorAll("polyline")).map((p) => p.getAttribute("points")!.split(" ").length), texts: texts(line) },
-        scatter: { circles: count(scatter, "circle") },
-        bar: { rects: count(bar, ".chart-series rect"), series: count(bar, ".chart-series"), texts: texts(bar) },
-        pie: { slices: count(pie, ".chart-slice"), texts: texts(pie) },
-        box: { boxes: count(box_, ".chart-box"), outliers: count(box_, ".chart-outlier") },
-        superchart: { charts: Array.from(superchart.querySelectorAll("svg")).map((svg) => svg.dataset.chart), caption: superchart.querySelector("figcaption")?.textContent },
-        unknown: { format: unknown.dataset.format, image: (unknown.querySelector("img") as HTMLImageElement | null)?.src.startsWith("data:image/png;base64,") },
-        empty: { format: empty.dataset.format },
-        hostile: { images: count(hostile, "img"), texts: texts(hostile), stolen: (window as unknown as { stolen?: number }).stolen },
-      };
-    }, DOT_PNG);
+    const drawn = await page.evaluate(
+      (samples: Record<string, unknown>, png: string) => {
+        const { resultViewForTest: resultView } = window as unknown as { resultViewForTest: (result: unknown) => HTMLElement };
+        const box = document.createElement("div");
+        box.id = "chart-samples";
+        document.querySelector("#notebook-cells")!.append(box);
+        const count = (element: Element, selector: string) => element.querySelectorAll(selector).length;
+        return Object.fromEntries(
+          Object.entries(samples).map(([name, chart]) => {
+            const view = box.appendChild(resultView({ isMainResult: false, png, text: "<Figure>", chart }));
+            const svgs = Array.from(view.querySelectorAll("svg"));
+            return [
+              name,
+              {
+                format: view.dataset.format,
+                formats: Array.from(view.querySelectorAll("button.format")).map((button) => button.textContent),
+                kinds: svgs.map((svg) => svg.dataset.chart),
+                texts: Array.from(view.querySelectorAll("svg text")).map((text) => text.textContent),
+                caption: view.querySelector("figcaption")?.textContent,
+                polylines: Array.from(view.querySelectorAll("polyline")).map((line) => line.getAttribute("points")!.split(" ").length),
+                areas: count(view, "polygon"),
+                circles: count(view, ".chart-series circle"),
+                errors: count(view, ".chart-error"),
+                bars: Array.from(view.querySelectorAll(".chart-series rect")).map((rect) => ["x", "y", "width", "height"].map((a) => Number(rect.getAttribute(a)))),
+                slices: count(view, ".chart-slice"),
+                boxes: count(view, ".chart-box"),
+                outliers: count(view, ".chart-outlier"),
+                means: count(view, ".chart-mean"),
+                images: Array.from(view.querySelectorAll("img")).map((image) => (image as HTMLImageElement).src.slice(0, 22)),
+              },
+            ];
+          }),
+        );
+      },
+      charts,
+      DOT_PNG,
+    );
 
-    expect(drawn.line).toMatchObject({ format: "chart", formats: ["chart", "png"], afterSwitch: "png", kind: "line", polylines: [3, 3] });
-    expect(drawn.line.texts).toEqual(expect.arrayContaining(["waves", "t", "amplitude", "sin", "cos", "0", "1", "2"]));
-    expect(drawn.scatter.circles).toBe(3);
-    expect(drawn.bar).toMatchObject({ rects: 4, series: 2 });
-    expect(drawn.bar.texts).toEqual(expect.arrayContaining(["sales", "quarter", "units", "Q1", "Q2", "2024", "2025"]));
-    expect(drawn.pie.slices).toBe(2);
-    expect(drawn.pie.texts).toEqual(["shares", "a (25%)", "b (75%)"]);
-    expect(drawn.box).toEqual({ boxes: 2, outliers: 1 });
-    expect(drawn.superchart).toEqual({ charts: ["bar", "pie"], caption: "both" });
-    expect(drawn.unknown).toEqual({ format: "png", image: true });
-    expect(drawn.empty).toEqual({ format: "png" });
-    expect(drawn.hostile.images).toBe(0);
-    expect(drawn.hostile.texts).toContain('<img src=x onerror="window.top.stolen = 1">');
-    expect(drawn.hostile.stolen).toBeUndefined();
+    expect(drawn.e2bLine).toMatchObject({ format: "chart", formats: ["chart", "png", "text"], kinds: ["line"], polylines: [3, 3] });
+    expect(drawn.e2bLine!.texts).toEqual(expect.arrayContaining(["waves", "t", "amplitude", "sin", "cos"]));
+    expect(drawn.e2bScatter).toMatchObject({ kinds: ["scatter"], circles: 3 });
+    expect(drawn.e2bBars).toMatchObject({ kinds: ["bar"] });
+    expect(drawn.e2bBars!.bars).toHaveLength(4);
+    expect(drawn.e2bBars!.texts).toEqual(expect.arrayContaining(["sales", "quarter", "units", "Q1", "Q2", "2024", "2025"]));
+    expect(drawn.e2bPie).toMatchObject({ slices: 2, texts: ["shares", "a (25%)", "b (75%)"] });
+    expect(drawn.e2bBoxes).toMatchObject({ boxes: 2, outliers: 1, means: 0 });
+
+    // A gap splits the line in two; the area and the scatter are drawn as such; error bars where given.
+    expect(drawn.mixedLine).toMatchObject({ kinds: ["line"], polylines: [1, 1], areas: 1, circles: 2, errors: 2 });
+    expect(drawn.mixedLine!.texts).toEqual(expect.arrayContaining(["zero", "one", "two", "gappy", "band", "marks"]));
+    expect(drawn.dates!.texts).toEqual(expect.arrayContaining(["2024-01-01", "2024-01-02", "2024-01-03"]));
+    // Stacked bars share their category's place: the second group's bar starts where the first's ends.
+    const [a1, b1, a2] = drawn.stacked!.bars as number[][];
+    expect(a2![0]).toBe(a1![0]);
+    expect(a2![1]! + a2![3]!).toBeCloseTo(a1![1]!, 1);
+    expect(b1![0]).toBeGreaterThan(a1![0]!);
+    expect(drawn.stacked).toMatchObject({ errors: 2 });
+    // Horizontal bars grow along x, from the same left edge, the longer one longer.
+    const [north, south] = drawn.horizontal!.bars as number[][];
+    expect(north![0]).toBe(south![0]);
+    expect(south![2]).toBeGreaterThan(north![2]!);
+    expect(north![1]).toBeGreaterThan(south![1]!);
+    expect(drawn.horizontal!.texts).toEqual(expect.arrayContaining(["north", "south"]));
+    // A histogram's bins touch: each starts where the one before ends.
+    const bins = drawn.histogram!.bars as number[][];
+    expect(bins).toHaveLength(3);
+    for (const i of [1, 2]) expect(bins[i - 1]![0]! + bins[i - 1]![2]!).toBeCloseTo(bins[i]![0]!, 1);
+    expect(drawn.placedBoxes).toMatchObject({ boxes: 2, outliers: 1, means: 2 });
+    expect(drawn.placedBoxes!.texts).toEqual(expect.arrayContaining(["A", "B"]));
+    expect(drawn.superchart).toMatchObject({ kinds: ["bar", "pie"], caption: "both" });
+
+    for (const name of ["unknown", "partlyUnknown", "symlog", "empty"]) expect(drawn[name], name).toMatchObject({ format: "png", kinds: [], images: ["data:image/png;base64,"] });
+    expect(drawn.hostile).toMatchObject({ kinds: ["bar"], images: [] });
+    expect(drawn.hostile!.texts).toContain(hostileWords);
+    expect(await page.evaluate(() => (window as unknown as { stolen?: number }).stolen)).toBeUndefined();
+
+    // The other forms are a click away.
+    await page.click('#chart-samples .result:first-child button[data-format="png"]');
+    expect(await page.$eval("#chart-samples .result:first-child", (element) => [(element as HTMLElement).dataset.format, element.querySelector("img")?.naturalWidth])).toEqual(["png", 1]);
 
     await page.screenshot({ path: `${OUTPUT_DIR}notebook.png`, fullPage: true });
     expect(problems).toEqual([]);
