@@ -114,7 +114,7 @@ export function barChart(chart) {
     series[g]?.append(withTip(draw.rect(span[0], span[1], bar.base, bar.base + bar.value, { fill: colorOf(g) }), tip));
     const [low, high] = bar.error;
     const middle = (span[0] + span[1]) / 2;
-    if (low !== undefined && high !== undefined) series[g]?.append(draw.line(middle, low, middle, high, { class: "chart-error" }));
+    if (low !== undefined && high !== undefined) series[g]?.append(draw.line(middle, low, middle, high, { class: "chart-error", stroke: "currentColor" }));
   });
   draw.svg.append(...series);
   drawLegend(draw.svg, groups.length > 1 ? groups : []);

@@ -38,6 +38,14 @@ export function niceTicks(min, max, count = 5) {
   return ticks;
 }
 
+/** Ticks of a log axis over [min, max] (in powers of ten): the powers in view, or round values when fewer than two are. @param {number} min @param {number} max */
+function logTicks(min, max) {
+  const powers = [];
+  for (let power = Math.ceil(min - 1e-9); power <= max + 1e-9; power++) powers.push(10 ** power);
+  const values = powers.length >= 2 ? powers : niceTicks(10 ** min, 10 ** max).filter((value) => value > 0);
+  return values.map((value) => ({ value, label: formatTick(value) }));
+}
+
 /** The room a figure leaves on each side of its data, as a share of the data's range. */
 const DATA_MARGIN = 0.05;
 
@@ -96,14 +104,12 @@ export function continuousScale(values, from, to, options = {}) {
     [min, max] = [options.includeZero && min === 0 ? 0 : min - margin, max + margin];
   }
   const at = (/** @type {number} */ value) => from + (((log ? Math.log10(value) : value) - min) / (max - min)) * (to - from);
-  const ticks =
-    givenTicks.length > 0
-      ? givenTicks
-      : log
-        ? niceTicks(Math.floor(min), Math.ceil(max), Math.min(6, Math.ceil(max) - Math.floor(min)))
-            .filter((power) => Number.isInteger(power) && power >= min && power <= max)
-            .map((power) => ({ value: 10 ** power, label: formatTick(10 ** power) }))
-        : niceTicks(min, max).map((value) => ({ value, label: formatTick(value) }));
+  const inView = givenTicks.filter((tick) => {
+    const value = log ? Math.log10(tick.value) : tick.value;
+    return value >= min - 1e-9 && value <= max + 1e-9;
+  });
+  // The figure's major ticks, unless fewer than two are in view (a log axis over less than a decade).
+  const ticks = inView.length >= 2 ? givenTicks : log ? logTicks(min, max) : niceTicks(min, max).map((value) => ({ value, label: formatTick(value) }));
   return { at, ticks };
 }
 

@@ -25,11 +25,19 @@ export function colorOf(index) {
   return PALETTE[index % PALETTE.length] ?? "#888";
 }
 
-/** Text safe to show and short enough to fit. @param {unknown} value */
+/**
+ * Text safe to show and short enough to fit. Exponents written as matplotlib's tick labels write
+ * them (`10^{-2}`) become superscripts (10⁻²).
+ * @param {unknown} value
+ */
 export function labelOf(value) {
-  const text = typeof value === "string" ? value : typeof value === "number" && Number.isFinite(value) ? String(value) : "";
+  const raw = typeof value === "string" ? value : typeof value === "number" && Number.isFinite(value) ? String(value) : "";
+  const text = raw.replace(/\^\{([-−+]?\d+)\}/g, (_, digits) => [...digits].map((c) => SUPERSCRIPTS[c] ?? c).join(""));
   return text.length > MAX_LABEL ? `${text.slice(0, MAX_LABEL - 1)}…` : text;
 }
+
+/** @type {Record<string, string>} */
+const SUPERSCRIPTS = { "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹", "-": "⁻", "−": "⁻", "+": "⁺" };
 
 /**
  * An SVG element with these attributes and, optionally, text.

@@ -51,7 +51,11 @@ function drawChart(chart) {
   }
 }
 
-/** Slices in the order given, clockwise from twelve o'clock; `angle` is a slice's degrees of the circle. @param {Record<string, unknown>} chart */
+/**
+ * Slices in the order given, counterclockwise from three o'clock as matplotlib draws them by
+ * default; `angle` is a slice's degrees of the circle.
+ * @param {Record<string, unknown>} chart
+ */
 function pieChart(chart) {
   const slices = listOf(chart.elements, MAX_SLICES)
     .filter(isRecord)
@@ -69,11 +73,11 @@ function pieChart(chart) {
   slices.forEach((slice, i) => {
     const sweep = (slice.angle / circle) * 2 * Math.PI;
     const r = full * Math.max(0.1, Math.min(1, slice.radius / maxRadius));
-    const at = (/** @type {number} */ angle) => `${round(center.x + r * Math.sin(angle))} ${round(center.y - r * Math.cos(angle))}`;
+    const at = (/** @type {number} */ angle) => `${round(center.x + r * Math.cos(angle))} ${round(center.y - r * Math.sin(angle))}`;
     const shape =
       sweep >= 2 * Math.PI - 1e-9
         ? svgElement("circle", { cx: center.x, cy: center.y, r, fill: colorOf(i) })
-        : svgElement("path", { d: `M ${round(center.x)} ${round(center.y)} L ${at(start)} A ${round(r)} ${round(r)} 0 ${sweep > Math.PI ? 1 : 0} 1 ${at(start + sweep)} Z`, fill: colorOf(i) });
+        : svgElement("path", { d: `M ${round(center.x)} ${round(center.y)} L ${at(start)} A ${round(r)} ${round(r)} 0 ${sweep > Math.PI ? 1 : 0} 0 ${at(start + sweep)} Z`, fill: colorOf(i) });
     shape.setAttribute("class", "chart-slice");
     svg.append(withTip(shape, `${slice.label}: ${Math.round((slice.angle / circle) * 1000) / 10}%`));
     start += sweep;

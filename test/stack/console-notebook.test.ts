@@ -308,6 +308,7 @@ describe("the console's notebook", () => {
       horizontal: { type: "bar", title: "regions", ...axes, y_scale: "categorical", orientation: "horizontal", x_ticks: [], x_tick_labels: [], y_ticks: ["north", "south"], y_tick_labels: ["north", "south"], elements: [{ label: "north", group: "sales", value: 5, position: "north", width: 0.8, base: 0 }, { label: "south", group: "sales", value: 6, position: "south", width: 0.8, base: 0 }] },
       histogram: { type: "bar", title: "bins", ...axes, orientation: "vertical", x_ticks: [1, 2, 3, 4], x_tick_labels: ["1", "2", "3", "4"], y_ticks: [], y_tick_labels: [], elements: [1, 2, 3].map((n) => ({ label: `${n + 0.5}`, group: "Group 1", value: n, position: n + 0.5, width: 1, base: 0 })) },
       placedBoxes: { type: "box_and_whisker", title: "boxes", ...axes, orientation: "horizontal", x_ticks: [], x_tick_labels: [], y_ticks: [1, 2], y_tick_labels: ["A", "B"], elements: [{ label: "A", position: 1, min: 1, first_quartile: 2.25, median: 3.5, third_quartile: 4.75, max: 5, outliers: [40], mean: 9.2 }, { label: "B", position: 2, min: 2, first_quartile: 2.5, median: 3, third_quartile: 3.5, max: 4, outliers: [], mean: 3 }] },
+      logScatter: { type: "scatter", title: null, ...axes, y_scale: "log", x_ticks: [], x_tick_labels: [], y_ticks: [1, 10, 100], y_tick_labels: ["10^{0}", "10^{1}", "10^{2}"], elements: [{ kind: "scatter", label: "m", points: [[1, 1], [2, 40], [3, 100]] }] },
       superchart: { type: "superchart", title: "both", elements: [{ type: "bar", title: null, elements: [{ label: "a", group: "g", value: 1 }] }, { type: "pie", title: null, elements: [{ label: "a", angle: 360, radius: 1 }] }] },
       // What is not drawn keeps the image: an unknown chart, a superchart with an unknown part, a scale drawn otherwise, no data.
       unknown: { type: "unknown", title: null, elements: [], reason: "an image" },
@@ -387,6 +388,8 @@ describe("the console's notebook", () => {
     for (const i of [1, 2]) expect(bins[i - 1]![0]! + bins[i - 1]![2]!).toBeCloseTo(bins[i]![0]!, 1);
     expect(drawn.placedBoxes).toMatchObject({ boxes: 2, outliers: 1, means: 2 });
     expect(drawn.placedBoxes!.texts).toEqual(expect.arrayContaining(["A", "B"]));
+    expect(drawn.logScatter).toMatchObject({ kinds: ["scatter"], circles: 3 });
+    expect(drawn.logScatter!.texts).toEqual(expect.arrayContaining(["10⁰", "10¹", "10²"]));
     expect(drawn.superchart).toMatchObject({ kinds: ["bar", "pie"], caption: "both" });
 
     for (const name of ["unknown", "partlyUnknown", "symlog", "empty"]) expect(drawn[name], name).toMatchObject({ format: "png", kinds: [], images: ["data:image/png;base64,"] });
