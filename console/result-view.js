@@ -24,8 +24,8 @@ const VIEWS = [
   ["svg", (svg) => (typeof svg === "string" ? imageView("image/svg+xml", utf8Base64(svg)) : undefined)],
   ["json", (json) => textView(JSON.stringify(json, null, 2) ?? "")],
   ["latex", (latex) => (typeof latex === "string" ? textView(latex) : undefined)],
-  ["text", (text) => (typeof text === "string" ? textView(text) : undefined)],
   ["javascript", (code) => (typeof code === "string" ? textView(code, "JavaScript output (shown, not run)") : undefined)],
+  ["text", (text) => (typeof text === "string" ? textView(text) : undefined)],
 ];
 
 /**

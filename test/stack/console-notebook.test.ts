@@ -238,11 +238,12 @@ describe("the console's notebook", () => {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="${steal}"><script>${steal}</script><rect width="40" height="40" fill="red"/></svg>`;
     const hostile = await runCell(
       [
-        "from IPython.display import HTML, SVG, Markdown, display",
+        "from IPython.display import HTML, SVG, Javascript, Markdown, display",
         `display(HTML(${JSON.stringify(html)}))`,
         `display(SVG(${JSON.stringify(svg)}))`,
         `display(Markdown(${JSON.stringify(`**strong** <img src=x onerror="${steal}">`)}))`,
         `print(${JSON.stringify(`<img src=x onerror="${steal}">`)})`,
+        `display(Javascript(${JSON.stringify(steal)}))`,
         `HTML(${JSON.stringify(`<svg><script>${steal}</script></svg><math><mi xlink:href="javascript:${steal}">m</mi></math>`)})`,
       ].join("\n"),
     );
@@ -274,6 +275,7 @@ describe("the console's notebook", () => {
     expect(await textOf(`${output} .markdown-output strong`)).toBe("strong");
     expect(await textOf(`${output} .markdown-output`)).toContain('<img src=x onerror="window.top.stolen');
     expect(await textOf(`${output} .stdout`)).toContain('<img src=x onerror="window.top.stolen');
+    expect(await textOf(`${output} .result[data-format="javascript"]`)).toContain("window.top.stolen");
   }, 120_000);
 
   it("redraws charts from their data, in E2B's shape and with the service's fields, and shows the image when a chart cannot be drawn", async () => {
