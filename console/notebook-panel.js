@@ -5,9 +5,11 @@
  * context" makes one in the chosen language, and a sandbox with none starts with a python notebook
  * whose context is made by its first run. Interrupt stops the context's running cell (its state
  * stays); Restart gives the context a fresh interpreter under the same id (its state goes). Runs
- * queue in their context as they do over the API: each cell shows its output as it comes.
+ * queue in their context as they do over the API: each cell shows its output as it comes. A
+ * context that is gone (deleted, or its container slept or restarted) is said so, and the next run
+ * makes a new one for the same cells.
  */
-import { callJson, sandboxPath } from "./api.js";
+import { ApiError, callJson, sandboxPath } from "./api.js";
 import { byId, el, reporting } from "./dom.js";
 import { followRun } from "./code-run.js";
 import { notebookCell } from "./notebook-cell.js";
@@ -19,8 +21,6 @@ import { notebookCell } from "./notebook-cell.js";
  * waiting their turn, in the order they were run (the first is the one the interpreter is on).
  */
 
-/** Key of the notebook whose context is not made yet. */
-const UNMADE = "new";
 
 /** @param {() => string} sandboxId */
 export function notebookPanel(sandboxId) {
@@ -34,11 +34,14 @@ export function notebookPanel(sandboxId) {
   let shown;
   /** Stops following every run when the sandbox closes (the runs themselves go on). */
   let following = new AbortController();
+  let unmade = 0;
+  /** The key of a notebook whose context is not made yet. */
+  const unmadeKey = () => `new:${++unmade}`;
 
   /** @param {string} language @param {any} [context] @returns {Notebook} */
   function addNotebook(language, context) {
     /** @type {Notebook} */
-    const notebook = { key: context?.id ?? UNMADE, language, context, making: undefined, cells: [], runs: [], list: el("div", { class: "cells" }) };
+    const notebook = { key: context?.id ?? unmadeKey(), language, context, making: undefined, cells: [], runs: [], list: el("div", { class: "cells" }) };
     notebooks.set(notebook.key, notebook);
     addCell(notebook);
     return notebook;
@@ -114,10 +117,24 @@ export function notebookPanel(sandboxId) {
       const contextId = await contextOf(notebook);
       await followRun(sandboxId(), { code: cell.code(), contextId }, cell.onEvent, signal);
     } catch (error) {
-      if (!signal.aborted) cell.fail(error);
+      if (signal.aborted) return;
+      cell.fail(error);
+      if (error instanceof ApiError && error.code === "CODE_CONTEXT_NOT_FOUND") forget(notebook);
     } finally {
       notebook.runs.splice(notebook.runs.indexOf(cell), 1);
     }
+  }
+
+  /** The notebook's context is gone: its cells stay, and its next run makes a new context. @param {Notebook} notebook */
+  function forget(notebook) {
+    if (!notebook.context) return;
+    notebooks.delete(notebook.key);
+    notebook.context = undefined;
+    notebook.making = undefined;
+    notebook.key = unmadeKey();
+    notebooks.set(notebook.key, notebook);
+    showPicker();
+    if (shown === notebook) state.textContent = "its context is gone (deleted, or the sandbox's container restarted): the next run makes a new one";
   }
 
   /** @param {NotebookCell} cell */

@@ -189,6 +189,24 @@ describe("the console's notebook", () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
+  it("says when a notebook's context is gone, and makes a new one for its next run", async () => {
+    const gone = await page.$eval("#notebook-context", (select) => (select as HTMLSelectElement).value);
+    expect((await api(`/code/contexts/${gone}`, { method: "DELETE" })).status).toBe(200);
+    const failed = await runCell("1 + 1");
+    expect(await finished(failed)).toContain("CODE_CONTEXT_NOT_FOUND");
+    expect(await textOf("#notebook-state")).toContain("the next run makes a new one");
+    expect(await textOf("#notebook-context")).toContain("python · new context");
+
+    const again = await runCell("1 + 2");
+    expect(await finished(again)).toMatch(/^done/);
+    expect(await textOf(`${cell(again)} .result`)).toBe("3");
+    expect(await textOf(`${cell(again)} .cell-count`)).toBe("[1]");
+    const made = await page.$eval("#notebook-context", (select) => (select as HTMLSelectElement).value);
+    expect(made).toMatch(/^ctx_/);
+    expect(made).not.toBe(gone);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it("resumes a cell's stream that breaks mid-way: every line once, in order", async () => {
     // The page through a proxy that cuts each of the first three event streams it carries, mid-event.
     const proxy = await startCuttingProxy(url, { cutAfterBytes: (cut) => (cut < 3 ? 400 + cut * 150 : undefined) });
