@@ -2,7 +2,8 @@
  * The console's notebook in a real browser (Debian's chromium driven by puppeteer-core) against the
  * shared `npm start` stack: a cell's output shows while it still runs, a matplotlib figure, a
  * DataFrame as a table, a traceback; interrupt stops a runaway cell and the context keeps its state,
- * restart clears it; contexts in other languages. A cell's output is the sandbox's, so it is
+ * restart clears it; contexts in other languages, and one found gone replaced by the next run.
+ * A cell's output is the sandbox's, so it is
  * attacked: HTML, SVG, markdown and plain output that try to run script with the page's token must
  * run nothing in the console's origin. Charts are drawn from hand-made chart data through the
  * page's own result view. A cell's stream cut mid-way (a proxy that breaks connections) resumes
