@@ -3,11 +3,11 @@
  * shared `npm start` stack: a cell's output shows while it still runs, a matplotlib figure, a
  * DataFrame as a table, a traceback; interrupt stops a runaway cell and the context keeps its state,
  * restart clears it; contexts in other languages, and one found gone replaced by the next run.
- * A cell's output is the sandbox's, so it is
- * attacked: HTML, SVG, markdown and plain output that try to run script with the page's token must
- * run nothing in the console's origin. Charts are drawn from hand-made chart data through the
- * page's own result view. A cell's stream cut mid-way (a proxy that breaks connections) resumes
- * where it broke off. A screenshot goes to test-output/notebook.png.
+ * A cell's output is the sandbox's, so it is attacked: HTML, SVG, markdown, JavaScript and plain
+ * output that try to run script with the page's token must run nothing in the console's origin.
+ * Charts are drawn from hand-made chart data through the page's own result view. A cell's stream
+ * cut mid-way (a proxy that breaks connections) resumes where it broke off. A screenshot goes to
+ * test-output/notebook.png.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
