@@ -28,12 +28,13 @@ export function sandboxPath(sandboxId, rest = "") {
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body] sent as JSON
+ * @param {{ signal?: AbortSignal, headers?: Record<string, string> }} [options] a signal that abandons the call (and its body), more headers
  * @returns {Promise<Response>}
  */
-export async function call(method, path, body) {
-  const headers = new Headers({ authorization: `Bearer ${storedToken() ?? ""}` });
+export async function call(method, path, body, options = {}) {
+  const headers = new Headers({ ...options.headers, authorization: `Bearer ${storedToken() ?? ""}` });
   if (body !== undefined) headers.set("content-type", "application/json");
-  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
+  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), signal: options.signal ?? null });
   if (!response.ok) throw await errorOf(response);
   return response;
 }
