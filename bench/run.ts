@@ -21,6 +21,7 @@ const MODULES = [
   "code-interpreter.ts",
   "preview-ports.ts",
   "snapshot-throughput.ts",
+  "egress-proxy.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */
