@@ -14,7 +14,8 @@ import { decide } from "../../protocol/network-policy.ts";
 import { AuditLog } from "./audit-log.ts";
 import { handleConnection } from "./connection.ts";
 import { serveDns } from "./dns-server.ts";
-import { forwardRequest, refuseUpgrade } from "./http-forward.ts";
+import { forwardRequest } from "./http-forward.ts";
+import { forwardUpgrade } from "./upgrade-forward.ts";
 import { neverReached } from "./upstream.ts";
 import type { NamespaceSockets } from "./namespace.ts";
 import type { NamespaceFirewall, Refusal } from "./namespace-firewall.ts";
@@ -52,7 +53,7 @@ export class SandboxEgress {
     this.testHosts = testHosts;
     this.#makeCertificates = makeCertificates;
     this.http = createHttpServer({ requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => void forwardRequest(this, req, res));
-    this.http.on("upgrade", (req, socket) => refuseUpgrade(this, req, socket));
+    this.http.on("upgrade", (req, socket, head) => void forwardUpgrade(this, req, socket, head));
   }
 
   get policy(): NetworkPolicy {

@@ -13,13 +13,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttp, type Server as HttpServer } from "node:http";
 import { createServer as createHttps } from "node:https";
 import { createServer as createTcp, type Server as TcpServer } from "node:net";
+import { WebSocketServer } from "ws";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NetworkPolicyInput } from "../../protocol/network.ts";
 import { networkPolicySchema, type AuditEntry } from "../../protocol/network.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
-import { call, runtimeCall, tempDataDir, type DataDir } from "./helpers.ts";
+import { call, eventually, runtimeCall, tempDataDir, type DataDir } from "./helpers.ts";
 
 const bwrap = detectIsolation().bwrap.available;
 const SECRET = "tok-7f3a9c0e5b1d";
@@ -115,6 +116,12 @@ describe.skipIf(!bwrap)("a sandbox's egress through the runtime's proxy", () => 
     };
     web = createHttp(respond("http"));
     secure = createHttps({ key: certs.key, cert: `${certs.cert}` }, respond("https"));
+    // WebSockets on both: each message echoed with what the handshake carried.
+    for (const [server, scheme] of [[web, "ws"], [secure, "wss"]] as const) {
+      new WebSocketServer({ server }).on("connection", (socket, request) => {
+        socket.on("message", (data) => socket.send(JSON.stringify({ scheme, echo: data.toString(), authorization: request.headers.authorization ?? null, apiKey: request.headers["x-api-key"] ?? null })));
+      });
+    }
     echo = createTcp((socket) => socket.pipe(socket));
     udp = createSocket("udp4");
     udp.on("message", (message) => udpSeen.push(message.toString()));
@@ -164,6 +171,38 @@ describe.skipIf(!bwrap)("a sandbox's egress through the runtime's proxy", () => 
     const node = await sh(`node -e 'fetch("https://secure.test/n").then(r => r.json()).then(j => console.log(j.scheme))'`);
     expect(node.stdout.trim(), node.stderr).toBe("https");
     expect((await audit()).findLast((e) => e.kind === "https")).toMatchObject({ host: "secure.test", port: 443, decision: "injected", status: 200 });
+  });
+
+  it("forwards WebSocket upgrades, plain and intercepted, with the secret added to the handshake, and refuses a denied host's", async () => {
+    const script = `
+const talk = (url) => new Promise((resolve) => {
+  const ws = new WebSocket(url);
+  ws.onopen = () => ws.send("ping");
+  ws.onmessage = (m) => { resolve(JSON.parse(m.data)); ws.close(); };
+  ws.onerror = () => resolve({ error: true });
+});
+(async () => console.log(JSON.stringify([await talk("ws://api.test/socket"), await talk("wss://secure.test/socket"), await talk("ws://198.18.0.1/socket")])))();
+`;
+    const { stdout, stderr } = await sh(`node -e '${script.replace(/'/g, "'\\''")}'`);
+    const [plain, intercepted, literal] = JSON.parse(stdout) as Record<string, unknown>[];
+    expect(plain, stderr).toEqual({ scheme: "ws", echo: "ping", authorization: `Bearer ${SECRET}`, apiKey: null });
+    expect(intercepted).toEqual({ scheme: "wss", echo: "ping", authorization: null, apiKey: SECRET });
+    // An address literal is no name any rule allows: its handshake is refused.
+    expect(literal).toEqual({ error: true });
+    // Each joined connection is audited when it closes.
+    await eventually(async () => (await audit()).filter((e) => e.path === "/socket" && e.status === 101).length >= 2, 10_000);
+    const upgrades = (await audit()).filter((e) => e.path === "/socket");
+    expect(upgrades).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: "http", host: "api.test", status: 101, decision: "injected" }),
+        expect.objectContaining({ kind: "https", host: "secure.test", status: 101, decision: "injected" }),
+      ]),
+    );
+    expect(upgrades.find((e) => e.kind === "http")!.bytesIn).toBeGreaterThan(0);
+    // A handshake naming a denied host is refused like any request to it.
+    const denied = await sh("curl -sS -m 10 -i http://198.18.0.1/socket -H 'Host: denied.test' -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='");
+    expect(denied.stdout).toMatch(/^HTTP\/1.1 403/);
+    expect((await audit()).findLast((e) => e.path === "/socket" && e.decision === "denied")).toMatchObject({ host: "denied.test", rule: "default", status: 403 });
   });
 
   it("does not resolve a denied name, and asks no resolver about it", async () => {
