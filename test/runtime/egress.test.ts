@@ -205,6 +205,21 @@ const talk = (url) => new Promise((resolve) => {
     expect((await audit()).findLast((e) => e.path === "/socket" && e.decision === "denied")).toMatchObject({ host: "denied.test", rule: "default", status: 403 });
   });
 
+  it("cuts an open WebSocket when the policy stops allowing its host", async () => {
+    const script = `
+const ws = new WebSocket("ws://api.test/socket");
+ws.onopen = () => console.log("open");
+ws.onclose = () => { console.log("closed"); process.exit(0); };
+setTimeout(() => { console.log("still open"); process.exit(0); }, 10000);
+`;
+    const held = call(sandbox.url, "POST", "/api/execute", { command: `node -e '${script}'`, timeout: 20_000 }, sandbox.secret);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await setEgress(policy({ ...BASE_POLICY, rules: BASE_POLICY.rules.filter((rule) => rule.name !== "api") }));
+    expect(((await held).body as { stdout: string }).stdout).toBe("open\nclosed\n");
+    await setEgress(BASE_POLICY);
+    expect((await audit()).findLast((e) => e.path === "/socket" && e.status === 101)).toMatchObject({ host: "api.test", reason: expect.stringContaining("the policy changed") });
+  });
+
   it("does not resolve a denied name, and asks no resolver about it", async () => {
     const { stdout, exitCode } = await sh("getent hosts denied.test; echo rc=$?");
     expect(stdout).toBe("rc=2\n");
