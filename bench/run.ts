@@ -26,6 +26,7 @@ const MODULES = [
   "openai-agents-exec.ts",
   "image-startup.ts",
   "lifecycle.ts",
+  "egress-proxy.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

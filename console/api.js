@@ -51,7 +51,7 @@ export async function callJson(method, path, body) {
 }
 
 /** @param {Response} response */
-async function errorOf(response) {
+export async function errorOf(response) {
   const text = await response.text();
   try {
     const body = JSON.parse(text);

@@ -7,6 +7,7 @@
 import { callJson, sandboxPath } from "./api.js";
 import { byId, el, reporting } from "./dom.js";
 import { filesPanel } from "./files-panel.js";
+import { networkPanel } from "./network-panel.js";
 import { portsPanel } from "./ports-panel.js";
 import { processesPanel } from "./processes-panel.js";
 import { notebookPanel } from "./notebook-panel.js";
@@ -27,6 +28,7 @@ const files = filesPanel(sandboxId);
 const terminal = terminalPanel(sandboxId);
 const ports = portsPanel(sandboxId);
 const notebook = notebookPanel(sandboxId);
+const network = networkPanel(sandboxId);
 
 function showTokenState() {
   const has = storedToken() !== null;
@@ -44,7 +46,7 @@ function showRecent() {
 
 function closeSandbox() {
   openSandbox = "";
-  for (const panel of [run, processes, files, terminal, ports, notebook]) panel.reset();
+  for (const panel of [run, processes, files, terminal, ports, notebook, network]) panel.reset();
   byId("panels").hidden = true;
   byId("sandbox-destroy").hidden = true;
   byId("sandbox-state").textContent = "";
@@ -61,7 +63,7 @@ async function open(id) {
   byId("sandbox-state").textContent = `${id}: ready (container generation ${info.generationNumber})`;
   byId("sandbox-destroy").hidden = false;
   byId("panels").hidden = false;
-  await Promise.all([processes.refresh(), files.show("."), ports.refresh(), notebook.refresh()]);
+  await Promise.all([processes.refresh(), files.show("."), ports.refresh(), notebook.refresh(), network.open()]);
 }
 
 byId("token-form").addEventListener("submit", (event) => {

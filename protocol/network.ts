@@ -8,6 +8,7 @@
  * named in injection rules, never written into them, so a policy can be read back whole.
  */
 import { z } from "zod";
+import { resumeQuerySchema } from "./resume.ts";
 
 export const NETWORK_LIMITS = {
   maxRules: 256,
@@ -197,6 +198,24 @@ export const auditPageSchema = z.strictObject({
   dropped: z.number().int().min(0),
 });
 export type AuditPage = z.output<typeof auditPageSchema>;
+
+/**
+ * The audit trail as Server-Sent Events (`streamNetworkAudit`): each entry as an `audit` event whose
+ * SSE id is its `seq`, and, when entries fell out of the ring before the reader got them, a
+ * `dropped` event with how many, whose id is the last of them (so resuming after it reads on).
+ * A reconnecting reader sends Last-Event-ID or `?since=` and gets exactly what came after.
+ */
+export const auditStreamQuerySchema = resumeQuerySchema.pick({ since: true });
+/** Where an RPC caller resumes the stream: after this seq (default 0, from the oldest entry kept). */
+export const auditResumeSchema = z.strictObject({ since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() });
+export type AuditResume = z.output<typeof auditResumeSchema>;
+
+export const auditEventSchema = z.discriminatedUnion("type", [
+  auditEntrySchema.extend({ type: z.literal("audit") }),
+  z.strictObject({ type: z.literal("dropped"), seq: z.number().int().min(0), count: z.number().int().positive() }),
+]);
+export type AuditEvent = z.output<typeof auditEventSchema>;
+export const AUDIT_STREAM_EVENTS = "audit (an entry; its id is seq), dropped (count, entries that fell out of the bounded log before they were read), error (code: the stream cannot go on)";
 
 // ── addresses (used by the matcher on both sides) ────────────────────────────
 

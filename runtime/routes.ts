@@ -86,7 +86,7 @@ async function start(ctx: RuntimeRequest): Promise<void> {
   const key = containerKey(ctx);
   const request = await readJsonBody(ctx.req, runtimeStartRequestSchema, { maxBytes: MAX_BODY_BYTES, whenEmpty: {} });
   checkIsolationRequest(ctx.runtime.policy, request.isolation ?? {});
-  if (request.egress) ctx.runtime.pool.containerSettings.egress.update(key, request.egress.policy, request.egress.secrets);
+  if (request.egress) await ctx.runtime.pool.containerSettings.egress.update(key, request.egress.policy, request.egress.secrets);
   let container;
   try {
     container = await ctx.runtime.pool.start(key, request);
@@ -132,7 +132,7 @@ async function destroy(ctx: RuntimeRequest): Promise<void> {
 async function setEgress(ctx: RuntimeRequest): Promise<void> {
   const key = containerKey(ctx);
   const request = await readJsonBody(ctx.req, runtimeEgressSchema, { maxBytes: MAX_BODY_BYTES });
-  ctx.runtime.pool.containerSettings.egress.update(key, request.policy, request.secrets);
+  await ctx.runtime.pool.containerSettings.egress.update(key, request.policy, request.secrets);
   sendJson(ctx.res, 200, { applied: true });
 }
 

@@ -56,7 +56,7 @@ function egressTools(dirs: string[]): EgressTools | { missing: string } {
   const found = Object.fromEntries(["nsenter", "nft", "ip", "openssl"].map((name) => [name, findExecutable(name, dirs)]));
   const missing = Object.entries(found).filter(([, path]) => path === undefined).map(([name]) => name);
   if (missing.length > 0) return { missing: `a sandbox with network needs ${missing.join(", ")}: apt-get install util-linux nftables iproute2 openssl` };
-  return { nsenter: found.nsenter!, openssl: found.openssl!, node: process.execPath };
+  return { nsenter: found.nsenter!, nft: found.nft!, openssl: found.openssl!, node: process.execPath };
 }
 
 function realOrSelf(path: string): string {

@@ -42,14 +42,18 @@ export async function handleConnection(egress: SandboxEgress, socket: Socket, so
   }
   const speech = await firstBytes(socket);
   if (speech.kind === "closed") return;
-  if (speech.kind === "http" || speech.kind === "tls") {
-    // Read as a stream from its first byte: the bytes already read are handed back first.
+  if (speech.kind === "http") {
+    // The HTTP server reads the socket itself, from the bytes put back on it (see readFromStream).
+    bindFlow(socket, { destination });
+    readFromStream(socket);
+    egress.http.emit("connection", socket);
+    socket.resume();
+    return;
+  }
+  if (speech.kind === "tls") {
+    // TLS reads a plain socket's handle directly: it is given the stream, its first bytes handed back first.
     socket.read(speech.first!.length);
-    const replayed = new ReplayedSocket(socket, speech.first!);
-    if (speech.kind === "http") {
-      bindFlow(replayed, { destination });
-      egress.http.emit("connection", replayed);
-    } else await interceptTls(egress, replayed, destination, speech.serverName);
+    await interceptTls(egress, new ReplayedSocket(socket, speech.first!), destination, speech.serverName);
     socket.resume();
     return;
   }
@@ -71,6 +75,17 @@ async function interceptTls(egress: SandboxEgress, socket: ReplayedSocket, desti
   secure.on("error", () => socket.destroy());
   bindFlow(secure, { destination, serverName: name });
   egress.http.emit("connection", secure);
+}
+
+/**
+ * Node's HTTP server reads a fresh TCP socket's handle directly, past the bytes put back on it; on
+ * a handle marked as already read that way, it reads the socket as a stream, put-back bytes first.
+ * Cheaper than a wrapping stream (replayed-socket.ts): the answer's bytes are written to the socket
+ * itself.
+ */
+function readFromStream(socket: Socket): void {
+  const handle = (socket as unknown as { _handle?: { _consumed?: boolean } })._handle;
+  if (handle) handle._consumed = true;
 }
 
 function pipeTcp(egress: SandboxEgress, socket: Socket, destination: OriginalDestination): void {

@@ -2,7 +2,8 @@
  * The sandbox's resolver (10.0.2.3:53 inside). It answers from the policy: a name the policy denies
  * on every port does not resolve (NXDOMAIN); an allowed one gets the addresses the runtime's own
  * resolver finds, and those addresses are remembered as that name's, so a later TCP connection to
- * them is judged by the name as well. Only A questions are asked upstream, and only for names the
+ * them is judged by the name as well (and the namespace's firewall lets it reach the proxy: the
+ * answer waits for that). Only A questions are asked upstream, and only for names the
  * policy lets resolve: DNS carries nothing out that the policy does not allow. AAAA gets an empty
  * answer (the namespace has no IPv6 way out); any other type is not implemented.
  */
@@ -56,7 +57,12 @@ async function answer(egress: SandboxEgress, message: Buffer): Promise<Buffer | 
     audit("allowed", verdict.rule, "no address found");
     return writeAnswer(query, DNS_RCODES.nameError);
   }
+  try {
+    await egress.rememberNames(given, name);
+  } catch (error) {
+    audit("denied", "resolver", `the namespace's firewall could not be told: ${(error as Error).message}`);
+    return writeAnswer(query, DNS_RCODES.serverFailure);
+  }
   audit("allowed", verdict.rule);
-  for (const ip of given) egress.rememberName(ip, name);
   return writeAnswer(query, DNS_RCODES.noError, given);
 }

@@ -6,8 +6,9 @@
  *     at all (then redirected) instead of failing with "network unreachable";
  *   - a TCP listener on loopback, which every outbound TCP connection is redirected to (nftables),
  *     and a UDP socket on the resolver address the container's resolv.conf names;
- *   - nftables: TCP to anywhere but the namespace itself goes to the listener; every other packet
- *     leaving for elsewhere (UDP but DNS, ICMP, raw) is rejected at once, so it fails fast.
+ *   - nftables (firewall-table.ts): TCP to anywhere but the namespace itself goes to the listener;
+ *     every other packet leaving for elsewhere (UDP but DNS, ICMP, raw) is rejected at once, so it
+ *     fails fast; the policy's chain, before the redirect, starts empty (the runtime fills it).
  * The sockets go to the runtime over the IPC channel; this process then exits. Nothing of the
  * runtime's stays in the namespace but those two sockets, which the sandbox can use, never read.
  *
@@ -18,6 +19,7 @@ import { spawnSync } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { readlinkSync } from "node:fs";
 import { createServer } from "node:net";
+import { baseTable } from "./firewall-table.ts";
 import { NAMESPACE_ADDRESSES } from "./namespace-addresses.ts";
 
 const hostNamespace = process.argv[2];
@@ -51,7 +53,7 @@ listener.listen({ host: "127.0.0.1", port: 0 }, () => {
   dns.once("error", fail);
   dns.bind(53, resolver, () => {
     try {
-      run("nft", ["-f", "-"], rules(port));
+      run("nft", ["-f", "-"], baseTable(port));
     } catch (error) {
       fail(error as Error);
     }
@@ -62,25 +64,6 @@ listener.listen({ host: "127.0.0.1", port: 0 }, () => {
     });
   });
 });
-
-function rules(port: number): string {
-  return `table inet sandbox_egress {
-  chain to_proxy {
-    type nat hook output priority -100; policy accept;
-    ip daddr { 127.0.0.0/8, ${sandbox}, ${resolver} } return
-    ip6 daddr ::1 return
-    meta l4proto tcp redirect to :${port}
-  }
-  chain leaving {
-    type filter hook output priority 0; policy accept;
-    ip daddr { 127.0.0.0/8, ${sandbox}, ${resolver} } accept
-    ip6 daddr ::1 accept
-    meta l4proto tcp reject with tcp reset
-    reject
-  }
-}
-`;
-}
 
 function fail(error: Error): void {
   console.error(`egress: ${error.message}`);

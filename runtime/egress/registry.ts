@@ -7,11 +7,13 @@
 import type { NetworkPolicy } from "../../protocol/network.ts";
 import { makeCertificates } from "./certificates.ts";
 import { openNamespace, type NamespaceTools } from "./namespace.ts";
+import { NamespaceFirewall } from "./namespace-firewall.ts";
 import { SandboxEgress } from "./sandbox-egress.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 
 export interface EgressTools extends NamespaceTools {
   openssl: string;
+  nft: string;
 }
 
 export class EgressRegistry {
@@ -42,8 +44,9 @@ export class EgressRegistry {
     return egress;
   }
 
-  update(key: string, policy: NetworkPolicy, secrets: Record<string, string>): void {
-    this.of(key).update(policy, secrets);
+  /** Resolves once the policy is in force, in the sandbox's namespace too when its container runs. */
+  update(key: string, policy: NetworkPolicy, secrets: Record<string, string>): Promise<void> {
+    return this.of(key).update(policy, secrets);
   }
 
   /** Sets up the namespace of the container whose process `pid` is inside, for sandbox `key`; returns how to end it. */
@@ -53,7 +56,20 @@ export class EgressRegistry {
     const egress = this.of(key);
     egress.renewCertificates();
     const [sockets, certificates] = await Promise.all([openNamespace(tools, pid), egress.certificates()]);
-    egress.attach(sockets);
+    let firewall: NamespaceFirewall;
+    try {
+      firewall = new NamespaceFirewall(tools, pid, process.getuid?.() !== 0);
+    } catch (error) {
+      sockets.tcp.close();
+      sockets.dns.close();
+      throw error;
+    }
+    try {
+      await egress.attach(sockets, firewall);
+    } catch (error) {
+      egress.detach();
+      throw error;
+    }
     return { caPem: certificates.caPem, close: () => egress.detach() };
   }
 }

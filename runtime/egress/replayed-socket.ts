@@ -13,7 +13,7 @@ export class ReplayedSocket extends Duplex {
   readonly remotePort: number | undefined;
 
   constructor(socket: Socket, first: Buffer) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, highWaterMark: 1024 * 1024 });
     this.#socket = socket;
     this.remoteAddress = socket.remoteAddress;
     this.remotePort = socket.remotePort;

@@ -14,8 +14,11 @@ import { decide } from "../../protocol/network-policy.ts";
 import { AuditLog } from "./audit-log.ts";
 import { handleConnection } from "./connection.ts";
 import { serveDns } from "./dns-server.ts";
-import { forwardRequest, refuseUpgrade } from "./http-forward.ts";
+import { forwardRequest } from "./http-forward.ts";
+import { forwardUpgrade } from "./upgrade-forward.ts";
+import { neverReached } from "./upstream.ts";
 import type { NamespaceSockets } from "./namespace.ts";
+import type { NamespaceFirewall, Refusal } from "./namespace-firewall.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { Certificates } from "./certificates.ts";
 
@@ -41,6 +44,7 @@ export class SandboxEgress {
   readonly #names = new Map<string, Set<string>>();
   readonly #open = new Set<OpenFlow>();
   #sockets: NamespaceSockets | undefined;
+  #firewall: NamespaceFirewall | undefined;
   #certificates: Certificates | undefined;
   readonly #makeCertificates: () => Promise<Certificates>;
 
@@ -49,7 +53,7 @@ export class SandboxEgress {
     this.testHosts = testHosts;
     this.#makeCertificates = makeCertificates;
     this.http = createHttpServer({ requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => void forwardRequest(this, req, res));
-    this.http.on("upgrade", (req, socket) => refuseUpgrade(this, req, socket));
+    this.http.on("upgrade", (req, socket, head) => void forwardUpgrade(this, req, socket, head));
   }
 
   get policy(): NetworkPolicy {
@@ -65,13 +69,15 @@ export class SandboxEgress {
     return (this.#certificates ??= await this.#makeCertificates());
   }
 
-  update(policy: NetworkPolicy, secrets: Record<string, string>): void {
+  /** Resolves once the namespace's firewall refuses what the new policy refuses by address and port. */
+  async update(policy: NetworkPolicy, secrets: Record<string, string>): Promise<void> {
     this.#policy = policy;
     this.#secrets = new Map(Object.entries(secrets));
     for (const flow of this.#open) {
       const verdict = decide(policy, flow);
       if (!verdict.allowed) flow.cut(`the policy changed: ${verdict.rule} denies it now`);
     }
+    await this.#firewall?.apply(policy);
   }
 
   /** A container starts: its authority is made anew (the last one's key is dropped with it). */
@@ -79,13 +85,26 @@ export class SandboxEgress {
     this.#certificates = undefined;
   }
 
-  /** Serves the sandbox's namespace: its redirected connections and its resolver. */
-  attach(sockets: NamespaceSockets): void {
+  /**
+   * Serves the sandbox's namespace: its redirected connections, its resolver, and its firewall,
+   * whose refusals go into the audit trail. Resolves once the policy is in force there.
+   */
+  async attach(sockets: NamespaceSockets, firewall: NamespaceFirewall): Promise<void> {
     this.detach();
     this.#sockets = sockets;
+    this.#firewall = firewall;
     sockets.tcp.on("connection", (socket) => void handleConnection(this, socket, sockets));
     sockets.tcp.on("error", () => undefined);
     serveDns(sockets.dns, this);
+    await firewall.watch((refusal) => this.#refused(refusal));
+    await firewall.named("add", this.testHosts?.syntheticAddresses() ?? []);
+    await firewall.apply(this.#policy);
+  }
+
+  #refused({ ip, port, rule }: Refusal): void {
+    const names = this.namesOf(ip);
+    const reason = rule === "never" ? (neverReached(ip) ?? "never reached") : "denied by the policy";
+    this.audit.add({ kind: "tcp", ...(names[0] ? { host: names[0] } : {}), ip, port, bytesOut: 0, bytesIn: 0, decision: "denied", rule, reason: `refused at connect: ${reason}` });
   }
 
   /** The container is gone: its sockets close, and so does every connection still open. */
@@ -95,6 +114,8 @@ export class SandboxEgress {
     if (!sockets) return;
     sockets.tcp.close();
     sockets.dns.close();
+    this.#firewall?.close();
+    this.#firewall = undefined;
     for (const flow of this.#open) flow.cut("the sandbox's container stopped");
     this.#names.clear();
   }
@@ -104,12 +125,29 @@ export class SandboxEgress {
     return () => this.#open.delete(flow);
   }
 
-  rememberName(ip: string, name: string): void {
-    const names = this.#names.get(ip) ?? new Set<string>();
-    this.#names.delete(ip);
-    names.add(name);
-    this.#names.set(ip, names);
-    if (this.#names.size > MAX_REMEMBERED) this.#names.delete(this.#names.keys().next().value!);
+  /**
+   * Remembers that our resolver gave out `ips` for `name`; resolves once the firewall lets the
+   * sandbox connect to them (to be judged by name), so the answer may go out.
+   */
+  async rememberNames(ips: readonly string[], name: string): Promise<void> {
+    const added: string[] = [];
+    const forgotten: string[] = [];
+    for (const ip of ips) {
+      const names = this.#names.get(ip) ?? new Set<string>();
+      if (names.size === 0) added.push(ip);
+      this.#names.delete(ip);
+      names.add(name);
+      this.#names.set(ip, names);
+      if (this.#names.size > MAX_REMEMBERED) {
+        const oldest = this.#names.keys().next().value!;
+        this.#names.delete(oldest);
+        forgotten.push(oldest);
+      }
+    }
+    // The test name map's addresses stay in the set whatever is forgotten.
+    const stale = forgotten.filter((ip) => !added.includes(ip) && this.testHosts?.nameOf(ip) === undefined);
+    await this.#firewall?.named("add", added.filter((ip) => this.#names.has(ip)));
+    await this.#firewall?.named("delete", stale);
   }
 
   /** The names our resolver gave out for `ip` (a test name for its synthetic address). */

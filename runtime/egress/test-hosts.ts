@@ -46,6 +46,11 @@ export class TestHostMap {
     return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join(".");
   }
 
+  /** Every mapped name's address inside the sandbox. */
+  syntheticAddresses(): string[] {
+    return this.#names.map((name) => this.syntheticAddress(name)!);
+  }
+
   /** The mapped name behind a synthetic address. */
   nameOf(address: string): string | undefined {
     return this.#names.find((name) => this.syntheticAddress(name) === address);

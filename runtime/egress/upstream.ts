@@ -10,9 +10,8 @@ import { isIP } from "node:net";
 import { cidrContains, parseAddress, parseCidr, type ParsedCidr } from "../../protocol/network.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 
-const NEVER_REACHED: readonly ParsedCidr[] = ["127.0.0.0/8", "0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32", "::1/128", "::/128", "fe80::/10", "ff00::/8"].map(
-  (text) => parseCidr(text)!,
-);
+export const NEVER_REACHED_NETWORKS = ["127.0.0.0/8", "0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32", "::1/128", "::/128", "fe80::/10", "ff00::/8"] as const;
+const NEVER_REACHED: readonly ParsedCidr[] = NEVER_REACHED_NETWORKS.map((text) => parseCidr(text)!);
 
 /** Why an address is never reached, or undefined when it may be. */
 export function neverReached(address: string): string | undefined {

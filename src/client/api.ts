@@ -13,6 +13,8 @@ import type { ProcessLogs, StdinResult } from "../rpc/processes.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { CodeInterpreter } from "./code-api.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate } from "../rpc/sessions.ts";
+import type { AuditEvent } from "../rpc/network.ts";
+import type { AuditStreamOptions } from "./audit-events.ts";
 
 export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void;
 
@@ -298,4 +300,6 @@ export interface ISandbox extends SandboxCommands, SandboxMethods, CodeInterpret
   createSession(options?: CreateSessionOptions): Promise<ExecutionSession>;
   /** An existing session (SessionNotFoundError otherwise). */
   getSession(id: string): Promise<ExecutionSession>;
+  /** The egress audit trail as it grows (`audit` entries after `since`, `dropped` when the bounded log lost some), across broken connections. */
+  streamNetworkAudit(options?: AuditStreamOptions): AsyncIterable<AuditEvent>;
 }

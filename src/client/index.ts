@@ -42,3 +42,5 @@ export type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
 export type { RetryPolicy } from "../rpc/resumable-stream.ts";
 export type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
 export type { ChangesOptions, ChangesResult, WatchEvent, WatchOptions } from "../rpc/watch.ts";
+export type { AuditEntry, AuditEvent, AuditPage, AuditQuery, NetworkPolicy, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../rpc/network.ts";
+export type { AuditStreamOptions } from "./audit-events.ts";

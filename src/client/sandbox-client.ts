@@ -19,7 +19,8 @@ import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions, ForkOptions, ForkResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
-import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../rpc/network.ts";
+import { auditEvents, type AuditStreamOptions } from "./audit-events.ts";
+import type { AuditEvent, AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../rpc/network.ts";
 
 export class SandboxClient extends SandboxOperations implements ISandbox {
   readonly id: string;
@@ -217,5 +218,10 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
   /** What went out (or was refused) after `since`: a page of the audit trail. */
   getNetworkAudit(query?: AuditQuery): Promise<AuditPage> {
     return this.rpc.getNetworkAudit(query);
+  }
+
+  /** The audit trail as it grows: every entry after `since`, then each new one as it happens, across broken connections. */
+  streamNetworkAudit(options: AuditStreamOptions = {}): AsyncIterable<AuditEvent> {
+    return auditEvents(this.rpc, options, this.connection.retry);
   }
 }

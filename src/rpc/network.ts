@@ -5,5 +5,5 @@
 import type { z } from "zod";
 import type { deleteSecretResultSchema } from "../../protocol/network.ts";
 
-export type { AuditEntry, AuditPage, AuditQuery, NetworkPolicy, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../../protocol/network.ts";
+export type { AuditEntry, AuditEvent, AuditPage, AuditQuery, AuditResume, NetworkPolicy, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "../../protocol/network.ts";
 export type DeleteSecretResult = z.output<typeof deleteSecretResultSchema>;

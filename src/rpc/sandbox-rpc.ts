@@ -46,7 +46,7 @@ import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOption
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
 import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ForkResult, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "./backups.ts";
-import type { AuditPage, AuditQuery, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
+import type { AuditPage, AuditQuery, AuditResume, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
 export interface SandboxRpc {
@@ -193,4 +193,6 @@ export interface SandboxRpc {
   deleteSecret(name: string): Promise<DeleteSecretResult>;
   /** Outbound connections, HTTP requests and lookups after `since`, with the decision and the rule behind it. */
   getNetworkAudit(query?: AuditQuery): Promise<AuditPage>;
+  /** The audit trail as it grows: SSE `audit` events (id = seq) after `since`, and `dropped` when the bounded log lost some. */
+  streamNetworkAudit(resume?: AuditResume): Promise<ReadableStream<Uint8Array>>;
 }

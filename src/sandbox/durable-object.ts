@@ -73,13 +73,16 @@ import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./loca
 import * as processes from "./processes.ts";
 import { parseRequest } from "./request.ts";
 import { NetworkSettings, restricts } from "./network.ts";
+import { auditEventStream } from "./network-audit-stream.ts";
 import {
   auditQuerySchema,
+  auditResumeSchema,
   networkPolicySchema,
   secretNameSchema,
   setSecretRequestSchema,
   type AuditPage,
   type AuditQuery,
+  type AuditResume,
   type NetworkPolicyInput,
   type NetworkPolicyState,
   type SecretInfo,
@@ -909,6 +912,19 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       const local = this.#localContainer();
       if (!local) throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment has no egress proxy of ours, so no audit trail: run the local runtime for it");
       return this.#runtimeCall(() => local.egressAudit(parseRequest(auditQuerySchema, query, "audit query")));
+    });
+  }
+
+  /**
+   * The audit trail as it grows, as Server-Sent Events from after `resume.since` (local runtime
+   * only). Watching it neither starts the container nor keeps it awake.
+   */
+  async streamNetworkAudit(resume: AuditResume = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.#guard(async () => {
+      const local = this.#localContainer();
+      if (!local) throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment has no egress proxy of ours, so no audit trail: run the local runtime for it");
+      const { since } = parseRequest(auditResumeSchema, resume, "audit resume point");
+      return auditEventStream((from, waitMs, signal) => this.#runtimeCall(() => local.egressAudit({ since: from }, waitMs, signal)), since);
     });
   }
 

@@ -165,12 +165,16 @@ export class LocalContainer {
     await this.#call("PUT", "/egress", egress, CALL_TIMEOUT_MS);
   }
 
-  /** The sandbox's egress audit trail after `since` (the runtime keeps it across its container's restarts). */
-  egressAudit(query: AuditQuery): Promise<AuditPage> {
+  /**
+   * The sandbox's egress audit trail after `since` (the runtime keeps it across its container's
+   * restarts); with `waitMs`, the runtime holds the answer until something new comes (a long poll).
+   */
+  egressAudit(query: AuditQuery, waitMs = 0, signal?: AbortSignal): Promise<AuditPage> {
     const search = new URLSearchParams();
     if (query.since !== undefined) search.set("since", String(query.since));
     if (query.limit !== undefined) search.set("limit", String(query.limit));
-    return this.#call<AuditPage>("GET", `/egress/audit?${search}`, undefined, CALL_TIMEOUT_MS);
+    if (waitMs > 0) search.set("waitMs", String(waitMs));
+    return this.#call<AuditPage>("GET", `/egress/audit?${search}`, undefined, waitMs + CALL_TIMEOUT_MS, undefined, signal);
   }
 
   /** What isolation the machine running the local runtime offers. */
@@ -190,7 +194,7 @@ export class LocalContainer {
     }
   }
 
-  async #call<T>(method: string, path: string, body: unknown, timeoutMs: number, base = `/containers/${encodeURIComponent(this.#key)}`): Promise<T> {
+  async #call<T>(method: string, path: string, body: unknown, timeoutMs: number, base = `/containers/${encodeURIComponent(this.#key)}`, signal?: AbortSignal): Promise<T> {
     if (this.#url === undefined) throw new LocalRuntimeError(missingRuntimeMessage(), "CONTAINER_UNAVAILABLE");
     const url = `${this.#url}${base}${path}`;
     const headers: Record<string, string> = this.#secret === undefined ? {} : { authorization: `Bearer ${this.#secret}` };
@@ -199,7 +203,7 @@ export class LocalContainer {
     try {
       response = await fetch(url, {
         method,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });

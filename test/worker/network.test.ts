@@ -6,6 +6,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { SandboxError } from "../../src/rpc/errors.ts";
+import { readSseStream, type SseMessage } from "../../protocol/sse.ts";
+import type { AuditEvent } from "../../src/rpc/network.ts";
 import { apiCall, eventually, sandboxPool } from "./helpers.ts";
 
 const sandboxes = sandboxPool();
@@ -44,18 +46,27 @@ describe("network policy", () => {
     const sandbox = sandboxes.create("net-enforced", { isolation: "bwrap", allowNetwork: true });
     // Something running before the change, as an agent's long task would be.
     await sandbox.exec("true");
-    await sandbox.setNetworkPolicy({ default: "allow", rules: [{ action: "deny", cidr: "192.0.2.0/24", name: "no-test-net" }] });
-    // The proxy answers a refused HTTP request itself, with 403 and the rule's name.
-    const denied = await sandbox.exec("curl -sS -m 5 -w ' status=%{http_code}' http://192.0.2.7:8080/");
+    await sandbox.setNetworkPolicy({
+      default: "allow",
+      rules: [
+        { action: "deny", cidr: "192.0.2.0/24", name: "no-test-net" },
+        { action: "deny", host: "blocked.example", name: "no-blocked" },
+      ],
+    });
+    // A denied address is refused at connect, HTTP or not.
+    const refused = await sandbox.exec("exec 3<>/dev/tcp/192.0.2.7/8080");
+    expect(refused).toMatchObject({ exitCode: 1, stderr: expect.stringContaining("Connection refused") });
+    // A request for a denied host is answered by the proxy itself, with 403 and the rule's name.
+    const denied = await sandbox.exec("curl -sS -m 5 -w ' status=%{http_code}' -H 'Host: blocked.example' http://198.51.100.7:8080/");
     expect(denied.stdout).toContain("status=403");
-    expect(denied.stdout).toContain("no-test-net");
-    // Any other TCP to a denied address is cut by the proxy before a byte goes anywhere (the audit says so below).
-    const raw = await sandbox.exec("exec 3<>/dev/tcp/192.0.2.9/5432 && echo ping >&3 && timeout 3 head -c1 <&3; echo exit=$?");
-    expect(raw.stdout).not.toContain("exit=0");
+    expect(denied.stdout).toContain("no-blocked");
     const audited = await eventually(async () => {
       const page = await sandbox.getNetworkAudit({});
-      const denials = page.entries.filter((entry) => entry.decision === "denied" && entry.rule === "no-test-net");
-      return denials.some((entry) => entry.kind === "http" && entry.port === 8080) && denials.some((entry) => entry.ip === "192.0.2.9" && entry.port === 5432);
+      const denials = page.entries.filter((entry) => entry.decision === "denied");
+      return (
+        denials.some((entry) => entry.kind === "tcp" && entry.ip === "192.0.2.7" && entry.port === 8080 && entry.rule === "no-test-net") &&
+        denials.some((entry) => entry.kind === "http" && entry.host === "blocked.example" && entry.rule === "no-blocked")
+      );
     }, 10_000);
     expect(audited).toBe(true);
     const page = await sandbox.getNetworkAudit({});
@@ -67,6 +78,54 @@ describe("network policy", () => {
     const sandbox = sandboxes.create("net-plain", { isolation: "none", allowNetwork: true });
     await sandbox.exec("true");
     expect((await sandbox.getNetworkPolicy()).enforced).toBe(false);
+  });
+});
+
+describe("the audit trail as a stream", () => {
+  /** The first `count` SSE messages of a /v1 answer (then the stream is let go). */
+  async function firstMessages(response: Response, count: number): Promise<SseMessage[]> {
+    const messages: SseMessage[] = [];
+    for await (const message of readSseStream(response.body!)) {
+      messages.push(message);
+      if (messages.length === count) break;
+    }
+    return messages;
+  }
+
+  it("follows entries live over RPC, and resumes over /v1 exactly after Last-Event-ID or ?since=", async () => {
+    const sandbox = sandboxes.create("net-audit-stream", { isolation: "bwrap", allowNetwork: true });
+    await sandbox.exec("true");
+    await sandbox.setNetworkPolicy({ default: "allow", rules: [{ action: "deny", cidr: "192.0.2.0/24", name: "no-test-net" }] });
+    await sandbox.exec("for port in 1 2 3; do (exec 3<>/dev/tcp/192.0.2.1/$port) 2>/dev/null; done; true");
+    expect(await eventually(async () => (await sandbox.getNetworkAudit({})).entries.length >= 3, 10_000)).toBe(true);
+    const { entries } = await sandbox.getNetworkAudit({});
+
+    // Live: the stream starts after the last entry, and the next refusal arrives as it happens.
+    const stop = new AbortController();
+    const live = sandbox.streamNetworkAudit({ since: entries.at(-1)!.seq, signal: stop.signal })[Symbol.asyncIterator]();
+    const next = live.next();
+    await sandbox.exec("(exec 3<>/dev/tcp/192.0.2.1/4) 2>/dev/null; true");
+    const arrived = (await next).value as AuditEvent;
+    stop.abort();
+    expect(arrived).toMatchObject({ type: "audit", seq: entries.at(-1)!.seq + 1, kind: "tcp", ip: "192.0.2.1", port: 4, decision: "denied", rule: "no-test-net" });
+
+    // Over /v1: each entry an `audit` event whose id is its seq, from exactly after the point asked.
+    const path = `/v1/sandboxes/${sandbox.id}/network/audit/stream`;
+    const fromHeader = await apiCall(path, { headers: { "last-event-id": String(entries[0]!.seq) } });
+    expect(fromHeader.status).toBe(200);
+    expect(fromHeader.headers.get("content-type")).toContain("text/event-stream");
+    const afterFirst = await firstMessages(fromHeader, 2);
+    expect(afterFirst.map((message) => [message.event, Number(message.id)])).toEqual([
+      ["audit", entries[1]!.seq],
+      ["audit", entries[2]!.seq],
+    ]);
+    expect(JSON.parse(afterFirst[0]!.data)).toEqual({ type: "audit", ...entries[1] });
+    const fromQuery = await firstMessages(await apiCall(`${path}?since=${entries[1]!.seq}`), 1);
+    expect(Number(fromQuery[0]!.id)).toBe(entries[2]!.seq);
+
+    const bad = await apiCall(path, { headers: { "last-event-id": "not-a-number" } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { code: string }).code).toBe("INVALID_REQUEST");
   });
 });
 

@@ -1,7 +1,9 @@
 /** A sandbox's egress over /v1: its network policy, write-only secrets, the audit trail (../network.ts has their shapes). */
 import {
+  AUDIT_STREAM_EVENTS,
   auditPageSchema,
   auditQuerySchema,
+  auditStreamQuerySchema,
   deleteSecretResultSchema,
   networkPolicySchema,
   networkPolicyStateSchema,
@@ -68,5 +70,17 @@ export const networkBindings = {
       "Outbound connections, HTTP requests and name lookups after `since` (time, host, port, method and path, status, bytes each way, " +
       "decision: allowed, denied or injected, and the rule): a bounded log; `next` is where to read on, `dropped` what fell out of it",
     described: "A page of the audit trail",
+  },
+  streamNetworkAudit: {
+    verb: "GET",
+    path: "/network/audit/stream",
+    args: ["resume"],
+    query: auditStreamQuerySchema,
+    answer: "sse",
+    summary:
+      "The audit trail as it grows, as Server-Sent Events: every entry after Last-Event-ID (or `?since=`; from the oldest kept without either), " +
+      "then each new one as it happens. Watching neither starts the sandbox nor keeps it awake",
+    described: "Audit events until the caller goes away.",
+    events: AUDIT_STREAM_EVENTS,
   },
 } as const satisfies Record<string, Binding>;
