@@ -217,8 +217,8 @@ describe.concurrent("edge-sandbox/ai-sdk", () => {
       await session.setNetworkPolicy({ mode: "allow-all" });
       expect((await session.client.getNetworkPolicy()).policy).toEqual({ default: "allow", rules: [], inject: [] });
       await session.setNetworkPolicy({ mode: "custom", allowedHosts: ["*.example.com"], allowedCIDRs: ["198.51.100.0/24"], deniedCIDRs: ["192.0.2.0/24"] });
-      // The proxy refuses a denied destination itself (403), not the network's silence.
-      expect(await reach("http://192.0.2.7:8080/")).toContain("403");
+      // A denied network is refused at connect (curl's 7), not left to the network's silence.
+      expect(await reach("http://192.0.2.7:8080/")).toContain("exit=7");
       const state = await session.client.getNetworkPolicy();
       expect(state.enforced).toBe(true);
       expect(state.policy.default).toBe("deny");
