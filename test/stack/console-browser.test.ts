@@ -5,17 +5,13 @@
  * WebSocket, expose a server's port and open its link; then the API reference. Screenshots go to test-output/. That the console is off unless
  * switched on is checked in workerd (test/worker/console.test.ts).
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
+import { launchBrowser, OUTPUT_DIR, waitForText as waitText } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../../runtime/ports.ts";
 import { uniqueId } from "./helpers.ts";
 import { previewFetch } from "../preview-fetch.ts";
 
-/** Debian's chromium package; CHROMIUM_PATH names another build. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/", import.meta.url));
 const STEP_MS = 20_000;
 
 const url = inject("stackUrl");
@@ -38,11 +34,7 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-/** Text of an element, once `predicate` holds for it. */
-async function waitForText(page: Page, selector: string, predicate: string): Promise<string> {
-  await page.waitForFunction((sel: string, wanted: string) => (document.querySelector(sel)?.textContent ?? "").includes(wanted), { timeout: STEP_MS }, selector, predicate);
-  return page.$eval(selector, (element) => element.textContent ?? "");
-}
+const waitForText = (page: Page, selector: string, wanted: string) => waitText(page, selector, wanted, STEP_MS);
 
 /** Until the server behind a preview URL answers (it starts in the background). */
 async function waitUntilServing(href: string): Promise<void> {
@@ -54,10 +46,7 @@ async function waitUntilServing(href: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
-  mkdirSync(OUTPUT_DIR, { recursive: true });
-  // No Chromium sandbox: CI runs as root, where Chromium refuses its own sandbox.
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {

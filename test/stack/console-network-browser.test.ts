@@ -6,14 +6,11 @@
  * refused connection inside the sandbox appears in the audit trail as it happens. Screenshots go to
  * test-output/.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
+import { launchBrowser, OUTPUT_DIR, waitForText as waitText } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { uniqueId } from "./helpers.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/", import.meta.url));
 const STEP_MS = 20_000;
 const SECRET_VALUE = "never-on-the-page-5521";
 
@@ -26,10 +23,7 @@ function api(path: string, init: RequestInit = {}): Promise<Response> {
   return fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init.headers } });
 }
 
-async function waitForText(page: Page, selector: string, wanted: string): Promise<string> {
-  await page.waitForFunction((sel: string, text: string) => (document.querySelector(sel)?.textContent ?? "").includes(text), { timeout: STEP_MS }, selector, wanted);
-  return page.$eval(selector, (element) => element.textContent ?? "");
-}
+const waitForText = (page: Page, selector: string, wanted: string) => waitText(page, selector, wanted, STEP_MS);
 
 async function setPolicyText(page: Page, text: string): Promise<void> {
   await page.evaluate((value: string) => ((document.querySelector("#network-policy") as HTMLTextAreaElement).value = value), text);
@@ -37,9 +31,7 @@ async function setPolicyText(page: Page, text: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
-  mkdirSync(OUTPUT_DIR, { recursive: true });
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {

@@ -9,16 +9,12 @@
  * cut mid-way (a proxy that breaks connections) resumes where it broke off. A screenshot goes to
  * test-output/notebook.png.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
+import { launchBrowser, OUTPUT_DIR } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startCuttingProxy } from "../cutting-proxy.ts";
 import { uniqueId } from "./helpers.ts";
 
-/** Debian's chromium package; CHROMIUM_PATH names another build. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const OUTPUT_DIR = fileURLToPath(new URL("../../test-output/", import.meta.url));
 const STEP_MS = 30_000;
 /** A 1×1 PNG, for results whose image must decode. */
 const DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
@@ -68,10 +64,7 @@ async function textOf(selector: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
-  mkdirSync(OUTPUT_DIR, { recursive: true });
-  // No Chromium sandbox: CI runs as root, where Chromium refuses its own sandbox.
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  browser = await launchBrowser();
   page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 1400 });
   page.on("pageerror", (error) => problems.push(`page error: ${(error as Error).message}`));

@@ -7,13 +7,13 @@
  * own tab. The token must never reach the program, and the console's origin must end with no
  * service worker of the page's.
  */
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
+import { launchBrowser } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { getHttpSandbox } from "../../src/client/http.ts";
 import { HOSTILE_PREVIEW_SOURCE } from "./hostile-preview.ts";
 import { uniqueId } from "./helpers.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const STEP_MS = 20_000;
 
 const url = inject("stackUrl");
@@ -22,8 +22,7 @@ const serviceOrigin = new URL(url).origin;
 let browser: Browser;
 
 beforeAll(async () => {
-  // No Chromium sandbox: CI runs as root, where Chromium refuses its own sandbox.
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {
