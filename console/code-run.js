@@ -4,7 +4,10 @@
  * stream is read from fetch, not EventSource), each event handed over the moment it arrives. A
  * connection that breaks before `complete` is resumed at /code/executions/:eid/stream after the
  * last event seen (with a growing pause while reconnections bring nothing), so a flaky network
- * costs no output and no duplicates. The run goes on in the sandbox when the page stops following it.
+ * costs no output and no duplicates. The run is named by an idempotency key, so one that breaks
+ * before its `start` arrived is asked for again under the same key: the service attaches to the
+ * first run instead of running the cell twice. The run goes on in the sandbox when the page stops
+ * following it.
  */
 import { ApiError, call, sandboxPath } from "./api.js";
 import { sseMessages } from "./sse-body.js";
@@ -21,7 +24,10 @@ const RESUME_PAUSE_MS = 250;
  * @returns {Promise<void>} once `complete` has been handed over
  */
 export async function followRun(sandboxId, request, onEvent, signal) {
-  let opening = call("POST", sandboxPath(sandboxId, "/code/run/stream"), request, { signal });
+  const named = { ...request, idempotencyKey: crypto.randomUUID() };
+  /** @param {Record<string, string>} headers */
+  const run = (headers) => call("POST", sandboxPath(sandboxId, "/code/run/stream"), named, { signal, headers });
+  let opening = run({});
   /** @type {string | undefined} */
   let executionId;
   /** @type {string | undefined} */
@@ -40,13 +46,16 @@ export async function followRun(sandboxId, request, onEvent, signal) {
       }
     } catch (error) {
       // The service's own answers (an unknown context, a run no longer kept) are final; a broken connection is not.
-      if (signal.aborted || executionId === undefined || error instanceof ApiError) throw error;
+      if (signal.aborted || error instanceof ApiError) throw error;
     }
     if (signal.aborted) throw signal.reason;
-    if (executionId === undefined || ++fruitless > RESUME_ATTEMPTS) throw new Error("the run's stream broke off before the run completed");
+    if (++fruitless > RESUME_ATTEMPTS) throw new Error("the run's stream broke off before the run completed");
     await new Promise((resolve) => setTimeout(resolve, RESUME_PAUSE_MS * fruitless));
     /** @type {Record<string, string>} */
     const resumeHeaders = lastEventId === undefined ? {} : { "last-event-id": lastEventId };
-    opening = call("GET", sandboxPath(sandboxId, `/code/executions/${encodeURIComponent(executionId)}/stream`), undefined, { signal, headers: resumeHeaders });
+    opening =
+      executionId === undefined
+        ? run(resumeHeaders)
+        : call("GET", sandboxPath(sandboxId, `/code/executions/${encodeURIComponent(executionId)}/stream`), undefined, { signal, headers: resumeHeaders });
   }
 }

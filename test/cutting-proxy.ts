@@ -14,6 +14,8 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 export interface CuttingProxyOptions {
   /** Response bytes an event stream carries before the n-th cut (from 0); undefined: no more cuts. */
   cutAfterBytes?: (cut: number) => number | undefined;
+  /** Only event streams whose request line matches are cut (default: every one). */
+  cutRequests?: RegExp;
   /** Cut a connection silent both ways for this long. */
   idleCutMs?: number;
   /**
@@ -51,6 +53,8 @@ export async function startCuttingProxy(target: string, options: CuttingProxyOpt
     let sent = 0;
     let limit: number | undefined;
     let idle: NodeJS.Timeout | undefined;
+    /** The request line of the last request the client sent on this connection. */
+    let requestLine = "";
     const cut = () => {
       cuts++;
       clearTimeout(idle);
@@ -65,6 +69,8 @@ export async function startCuttingProxy(target: string, options: CuttingProxyOpt
     touch();
     client.on("data", (chunk: Buffer) => {
       touch();
+      const head = chunk.toString("latin1", 0, Math.min(chunk.length, 512));
+      if (/^[A-Z]+ \S+ HTTP\/1\.[01]\r\n/.test(head)) requestLine = head.slice(0, head.indexOf("\r\n"));
       upstream.write(chunk);
       if (typeof losing === "number" && timed === undefined) timed = setTimeout(() => answered || cut(), losing);
     });
@@ -78,7 +84,7 @@ export async function startCuttingProxy(target: string, options: CuttingProxyOpt
       }
       answered = true;
       touch();
-      if (!streaming && chunk.includes(EVENT_STREAM)) {
+      if (!streaming && chunk.includes(EVENT_STREAM) && (options.cutRequests?.test(requestLine) ?? true)) {
         streaming = true;
         limit = options.cutAfterBytes?.(cuts);
         sent = 0;

@@ -202,8 +202,12 @@ describe("the console's notebook", () => {
   }, 60_000);
 
   it("resumes a cell's stream that breaks mid-way: every line once, in order", async () => {
-    // The page through a proxy that cuts each of the first three event streams it carries, mid-event.
-    const proxy = await startCuttingProxy(url, { cutAfterBytes: (cut) => (cut < 3 ? 400 + cut * 150 : undefined) });
+    // The page through a proxy that cuts each of the first three code-run streams it carries: the first
+    // in its headers (before the run's start event: asked for again under its idempotency key, it must
+    // not run twice), the others mid-event. The console's other streams (the network panel's audit
+    // trail) pass untouched.
+    const cutAt = [120, 550, 700];
+    const proxy = await startCuttingProxy(url, { cutAfterBytes: (cut) => cutAt[cut], cutRequests: /\/code\// });
     const proxied = await browser.newPage();
     const errors: string[] = [];
     proxied.on("pageerror", (error) => errors.push((error as Error).message));
@@ -222,7 +226,7 @@ describe("the console's notebook", () => {
       await proxied.waitForFunction((before: number) => (document.querySelector("#notebook-context") as HTMLSelectElement).options.length > before, { timeout: STEP_MS }, contextsBefore);
       await proxied.evaluate(() => {
         const editor = document.querySelector("#notebook-cells .cell-code") as HTMLTextAreaElement;
-        editor.value = 'import time\nfor i in range(30):\n    print(f"line {i:02}", flush=True)\n    time.sleep(0.01)';
+        editor.value = 'import time\nopen("notebook-runs.txt", "a").write("ran\\n")\nfor i in range(30):\n    print(f"line {i:02}", flush=True)\n    time.sleep(0.01)';
       });
       await proxied.click("#notebook-cells .cell-run");
       await proxied.waitForFunction(() => (document.querySelector("#notebook-cells .cell") as HTMLElement).dataset.state !== "running", { timeout: STEP_MS });
@@ -230,6 +234,9 @@ describe("the console's notebook", () => {
       const lines = Array.from({ length: 30 }, (_, i) => `line ${String(i).padStart(2, "0")}\n`).join("");
       expect(await proxied.$eval("#notebook-cells .cell .stream", (element) => element.textContent)).toBe(lines);
       expect(proxy.cuts).toBe(3);
+      // The cell ran once, although its run was asked for twice.
+      const runs = await api("/files/read", { method: "POST", body: JSON.stringify({ path: "notebook-runs.txt" }) });
+      expect(((await runs.json()) as { content: string }).content).toBe("ran\n");
       expect(errors).toEqual([]);
     } finally {
       await proxied.close();
