@@ -24,3 +24,13 @@ export async function waitForText(page: Page, selector: string, wanted: string, 
   await page.waitForFunction((sel: string, text: string) => (document.querySelector(sel)?.textContent ?? "").includes(text), { timeout: timeoutMs }, selector, wanted);
   return page.$eval(selector, (element) => element.textContent ?? "");
 }
+
+/** The console's first steps as a user takes them: paste the token, open a sandbox, wait for its panels. */
+export async function openSandbox(page: Page, token: string, sandboxId: string, timeoutMs: number): Promise<void> {
+  await page.type("#token-input", token);
+  await page.click("#token-save");
+  await page.waitForSelector("#sandbox-bar:not([hidden])", { timeout: timeoutMs });
+  await page.type("#sandbox-input", sandboxId);
+  await page.click("#sandbox-open");
+  await page.waitForSelector("#panels:not([hidden])", { timeout: timeoutMs });
+}

@@ -7,7 +7,7 @@
  * test-output/.
  */
 import type { Browser, Page } from "puppeteer-core";
-import { launchBrowser, OUTPUT_DIR, waitForText as waitText } from "./browser.ts";
+import { launchBrowser, openSandbox, OUTPUT_DIR, waitForText as waitText } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { uniqueId } from "./helpers.ts";
 
@@ -51,12 +51,7 @@ describe("web console: network panel", () => {
       if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`console: ${message.text()}`);
     });
     await page.goto(`${url}/`, { waitUntil: "load" });
-    await page.type("#token-input", token);
-    await page.click("#token-save");
-    await page.waitForSelector("#sandbox-bar:not([hidden])", { timeout: STEP_MS });
-    await page.type("#sandbox-input", sandboxId);
-    await page.click("#sandbox-open");
-    await page.waitForSelector("#panels:not([hidden])", { timeout: STEP_MS });
+    await openSandbox(page, token, sandboxId, STEP_MS);
 
     // The policy in force, read back as JSON.
     expect(await waitForText(page, "#network-state", "enforced")).toBe("enforced");

@@ -10,7 +10,7 @@
  * test-output/notebook.png.
  */
 import type { Browser, Page } from "puppeteer-core";
-import { launchBrowser, OUTPUT_DIR } from "./browser.ts";
+import { launchBrowser, openSandbox, OUTPUT_DIR } from "./browser.ts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startCuttingProxy } from "../cutting-proxy.ts";
 import { uniqueId } from "./helpers.ts";
@@ -73,12 +73,7 @@ beforeAll(async () => {
   });
   page.on("request", (request) => void requested.push(request.url()));
   expect((await page.goto(`${url}/`, { waitUntil: "load" }))?.status()).toBe(200);
-  await page.type("#token-input", token);
-  await page.click("#token-save");
-  await page.waitForSelector("#sandbox-bar:not([hidden])", { timeout: STEP_MS });
-  await page.type("#sandbox-input", sandboxId);
-  await page.click("#sandbox-open");
-  await page.waitForSelector("#panels:not([hidden])", { timeout: STEP_MS });
+  await openSandbox(page, token, sandboxId, STEP_MS);
   await page.waitForSelector(`${cell(0)} .cell-code`, { timeout: STEP_MS });
 }, 90_000);
 
@@ -213,12 +208,7 @@ describe("the console's notebook", () => {
     proxied.on("pageerror", (error) => errors.push((error as Error).message));
     try {
       await proxied.goto(`${proxy.url}/`, { waitUntil: "load" });
-      await proxied.type("#token-input", token);
-      await proxied.click("#token-save");
-      await proxied.waitForSelector("#sandbox-bar:not([hidden])", { timeout: STEP_MS });
-      await proxied.type("#sandbox-input", sandboxId);
-      await proxied.click("#sandbox-open");
-      await proxied.waitForSelector("#panels:not([hidden])", { timeout: STEP_MS });
+      await openSandbox(proxied, token, sandboxId, STEP_MS);
       await proxied.waitForSelector("#notebook-context option", { timeout: STEP_MS });
       const contextsBefore = await proxied.$$eval("#notebook-context option", (options) => options.length);
       await proxied.select("#notebook-language", "python");
