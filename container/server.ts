@@ -18,6 +18,7 @@ import { CodeContexts } from "./interpreter/code-contexts.ts";
 import type { CodeLanguage } from "../protocol/code.ts";
 import { interpreterPrograms, warmLanguages, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
+import { platformTrustBundle } from "./boot/platform-trust.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy/serving.ts";
 import { WorkClock } from "./services/work-clock.ts";
@@ -75,12 +76,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const workspace = resolve(options.workspace ?? ".sandbox/workspace");
   mkdirSync(workspace, { recursive: true });
   const limits = resolveLimits(options.limits);
-  const bundle = process.env[CA_BUNDLE_VAR];
+  const bundle = process.env[CA_BUNDLE_VAR] ?? platformTrustBundle();
   const environment = new CommandEnvironment({
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
-    // Outbound TLS is intercepted: every client is pointed at the bundle that holds the proxy's authority.
+    // Outbound TLS is intercepted (the local proxy, or on Cloudflare the platform): every client is pointed at the bundle that holds its authority.
     ...(bundle ? Object.fromEntries(CA_BUNDLE_VARIABLES.map((name) => [name, bundle])) : {}),
   });
   const instanceId = randomUUID();

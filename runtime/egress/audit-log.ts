@@ -4,6 +4,7 @@
  * A reader asks for what came after the last number it saw and learns how many it missed; a reader
  * that has seen everything may wait for the next entry.
  */
+import { auditPageOf } from "../../protocol/audit-page.ts";
 import { NETWORK_LIMITS, type AuditEntry, type AuditPage } from "../../protocol/network.ts";
 
 export type AuditRecord = Omit<AuditEntry, "seq" | "time">;
@@ -33,10 +34,7 @@ export class AuditLog {
   }
 
   read(since = 0, limit: number = NETWORK_LIMITS.maxAuditPage): AuditPage {
-    const first = this.#entries[0]?.seq ?? this.#last + 1;
-    const dropped = Math.max(0, first - since - 1);
-    const entries = this.#entries.filter((entry) => entry.seq > since).slice(0, limit);
-    return { entries, next: entries.at(-1)?.seq ?? Math.max(since, first - 1), dropped };
+    return auditPageOf(this.#entries.filter((entry) => entry.seq > since).slice(0, limit), this.#entries[0]?.seq, this.#last, since);
   }
 
   /** Resolves once an entry after `since` exists, or after `waitMs`. */

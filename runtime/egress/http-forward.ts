@@ -8,6 +8,7 @@
  * said back.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED, upstreamFailureBody } from "../../protocol/egress-refusal.ts";
 import { redactSecrets } from "../../protocol/network-policy.ts";
 import type { AuditRecord } from "./audit-log.ts";
 import { auditRecord, factsOf, HOP_HEADERS, judgeRequest, passedHeaders, upstreamRequest } from "./judge-request.ts";
@@ -23,8 +24,8 @@ export async function forwardRequest(egress: SandboxEgress, req: IncomingMessage
   const judged = await judgeRequest(egress, req, facts);
   if (!judged.allowed) {
     record({ decision: "denied", rule: judged.rule, reason: judged.reason, status: judged.status, ...(judged.ip ? { ip: judged.ip } : {}) });
-    const body = `egress denied: ${req.method} ${tls ? "https" : "http"}://${host ?? "?"}:${port}${path}: ${judged.reason} (rule ${judged.rule})\n`;
-    res.writeHead(judged.status, { "content-type": "text/plain; charset=utf-8", "x-sandbox-egress": `denied; rule=${judged.rule}`, connection: "close" });
+    const body = refusalBody({ method: req.method ?? "GET", tls, host, port, path }, judged.reason, judged.rule);
+    res.writeHead(judged.status, { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: refusalHeader(judged.rule), connection: "close" });
     res.end(body);
     req.resume();
     return;
@@ -54,8 +55,8 @@ export async function forwardRequest(egress: SandboxEgress, req: IncomingMessage
       return;
     }
     record({ decision, rule, ip: target.host, status: 502, reason });
-    res.writeHead(502, { "content-type": "text/plain; charset=utf-8", "x-sandbox-egress": "upstream-failed" });
-    res.end(`egress: ${host}:${port} failed: ${reason}\n`);
+    res.writeHead(502, { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: UPSTREAM_FAILED });
+    res.end(upstreamFailureBody(host, port, reason));
   });
   req.pipe(upstream);
 }

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED, upstreamFailureBody } from "../../protocol/egress-refusal.ts";
 import { redactSecrets } from "../../protocol/network-policy.ts";
 import type { AuditRecord } from "./audit-log.ts";
 import { auditRecord, factsOf, HOP_HEADERS, judgeRequest, passedHeaders, upstreamRequest } from "./judge-request.ts";
@@ -21,9 +22,9 @@ export async function forwardUpgrade(egress: SandboxEgress, req: IncomingMessage
   const judged = await judgeRequest(egress, req, facts);
   if (!judged.allowed) {
     record({ decision: "denied", rule: judged.rule, reason: judged.reason, status: judged.status, ...(judged.ip ? { ip: judged.ip } : {}) });
-    const body = `egress denied: ${req.method} ${facts.tls ? "https" : "http"}://${facts.host ?? "?"}:${facts.port}${facts.path}: ${judged.reason} (rule ${judged.rule})\n`;
+    const body = refusalBody(facts, judged.reason, judged.rule);
     socket.end(
-      `HTTP/1.1 ${judged.status} Refused\r\ncontent-type: text/plain; charset=utf-8\r\nx-sandbox-egress: denied; rule=${judged.rule}\r\n` +
+      `HTTP/1.1 ${judged.status} Refused\r\ncontent-type: text/plain; charset=utf-8\r\n${EGRESS_HEADER}: ${refusalHeader(judged.rule)}\r\n` +
         `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
     return;
@@ -77,7 +78,7 @@ export async function forwardUpgrade(egress: SandboxEgress, req: IncomingMessage
   upstream.on("error", (error) => {
     const why = redactSecrets(`upstream: ${(error as NodeJS.ErrnoException).code ?? error.message}`, egress.secrets);
     ended({ status: 502, reason: why });
-    socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\nx-sandbox-egress: upstream-failed\r\nconnection: close\r\n\r\negress: ${facts.host}:${facts.port} failed: ${why}\n`);
+    socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n${EGRESS_HEADER}: ${UPSTREAM_FAILED}\r\nconnection: close\r\n\r\n${upstreamFailureBody(facts.host, facts.port, why)}`);
   });
   upstream.end();
 }

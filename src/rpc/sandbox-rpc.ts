@@ -182,7 +182,8 @@ export interface SandboxRpc {
 
   /**
    * Where the sandbox may connect and which headers the proxy adds on the way out: in force at once
-   * for running processes. NETWORK_POLICY_UNAVAILABLE where no proxy of ours can enforce it.
+   * for running processes. On Cloudflare, NETWORK_POLICY_UNAVAILABLE names each rule the platform's
+   * interception cannot enforce.
    */
   setNetworkPolicy(policy: NetworkPolicyInput): Promise<NetworkPolicyState>;
   getNetworkPolicy(): Promise<NetworkPolicyState>;

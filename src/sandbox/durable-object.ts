@@ -72,8 +72,12 @@ import { assertSameGeneration, GenerationTracker, stillThere, type Generation } 
 import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./local-container.ts";
 import * as processes from "./processes.ts";
 import { parseRequest } from "./request.ts";
-import { NetworkSettings, restricts } from "./network.ts";
+import { NetworkSettings } from "./network.ts";
 import { auditEventStream } from "./network-audit-stream.ts";
+import { PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
+import { EGRESS_HANDLER, egressOutboundHandler } from "./cloudflare-egress/outbound-handler.ts";
+import type { EgressJudgement, EgressRequest } from "./cloudflare-egress/judge.ts";
+import type { AuditRecord } from "./cloudflare-egress/audit-ring.ts";
 import {
   auditQuerySchema,
   auditResumeSchema,
@@ -111,7 +115,13 @@ interface Link {
 }
 
 export class Sandbox extends Container<Env> implements SandboxRpc {
+  static {
+    // Through the base class's setter (a static field would hide it): the registry ContainerProxy reads.
+    this.outboundHandlers = { [EGRESS_HANDLER]: egressOutboundHandler };
+  }
   override defaultPort = CONTAINER_SERVER_PORT;
+  /** On Cloudflare, HTTPS is judged like HTTP once a policy is set (cloudflare-egress/). */
+  override interceptHttps = true;
   override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
   readonly #generations: GenerationTracker;
   /** Exposed preview ports and their tokens (in storage). */
@@ -136,6 +146,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   #calls = 0;
   /** The network policy and its secrets (in storage). */
   readonly #network: NetworkSettings;
+  /** Where no local runtime's proxy stands in front of the container: the platform's interception (cloudflare-egress/). */
+  readonly #platformEgress: PlatformEgress;
   /** The ceilings on staying awake for work (keep-alive.ts), from the config. */
   #keepAlive: Pick<KeepAliveSettings, "maxIdle" | "maxLifetime"> = { ...DEFAULT_KEEP_ALIVE };
   /** The last call, or the end of the last open stream. */
@@ -158,12 +170,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.#ledger = new ProcessLedger(ctx.storage);
     this.#ports = new PortRegistry(ctx.storage);
     this.#network = new NetworkSettings(ctx.storage);
+    this.#platformEgress = new PlatformEgress(ctx.storage, this.#network);
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
       if (config) this.#apply(config);
       const local = this.#localContainer();
       if (local) local.egress = await this.#network.runtimeEgress();
+      else this.enableInternet = this.#platformEgress.internetFor(await this.#network.policy());
     });
   }
 
@@ -173,6 +187,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.#generations.reset();
     void this.ctx.storage.put(LIFE_KEY, "started");
     this.#containerStartedAt = Date.now();
+    if (!this.#localContainer()) void this.#platformEgress.started(this.enableInternet);
   }
 
   override onStop(): void {
@@ -862,16 +877,21 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /**
    * A new network policy, in force at once for running processes (connections it denies are cut).
-   * Where no proxy of ours stands between the sandbox and the network (on Cloudflare, until the
-   * platform's outbound interception carries it), a policy that restricts or injects is refused
-   * rather than kept unenforced.
+   * On Cloudflare the platform's interception carries it (cloudflare-egress/): a policy with a part
+   * the platform cannot enforce is refused rather than kept unenforced, and the internet switch it
+   * needs applies from the container's next start.
    */
   async setNetworkPolicy(policy: NetworkPolicyInput): Promise<NetworkPolicyState> {
     return this.#guard(async () => {
       const local = this.#localContainer();
       const checked = parseRequest(networkPolicySchema, policy, "network policy");
-      if (!local && restricts(checked)) {
-        throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment cannot enforce a network policy: on Cloudflare only open egress is served so far; run the local runtime for allow/deny rules and injection");
+      if (!local) {
+        this.#platformEgress.refuseGaps(checked);
+        await this.#network.setPolicy(checked);
+        this.enableInternet = this.#platformEgress.internetFor(checked);
+        await this.setOutboundHandler(EGRESS_HANDLER);
+        await this.#platformEgress.intercepting();
+        return this.#networkState();
       }
       await this.#network.setPolicy(checked);
       await this.#pushEgress();
@@ -906,33 +926,49 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
-  /** Outbound connections, requests and lookups after `since`, as the proxy saw them (local runtime only). */
+  /** Outbound connections, requests and lookups after `since`, as the proxy (or on Cloudflare, the outbound handler) saw them. */
   async getNetworkAudit(query: AuditQuery = {}): Promise<AuditPage> {
     return this.#guard(async () => {
       const local = this.#localContainer();
-      if (!local) throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment has no egress proxy of ours, so no audit trail: run the local runtime for it");
-      return this.#runtimeCall(() => local.egressAudit(parseRequest(auditQuerySchema, query, "audit query")));
+      const checked = parseRequest(auditQuerySchema, query, "audit query");
+      if (!local) return this.#platformEgress.read(checked.since ?? 0, checked.limit);
+      return this.#runtimeCall(() => local.egressAudit(checked));
     });
   }
 
   /**
-   * The audit trail as it grows, as Server-Sent Events from after `resume.since` (local runtime
-   * only). Watching it neither starts the container nor keeps it awake.
+   * The audit trail as it grows, as Server-Sent Events from after `resume.since`. Watching it
+   * neither starts the container nor keeps it awake.
    */
   async streamNetworkAudit(resume: AuditResume = {}): Promise<ReadableStream<Uint8Array>> {
     return this.#guard(async () => {
       const local = this.#localContainer();
-      if (!local) throw errorFromCode("NETWORK_POLICY_UNAVAILABLE", "This deployment has no egress proxy of ours, so no audit trail: run the local runtime for it");
       const { since } = parseRequest(auditResumeSchema, resume, "audit resume point");
+      if (!local) return auditEventStream((from, waitMs, signal) => this.#platformEgress.read(from, undefined, waitMs, signal), since);
       return auditEventStream((from, waitMs, signal) => this.#runtimeCall(() => local.egressAudit({ since: from }, waitMs, signal)), since);
     });
+  }
+
+  /**
+   * For the Worker's outbound handler on Cloudflare (never a /v1 route): judges one request the
+   * container sent out, and answers the headers to add to it, secrets filled in, for that request only.
+   */
+  async judgeEgress(request: EgressRequest): Promise<EgressJudgement> {
+    return this.#guard(() => this.#platformEgress.judge(request));
+  }
+
+  /** For the Worker's outbound handler: the audit entry of a request it let through, once its answer ended. */
+  async recordEgress(record: AuditRecord): Promise<void> {
+    return this.#guard(async () => this.#platformEgress.record(record));
   }
 
   /** `enforced`: the sandbox's running container sends its traffic only through the proxy (a container with network). */
   async #networkState(): Promise<NetworkPolicyState> {
     const policy = await this.#network.policy();
     const local = this.#localContainer();
-    const enforced = local?.running === true && (await this.#runtimeCall(() => local.state())).egressProxy === true;
+    const enforced = local
+      ? local.running && (await this.#runtimeCall(() => local.state())).egressProxy === true
+      : await this.#platformEgress.enforced(policy, this.ctx.container?.running === true);
     return { policy, enforced, missingSecrets: await this.#network.missingSecrets(policy) };
   }
 

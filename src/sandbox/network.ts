@@ -2,7 +2,8 @@
  * A sandbox's egress as its Durable Object keeps it: the network policy and the secrets its
  * injection rules name, in Durable Object storage (so they outlive the container and the Durable
  * Object's eviction). Secrets are write-only: their values leave this file only for the proxy that
- * injects them (the local runtime's), never in an answer, an error or a log.
+ * injects them (the local runtime's, or on Cloudflare the Worker's outbound handler, one request at a time), never in
+ * an answer, an error or a log.
  */
 import { networkPolicySchema, OPEN_POLICY, secretsNamed, type NetworkPolicy, type NetworkPolicyInput, type SecretInfo } from "../../protocol/network.ts";
 import type { RuntimeEgress } from "../../protocol/runtime.ts";
@@ -76,7 +77,3 @@ export class NetworkSettings {
   }
 }
 
-/** Whether a policy asks for anything beyond open egress (so that a platform without a proxy cannot honour it). */
-export function restricts(policy: NetworkPolicy): boolean {
-  return policy.default !== "allow" || policy.rules.length > 0 || policy.inject.length > 0;
-}

@@ -24,6 +24,8 @@ declare module "vitest" {
     oneSandboxRuntimeUrl: string;
     /** A runtime whose containers start with an empty workspace each time, as on Cloudflare. */
     ephemeralRuntimeUrl: string;
+    /** A server on loopback standing for the internet, for the Worker's outbound handler (egress-target.ts). */
+    egressTargetUrl: string;
     /** The secret both runtimes answer to (the Worker's SANDBOX_RUNTIME_SECRET). */
     runtimeSecret: string;
   }

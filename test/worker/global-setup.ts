@@ -7,7 +7,8 @@
  * A second runtime whose container servers find no bubblewrap (a machine without it) lets tests see
  * how a sandbox that asks for bwrap there fails; a third, whose operator confines every sandbox with
  * bwrap, how the operator's floor holds against API callers; a fourth, which runs one sandbox at most,
- * how its limit reaches them.
+ * how its limit reaches them. A server on loopback stands for the internet that the Worker's outbound
+ * handler sends allowed requests to (egress-target.ts).
  */
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +16,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startRuntime } from "../../runtime/server.ts";
 import { newSecret } from "../../server-kit/http/bearer.ts";
+import { startEgressTarget } from "./egress-target.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -26,6 +28,7 @@ declare module "vitest" {
     oneSandboxRuntimeUrl: string;
     runtimeSecret: string;
     ephemeralRuntimeUrl: string;
+    egressTargetUrl: string;
   }
 }
 
@@ -59,8 +62,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Containers whose workspace starts empty each time, as on Cloudflare: what durable workspaces restore.
   const ephemeral = await startRuntime({ dataDir: join(dataDir, "ephemeral"), isolation: "none", ephemeralWorkspaces: true, stopGraceMs: 1_000, secret });
   project.provide("ephemeralRuntimeUrl", ephemeral.url);
+  const egressTarget = await startEgressTarget();
+  project.provide("egressTargetUrl", egressTarget.url);
   return async () => {
-    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close(), ephemeral.close()]);
+    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close(), ephemeral.close(), egressTarget.close()]);
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(sharedDir, { recursive: true, force: true });
   };

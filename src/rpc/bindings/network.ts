@@ -22,8 +22,9 @@ export const networkBindings = {
     summary:
       "Set where the sandbox may connect (default allow or deny; allow and deny rules by host, `*.domain`, CIDR and port; deny wins) " +
       "and which headers the proxy adds on the way out (`inject`, naming secrets). In force at once for running processes: " +
-      "connections the new policy denies are cut. The operator's ceiling (no network) still wins. 501 NETWORK_POLICY_UNAVAILABLE " +
-      "where no proxy of ours can enforce a restricting policy.",
+      "connections the new policy denies are cut. The operator's ceiling (no network) still wins. On Cloudflare, HTTP and HTTPS are judged " +
+      "by the Worker and other traffic follows the default: 501 NETWORK_POLICY_UNAVAILABLE names each rule the platform cannot enforce " +
+      "(ports other than 80 and 443, DNS, a deny rule under default allow, a network denied while names pass; `context.rules`).",
     described: "The policy in force",
   },
   getNetworkPolicy: {

@@ -1,0 +1,123 @@
+/**
+ * The Worker's outbound handler on Cloudflare: the platform hands it every HTTP and HTTPS request a
+ * sandbox's container sends out (through the `ContainerProxy` entrypoint of @cloudflare/containers,
+ * which names the container's Durable Object in its props). It asks that Durable Object to judge the
+ * request with the sandbox's policy; a refusal is answered as the local proxy answers one
+ * (protocol/egress-refusal.ts: 403, the rule in a header and the body); an allowed request goes out
+ * with the injection rule's headers, redirects handed back to the container (which asks again for
+ * wherever they lead), and its audit entry is given to the Durable Object once the answer's body has
+ * been read to its end (or given up), with the bytes each way.
+ *
+ * Why here and not in the Durable Object: the bytes of a download then flow from the upstream to the
+ * container through the Worker, never through the one Durable Object that also serves the sandbox's
+ * API; the Durable Object answers two small calls per request. Secret values reach this handler only
+ * as the headers of the request they go on, and leave it only on that request.
+ */
+import type { OutboundHandler } from "@cloudflare/containers";
+import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED, upstreamFailureBody } from "../../../protocol/egress-refusal.ts";
+import { redactSecrets } from "../../../protocol/network-policy.ts";
+import type { Env } from "../../env.ts";
+import type { AuditRecord } from "./audit-ring.ts";
+import type { EgressJudgement, EgressRequest } from "./judge.ts";
+
+/** The name the handler is registered under (`static outboundHandlers`, `setOutboundHandler`). */
+export const EGRESS_HANDLER = "sandboxEgress";
+
+/** What the handler needs of the sandbox's Durable Object. */
+export interface EgressJudge {
+  judgeEgress(request: EgressRequest): Promise<EgressJudgement>;
+  recordEgress(record: AuditRecord): Promise<void>;
+}
+
+/** Headers of one hop (RFC 9110 7.6.1), and the Host (the URL names the destination). */
+const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host"];
+
+export const egressOutboundHandler: OutboundHandler<Env> = async (request, env, ctx) => {
+  const judge = env.Sandbox.get(env.Sandbox.idFromString(ctx.containerId)) as unknown as EgressJudge;
+  const judged = await judge.judgeEgress({ method: request.method, url: request.url });
+  const { record } = judged;
+  if (!judged.allowed) {
+    await request.body?.cancel();
+    const refused = { method: request.method, tls: record.kind === "https", host: record.host, port: record.port ?? 0, path: record.path ?? "/" };
+    return new Response(refusalBody(refused, judged.reason, judged.rule), {
+      status: judged.status,
+      headers: { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: refusalHeader(judged.rule) },
+    });
+  }
+
+  const headers = new Headers(request.headers);
+  for (const name of HOP_HEADERS) headers.delete(name);
+  for (const [name, value] of Object.entries(judged.headers)) headers.set(name, value);
+  const secrets = new Map([...Object.entries(judged.redact), ...Object.entries(judged.headers)]);
+  const failure = (error: unknown) => redactSecrets(`upstream: ${error instanceof Error ? error.message : String(error)}`, secrets);
+  const sent = counted(request.body);
+  let answer: Response;
+  try {
+    answer = await fetch(request.url, { method: request.method, headers, body: sent.body, redirect: "manual" });
+  } catch (error) {
+    const reason = failure(error);
+    await judge.recordEgress({ ...record, status: 502, bytesOut: sent.bytes(), reason: joined(record.reason, reason) });
+    return new Response(upstreamFailureBody(record.host, record.port ?? 0, reason), {
+      status: 502,
+      headers: { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: UPSTREAM_FAILED },
+    });
+  }
+  const finish = (bytesIn: number, why?: string) => judge.recordEgress({ ...record, status: answer.status, bytesOut: sent.bytes(), bytesIn, ...(why || record.reason ? { reason: joined(record.reason, why) } : {}) });
+  if (answer.body === null) {
+    await finish(0);
+    return answer;
+  }
+  return new Response(relayed(answer.body, finish, failure), { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+};
+
+function joined(first: string | undefined, second: string | undefined): string {
+  return [first, second].filter((part) => part !== undefined && part !== "").join("; ");
+}
+
+/** The request body as it goes out, its bytes counted. */
+function counted(body: ReadableStream<Uint8Array> | null): { body: ReadableStream<Uint8Array> | null; bytes: () => number } {
+  let bytes = 0;
+  if (body === null) return { body, bytes: () => bytes };
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      bytes += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+  return { body: body.pipeThrough(counter), bytes: () => bytes };
+}
+
+/** The answer's body as it goes back to the container; its entry is recorded when it ends or the container stops reading. */
+function relayed(body: ReadableStream<Uint8Array>, finish: (bytesIn: number, why?: string) => Promise<void>, failure: (error: unknown) => string): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let bytesIn = 0;
+  let done = false;
+  const end = async (why?: string) => {
+    if (done) return;
+    done = true;
+    await finish(bytesIn, why);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        await end(failure(error));
+        controller.error(error);
+        return;
+      }
+      if (chunk.done) {
+        await end();
+        controller.close();
+        return;
+      }
+      bytesIn += chunk.value.byteLength;
+      controller.enqueue(chunk.value);
+    },
+    async cancel(reason) {
+      await reader.cancel(reason);
+      await end("the container stopped reading the answer");
+    },
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * A container shaped like the platform's `ctx.container`, for the tests of egress on Cloudflare:
+ * its lifecycle (start, ports, stop) is a real container of the local runtime, but it is not the
+ * local runtime's stand-in, so the Durable Object takes the path it takes on Cloudflare. It records
+ * what the Durable Object hands it: the options of every start (the internet switch) and every
+ * outbound interception (`interceptOutboundHttp`, `interceptAllOutboundHttp`,
+ * `interceptOutboundHttps`, with the fetcher, which is the package's ContainerProxy entrypoint).
+ *
+ * It routes no traffic: the container's own requests never reach the fetchers here. Tests send
+ * requests to the recorded fetcher themselves, as the platform would hand them over.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { inject } from "vitest";
+import { getSandbox, type GetSandboxOptions } from "../../src/client/get-sandbox.ts";
+import type { SandboxClient } from "../../src/client/sandbox-client.ts";
+import { LocalContainer } from "../../src/sandbox/local-container.ts";
+import { uniqueId } from "./helpers.ts";
+
+export type InterceptionCall = "interceptOutboundHttp" | "interceptAllOutboundHttp" | "interceptOutboundHttps";
+
+export interface RecordedInterception {
+  call: InterceptionCall;
+  /** The address or host pattern (`*` for every HTTPS destination); none for interceptAllOutboundHttp. */
+  addr?: string;
+  fetcher: Fetcher;
+}
+
+export class PlatformShapedContainer {
+  readonly starts: { enableInternet?: boolean }[] = [];
+  readonly interceptions: RecordedInterception[] = [];
+  readonly #inner: LocalContainer;
+
+  constructor(inner: LocalContainer) {
+    this.#inner = inner;
+  }
+
+  get running(): boolean {
+    return this.#inner.running;
+  }
+
+  start(options: { env?: Record<string, string>; entrypoint?: string[]; enableInternet?: boolean } = {}): void {
+    this.starts.push({ ...(options.enableInternet === undefined ? {} : { enableInternet: options.enableInternet }) });
+    this.#inner.start(options);
+  }
+
+  monitor(): Promise<void> {
+    return this.#inner.monitor();
+  }
+
+  destroy(): Promise<void> {
+    return this.#inner.destroy();
+  }
+
+  signal(signo: number): void {
+    this.#inner.signal(signo);
+  }
+
+  getTcpPort(port: number): ReturnType<LocalContainer["getTcpPort"]> {
+    return this.#inner.getTcpPort(port);
+  }
+
+  async interceptOutboundHttp(addr: string, fetcher: Fetcher): Promise<void> {
+    this.interceptions.push({ call: "interceptOutboundHttp", addr, fetcher });
+  }
+
+  async interceptAllOutboundHttp(fetcher: Fetcher): Promise<void> {
+    this.interceptions.push({ call: "interceptAllOutboundHttp", fetcher });
+  }
+
+  async interceptOutboundHttps(addr: string, fetcher: Fetcher): Promise<void> {
+    this.interceptions.push({ call: "interceptOutboundHttps", addr, fetcher });
+  }
+}
+
+/** What came back from a fetcher, read inside the Durable Object (its body cannot leave that request). */
+export interface ProxiedAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface PlatformSandbox {
+  id: string;
+  sandbox: SandboxClient;
+  /** The recorded starts and interceptions, without the fetchers. */
+  recorded(): Promise<{ starts: { enableInternet?: boolean }[]; interceptions: Omit<RecordedInterception, "fetcher">[] }>;
+  /**
+   * Hands `request` to a fetcher the Durable Object registered, as the platform hands a container's
+   * request over: the latest one for `call` (HTTP by default, HTTPS for https URLs), or the one at `index`.
+   */
+  send(request: { url: string; method?: string; headers?: Record<string, string>; body?: string }, pick?: { index?: number }): Promise<ProxiedAnswer>;
+}
+
+/** A sandbox whose Durable Object sees a platform-shaped container (its lifecycle run by the main local runtime). */
+export async function platformSandbox(label: string, options?: GetSandboxOptions): Promise<PlatformSandbox> {
+  const id = uniqueId(label);
+  const stub = env.Sandbox.get(env.Sandbox.idFromName(id));
+  await runInDurableObject(stub, (instance, state) => {
+    const container = new PlatformShapedContainer(new LocalContainer(inject("runtimeUrl"), id, inject("runtimeSecret")));
+    Object.defineProperty(state, "container", { value: container, configurable: true });
+    (instance as unknown as { container: PlatformShapedContainer }).container = container;
+  });
+  const standIn = (state: DurableObjectState) => state.container as unknown as PlatformShapedContainer;
+  return {
+    id,
+    sandbox: getSandbox(env.Sandbox, id, options),
+    recorded: () =>
+      runInDurableObject(stub, (_instance, state) => ({
+        starts: [...standIn(state).starts],
+        interceptions: standIn(state).interceptions.map(({ call, addr }) => ({ call, ...(addr === undefined ? {} : { addr }) })),
+      })),
+    send: (request, pick = {}) =>
+      runInDurableObject(stub, async (_instance, state) => {
+        const call: InterceptionCall = request.url.startsWith("https:") ? "interceptOutboundHttps" : "interceptAllOutboundHttp";
+        const matching = standIn(state).interceptions.filter((interception) => interception.call === call);
+        const chosen = pick.index === undefined ? matching.at(-1) : matching[pick.index];
+        if (!chosen) throw new Error(`no ${call} was registered`);
+        const init: RequestInit = { method: request.method ?? "GET", redirect: "manual", ...(request.headers ? { headers: request.headers } : {}), ...(request.body === undefined ? {} : { body: request.body }) };
+        const answer = await chosen.fetcher.fetch(new Request(request.url, init));
+        return { status: answer.status, headers: Object.fromEntries(answer.headers), body: await answer.text() };
+      }),
+  };
+}
