@@ -39,6 +39,8 @@ class HttpConnection {
   #upstream: UpstreamConnection | undefined;
   /** The connection was joined to a server's after a protocol switch: it is the upgrade's now. */
   #joined = false;
+  /** A request is on its way: the connection to its server is cut if the sandbox leaves. */
+  #busy = false;
 
   constructor(egress: SandboxEgress, client: Socket, flow: FlowContext) {
     this.#egress = egress;
@@ -46,7 +48,9 @@ class HttpConnection {
     this.#flow = flow;
     client.on("error", () => undefined);
     client.on("timeout", () => client.destroy());
-    client.once("close", () => this.#upstream?.destroy());
+    client.once("close", () => {
+      if (this.#busy) this.#upstream?.destroy();
+    });
     this.#inbound = Inbound.of(client);
   }
 
@@ -61,10 +65,13 @@ class HttpConnection {
           this.#refuseUnread(head, undefined);
           break;
         }
-        if (!(await this.#exchange(head))) break;
+        this.#busy = true;
+        const more = await this.#exchange(head);
+        this.#busy = false;
+        if (!more) break;
       }
     } finally {
-      this.#upstream?.destroy();
+      if (this.#upstream) this.#egress.upstreams.give(this.#upstream);
       if (!this.#joined && !this.#client.writableEnded) this.#client.end();
     }
   }
@@ -126,6 +133,7 @@ class HttpConnection {
       if (answer.status === 101 && !upgrade) throw new MessageError(502, "the server switched protocols unasked");
       answerFraming = answer.status === 101 ? { kind: "none" } : responseFraming(answer, request.method);
     } catch (error) {
+      upstream.destroy();
       const failure = bodyError ?? (error as Error);
       const status = failure instanceof MessageError ? failure.status : 502;
       return this.#failed(record, status, failure instanceof MessageError ? failure.message : this.#upstreamFailure(failure));
@@ -148,6 +156,7 @@ class HttpConnection {
       await upstream.inbound.relay(received, this.#client);
     } catch (error) {
       record({ status: answer.status, bytesIn: received.content, ...(this.#client.destroyed ? {} : { reason: error instanceof MessageError ? error.message : this.#upstreamFailure(error as Error) }) });
+      upstream.destroy();
       this.#client.destroy();
       return false;
     }
@@ -175,10 +184,12 @@ class HttpConnection {
 
   #upstreamFor(judged: Allowed, facts: RequestFacts): UpstreamConnection {
     const tlsName = facts.tls ? judged.host : undefined;
+    const key = UpstreamConnection.keyOf(judged.target, tlsName);
     const kept = this.#upstream;
-    if (kept?.key === UpstreamConnection.keyOf(judged.target, tlsName) && kept.reusable) return kept;
-    kept?.destroy();
-    return (this.#upstream = UpstreamConnection.dial(judged.target, tlsName, this.#egress.testHosts));
+    if (kept?.key === key && kept.reusable) return kept;
+    if (kept) this.#egress.upstreams.give(kept);
+    this.#upstream = this.#egress.upstreams.take(key) ?? UpstreamConnection.dial(judged.target, tlsName, this.#egress.testHosts);
+    return this.#upstream;
   }
 
   /** A request that went wrong before its answer began: said back, recorded, and the connection ended. */

@@ -18,6 +18,7 @@ import type { NamespaceSockets } from "./namespace.ts";
 import type { NamespaceFirewall, Refusal } from "./namespace-firewall.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { Certificates } from "./certificates.ts";
+import { UpstreamPool } from "./upstream-pool.ts";
 
 /** Addresses whose names are remembered, at most (the oldest are forgotten first). */
 const MAX_REMEMBERED = 4096;
@@ -34,6 +35,8 @@ export class SandboxEgress {
   readonly key: string;
   readonly audit = new AuditLog();
   readonly testHosts: TestHostMap | undefined;
+  /** Idle connections to the servers this sandbox reached, for its next requests. */
+  readonly upstreams = new UpstreamPool();
   #policy: NetworkPolicy = OPEN_POLICY;
   #secrets: ReadonlyMap<string, string> = new Map();
   readonly #names = new Map<string, Set<string>>();
@@ -110,6 +113,7 @@ export class SandboxEgress {
     this.#firewall?.close();
     this.#firewall = undefined;
     for (const flow of this.#open) flow.cut("the sandbox's container stopped");
+    this.upstreams.close();
     this.#names.clear();
   }
 

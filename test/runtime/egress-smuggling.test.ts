@@ -28,6 +28,8 @@ interface Seen {
   method: string;
   url: string;
   host: string | undefined;
+  /** The proxy's side of the connection the request came on. */
+  port: number;
   body?: string;
 }
 const seen: Seen[] = [];
@@ -42,7 +44,7 @@ let certDir: string;
 let sandbox: { url: string; secret: string };
 
 function serve(req: IncomingMessage, res: ServerResponse): void {
-  const entry: Seen = { method: req.method!, url: req.url!, host: req.headers.host };
+  const entry: Seen = { method: req.method!, url: req.url!, host: req.headers.host, port: req.socket.remotePort! };
   seen.push(entry);
   const chunks: Buffer[] = [];
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -181,7 +183,7 @@ describe.skipIf(!bwrap)("request smuggling through the egress proxy", () => {
       const answer = await raw(`POST /carrier HTTP/1.1\r\nHost: api.test\r\n${body}${SMUGGLED}`);
       expect(statuses(answer), framing).toEqual([200, 403]);
       expect(JSON.parse(answer.slice(answer.indexOf("{"), answer.indexOf("}") + 1))).toMatchObject({ url: "/carrier", bytes: SMUGGLED.length });
-      expect(seen.at(-1)).toEqual({ method: "POST", url: "/carrier", host: "api.test", body: SMUGGLED });
+      expect(seen.at(-1)).toMatchObject({ method: "POST", url: "/carrier", host: "api.test", body: SMUGGLED });
     }
     neverSmuggled();
   });
@@ -246,6 +248,13 @@ describe.skipIf(!bwrap)("request smuggling through the egress proxy", () => {
     expect(answer.match(/\r\n\r\nok/g)).toHaveLength(2);
     // The connection that sent too much is not used again.
     expect(liarConnections - connections).toBe(2);
+  });
+
+  it("keeps an idle connection to a server for the sandbox's next connection to it", async () => {
+    await sh("curl -sS -m 10 http://api.test/first && curl -sS -m 10 http://api.test/second");
+    const [first, second] = seen.slice(-2);
+    expect([first!.url, second!.url]).toEqual(["/first", "/second"]);
+    expect(second!.port).toBe(first!.port);
   });
 
   it("counts the bytes of each body exactly, whatever its framing, and passes them unchanged", async () => {
