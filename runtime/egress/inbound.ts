@@ -22,14 +22,17 @@ const RELAY_BUFFER_BYTES = 1024 * 1024;
 
 export class Inbound {
   readonly #source: Duplex;
+  /** Told of each chunk once a sink has written it on (its memory may be used again). */
+  readonly #written: ((chunk: Buffer) => void) | undefined;
   /** Bytes that arrived with no consumer, or after the last one's end, oldest first. */
   readonly #pending: Buffer[] = [];
   #consumer: Consumer | undefined;
   #ended = false;
   #failure: Error | undefined;
 
-  constructor(source: Duplex) {
+  constructor(source: Duplex, written?: (chunk: Buffer) => void) {
     this.#source = source;
+    this.#written = written;
   }
 
   /** Reads `stream` through its data events. */
@@ -126,9 +129,11 @@ export class Inbound {
         draining = false;
         if (this.#consumer === consumer) this.#source.resume();
       };
+      const written = this.#written;
       const write = (part: Buffer) => {
+        const accepted = written ? sink.write(part, () => written(part)) : sink.write(part);
         // A sink's own mark (16 KiB) would stop the source at every turn: it may hold RELAY_BUFFER_BYTES.
-        if (sink.write(part) || sink.writableLength < RELAY_BUFFER_BYTES || draining) return;
+        if (accepted || sink.writableLength < RELAY_BUFFER_BYTES || draining) return;
         draining = true;
         this.#source.pause();
         sink.once("drain", resume);

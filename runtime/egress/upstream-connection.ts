@@ -1,19 +1,15 @@
 /**
  * The proxy's own connection to the host a request was judged to go to: TCP, or TLS to that name
  * with its real certificate checked (the test name map's authority added for mapped names). It
- * reads into large buffers of its own, each read into room not yet handed out, so a download
- * reaches the sandbox in a few large writes instead of many 64 KiB ones, and nothing written on is
- * ever overwritten. It serves the next request to the same host while both ends allow it.
+ * reads into large slabs (read-buffers.ts), so a download reaches the sandbox in a few large writes
+ * instead of many 64 KiB ones. It serves the next request to the same host while both ends allow it.
  */
 import { connect as connectTcp, isIP, type OnReadOpts, type Socket } from "node:net";
 import { connect as connectTls, createSecureContext, rootCertificates, type ConnectionOptions, type SecureContext } from "node:tls";
 import { Inbound } from "./inbound.ts";
+import { released, slabReads } from "./read-buffers.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { Target } from "./upstream.ts";
-
-/** Bytes of each read buffer, and the least room left in one before a new one is taken. */
-const READ_BUFFER_BYTES = 1024 * 1024;
-const MIN_READ_ROOM = 64 * 1024;
 
 export class UpstreamConnection {
   /** Which requests it may serve: same address, port, and TLS name. */
@@ -25,8 +21,8 @@ export class UpstreamConnection {
   private constructor(key: string, dial: (onread: OnReadOpts) => Socket) {
     this.key = key;
     let inbound: Inbound | undefined;
-    this.socket = dial(largeReads((chunk) => inbound!.push(chunk)));
-    inbound = this.inbound = new Inbound(this.socket);
+    this.socket = dial(slabReads((chunk) => inbound!.push(chunk)));
+    inbound = this.inbound = new Inbound(this.socket, released);
     this.socket.on("error", (error) => inbound.fail(error));
     this.socket.once("end", () => inbound.end());
     this.socket.once("close", () => inbound.fail(new Error("the connection closed")));
@@ -69,24 +65,4 @@ function testTrust(ca: string): SecureContext {
   let context = testTrusts.get(ca);
   if (!context) testTrusts.set(ca, (context = createSecureContext({ ca: [...rootCertificates, ca] })));
   return context;
-}
-
-/** Read options whose buffers are carved from large slabs, each read into the room after the last. */
-function largeReads(push: (chunk: Buffer) => void): OnReadOpts {
-  let slab = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-  let used = 0;
-  return {
-    buffer: () => {
-      if (slab.length - used < MIN_READ_ROOM) {
-        slab = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-        used = 0;
-      }
-      return slab.subarray(used);
-    },
-    callback: (bytes, buffer) => {
-      used += bytes;
-      push((buffer as Buffer).subarray(0, bytes));
-      return true;
-    },
-  };
 }
