@@ -154,13 +154,17 @@ describe.skipIf(!bwrap)("a sandbox's egress through the runtime's proxy", () => 
     expect(entry!.bytesIn).toBeGreaterThan(0);
   });
 
-  it("terminates HTTPS with the sandbox's own authority, which curl, Python and Node trust, and injects there too", async () => {
+  it("terminates HTTPS with the sandbox's own authority, which curl, Python, Node and git trust, and injects there too", async () => {
     const curl = await sh("curl -sS -m 10 https://secure.test/s");
     expect(JSON.parse(curl.stdout)).toMatchObject({ scheme: "https", apiKey: SECRET, authorization: null });
     const python = await sh(`/usr/bin/python3 -c 'import urllib.request,json; print(json.load(urllib.request.urlopen("https://secure.test/p"))["apiKey"])'`);
     expect(python.stdout.trim()).toBe(SECRET);
     const node = await sh(`node -e 'fetch("https://secure.test/n").then(r => r.json()).then(j => console.log(j.scheme))'`);
     expect(node.stdout.trim(), node.stderr).toBe("https");
+    // git trusts it too: its TLS is made, and the server's answer (no repository there) is what it complains of.
+    const git = await sh("git ls-remote https://secure.test/repo.git 2>&1; echo rc=$?");
+    expect(git.stdout).not.toMatch(/certificate|SSL/i);
+    expect((await audit()).findLast((e) => e.path === "/repo.git/info/refs")).toMatchObject({ kind: "https", host: "secure.test", status: 200 });
     expect((await audit()).findLast((e) => e.kind === "https")).toMatchObject({ host: "secure.test", port: 443, decision: "injected", status: 200 });
   });
 
