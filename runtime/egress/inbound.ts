@@ -22,7 +22,7 @@ const RELAY_BUFFER_BYTES = 1024 * 1024;
 
 export class Inbound {
   readonly #source: Duplex;
-  /** Told of each chunk once a sink has written it on (its memory may be used again). */
+  /** Told of each chunk once a sink has written it on, or it was copied (its memory may be used again). */
   readonly #written: ((chunk: Buffer) => void) | undefined;
   /** Bytes that arrived with no consumer, or after the last one's end, oldest first. */
   readonly #pending: Buffer[] = [];
@@ -90,8 +90,18 @@ export class Inbound {
       };
       this.#attach({
         take: (chunk) => {
-          held = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
-          while (scanned === 0 && held.length >= 2 && held[0] === CRLF[0] && held[1] === CRLF[1]) held = held.subarray(2);
+          if (held.length === 0) held = chunk;
+          else {
+            // A head in pieces is put together in a copy: the pieces are passed on.
+            const joined = Buffer.concat([held, chunk]);
+            this.#written?.(held);
+            this.#written?.(chunk);
+            held = joined;
+          }
+          while (scanned === 0 && held.length >= 2 && held[0] === CRLF[0] && held[1] === CRLF[1]) {
+            this.#written?.(held.subarray(0, 2));
+            held = held.subarray(2);
+          }
           let end: number;
           try {
             end = headEnd(held, Math.max(0, scanned - 3), status);
@@ -105,7 +115,10 @@ export class Inbound {
           }
           done(() => {
             if (end < held.length) this.#pending.unshift(held.subarray(end));
-            resolve(held.subarray(0, end));
+            // The head is read from a copy of its own, so the memory it arrived in can be used again.
+            const head = Buffer.from(held.subarray(0, end));
+            this.#written?.(held.subarray(0, end));
+            resolve(head);
           });
         },
         end: () => done(() => (held.length === 0 ? resolve(undefined) : reject(new MessageError(status, "the connection ended inside a head")))),

@@ -21,11 +21,15 @@ export class UpstreamConnection {
   private constructor(key: string, dial: (onread: OnReadOpts) => Socket) {
     this.key = key;
     let inbound: Inbound | undefined;
-    this.socket = dial(slabReads((chunk) => inbound!.push(chunk)));
+    const reads = slabReads((chunk) => inbound!.push(chunk));
+    this.socket = dial(reads.options);
     inbound = this.inbound = new Inbound(this.socket, released);
     this.socket.on("error", (error) => inbound.fail(error));
     this.socket.once("end", () => inbound.end());
-    this.socket.once("close", () => inbound.fail(new Error("the connection closed")));
+    this.socket.once("close", () => {
+      inbound.fail(new Error("the connection closed"));
+      reads.close();
+    });
   }
 
   /** A connection to `target`: TLS when `tlsName` is given (the name its certificate must have). */

@@ -7,7 +7,7 @@
  * answer; and the audit trail must count each body's bytes exactly.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttp, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import { createServer as createHttps } from "node:https";
@@ -34,6 +34,8 @@ interface Seen {
 }
 const seen: Seen[] = [];
 let liarConnections = 0;
+/** What /random answers: bytes that show any reordering or reuse of memory on the way. */
+const RANDOM = randomBytes(6 * 1024 * 1024 + 12_345);
 
 let dataDir: DataDir;
 let runtime: RunningRuntime;
@@ -54,6 +56,10 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url!, "http://x");
     if (url.pathname === "/sized") {
       res.end(Buffer.alloc(Number(url.searchParams.get("n")), 97));
+      return;
+    }
+    if (url.pathname === "/random") {
+      res.end(RANDOM);
       return;
     }
     if (url.pathname === "/chunked-answer") {
@@ -283,6 +289,16 @@ print(json.dumps([out, hashlib.sha256(body).hexdigest()]))
       { path: "/sized", bytesOut: 0, bytesIn: 54_321, status: 200 },
       { path: "/chunked-answer", bytesOut: 0, bytesIn: 3000, status: 200 },
     ]);
+  });
+
+  it("passes downloads on byte for byte, many at once and one after another on a connection, plain and intercepted", async () => {
+    const sha = createHash("sha256").update(RANDOM).digest("hex");
+    const fetchAll = (scheme: string) => `(for i in 1 2 3; do curl -sS -m 30 ${scheme}/random | sha256sum & done; curl -sS -m 30 ${scheme}/random ${scheme}/random | sha256sum; wait)`;
+    const { stdout, stderr } = await sh(`${fetchAll("http://api.test")}; ${fetchAll("https://secure.test")}`);
+    const sums = stdout.trim().split("\n").map((line) => line.split(" ")[0]);
+    const twice = createHash("sha256").update(RANDOM).update(RANDOM).digest("hex");
+    expect(sums.filter((sum) => sum === sha), stderr).toHaveLength(6);
+    expect(sums.filter((sum) => sum === twice)).toHaveLength(2);
   });
 
   it("passes a large upload that waits for 100 Continue, byte for byte", async () => {
