@@ -46,6 +46,8 @@ class HttpConnection {
     this.#egress = egress;
     this.#client = client;
     this.#flow = flow;
+    // A client may end its side once its request is sent (shutdown after writing): it still gets the answer.
+    client.allowHalfOpen = true;
     client.on("error", () => undefined);
     client.on("timeout", () => client.destroy());
     client.once("close", () => {
@@ -62,7 +64,9 @@ class HttpConnection {
         this.#client.setTimeout(0);
         if (head === undefined) break;
         if (head instanceof Error) {
-          this.#refuseUnread(head, undefined);
+          // A head cut short by the connection going away is no request: nothing to answer.
+          if (head instanceof MessageError) this.#refuseUnread(head, undefined);
+          else this.#client.destroy();
           break;
         }
         this.#busy = true;
@@ -70,6 +74,9 @@ class HttpConnection {
         this.#busy = false;
         if (!more) break;
       }
+    } catch {
+      this.#upstream?.destroy();
+      this.#client.destroy();
     } finally {
       if (this.#upstream) this.#egress.upstreams.give(this.#upstream);
       if (!this.#joined && !this.#client.writableEnded) this.#client.end();
@@ -134,14 +141,15 @@ class HttpConnection {
       answerFraming = answer.status === 101 ? { kind: "none" } : responseFraming(answer, request.method);
     } catch (error) {
       upstream.destroy();
-      const failure = bodyError ?? (error as Error);
-      const status = failure instanceof MessageError ? failure.status : 502;
-      return this.#failed(record, status, failure instanceof MessageError ? failure.message : this.#upstreamFailure(failure));
+      // The request's own body failing (malformed, or the sandbox leaving) is what cut the server off.
+      if (bodyError) return this.#failed(record, bodyError instanceof MessageError ? bodyError.status : 400, `the request's body: ${bodyError.message}`);
+      if (error instanceof MessageError) return this.#failed(record, error.status, error.message);
+      return this.#failed(record, 502, this.#upstreamFailure(error as Error));
     }
 
     if (answer.status === 101) {
       await sending;
-      if (bodyError) return this.#failed(record, 400, (bodyError as Error).message);
+      if (bodyError) return this.#failed(record, 400, `the request's body: ${(bodyError as Error).message}`);
       this.#client.write(serializeHead(`HTTP/1.1 101 ${answer.reason}`, answer.fields));
       this.#upstream = undefined;
       this.#joined = true;

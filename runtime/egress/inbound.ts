@@ -110,7 +110,8 @@ export class Inbound {
           }
           if (end < 0 ? held.length > limit : end > limit) return done(() => reject(new MessageError(status === 400 ? 431 : status, `the head is longer than ${limit} bytes`)));
           if (end < 0) {
-            scanned = held.length;
+            // A lone CR may be the first half of an empty line still to be skipped.
+            scanned = held.length === 1 && held[0] === CRLF[0] ? 0 : held.length;
             return;
           }
           done(() => {

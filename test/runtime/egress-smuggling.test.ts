@@ -226,6 +226,24 @@ describe.skipIf(!bwrap)("request smuggling through the egress proxy", () => {
     expect((await auditAfter(since)).at(-1)).toMatchObject({ path: "/lying", status: 400, reason: expect.stringContaining("malformed chunked body") });
   });
 
+  it("answers a client that ends its side once its request is sent", async () => {
+    const script = `
+import socket
+s = socket.create_connection(("api.test", 80), timeout=5)
+s.sendall(b"GET /half HTTP/1.1\\r\\nHost: api.test\\r\\n\\r\\n")
+s.shutdown(socket.SHUT_WR)
+got = b""
+while True:
+    data = s.recv(65536)
+    if not data: break
+    got += data
+print(got.decode())
+`;
+    const { stdout, stderr } = await sh(`/usr/bin/python3 -c '${script.replace(/'/g, "'\\''")}'`);
+    expect(statuses(stdout), stderr).toEqual([200]);
+    expect(stdout).toContain('"url":"/half"');
+  });
+
   it("sends an absolute-form request to the server in origin form, judged by its host", async () => {
     const answer = await raw("GET http://api.test/absolute?q=1 HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n");
     expect(statuses(answer)).toEqual([200]);
