@@ -3,8 +3,9 @@
  * the runtime's proxy: redirect, connection tracking, judging, forwarding by name) beside the same
  * client on the host going straight to the server; a 256 MiB download over HTTP and over HTTPS with
  * interception (the proxy terminates TLS with the sandbox's authority and opens its own to the
- * server) beside the same download direct; and what a policy change costs (the runtime's PUT,
- * which rewrites the namespace's firewall when the container runs). The servers are on loopback,
+ * server) beside the same download direct; the first HTTPS request to a name (its leaf
+ * certificate signed then) beside one to a name already signed; and what a policy change costs
+ * (the runtime's PUT, which rewrites the namespace's firewall when the container runs). The servers are on loopback,
  * reached from inside through the proxy's test name map: no internet.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
@@ -22,6 +23,10 @@ import type { BenchModule, BenchTable } from "./types.ts";
 const DOWNLOAD_BYTES = 256 * 1024 * 1024;
 const REQUESTS = 200;
 const POLICY_CHANGES = 40;
+/** Names the sandbox has not reached before: each one's first HTTPS request signs a leaf certificate. */
+const NEW_NAMES = Array.from({ length: 40 }, (_, i) => `n${i + 1}.bench.test`);
+/** Longer than the proxy keeps an idle connection to a server, so the second round dials anew as the first did. */
+const POOL_IDLE_WAIT_MS = 4500;
 const KEY = "bench-egress";
 const SECRET = "bench-secret-value";
 
@@ -31,6 +36,7 @@ const POLICY = networkPolicySchema.parse({
   rules: [
     { action: "allow", host: "bench.test", ports: [80, 443] },
     { action: "allow", host: "*.example.com", ports: [443] },
+    { action: "allow", host: "*.bench.test", ports: [443] },
     { action: "deny", cidr: "10.0.0.0/8" },
     { action: "allow", host: "git.example.org", ports: [22] },
   ],
@@ -48,10 +54,21 @@ const once = () => new Promise((resolve, reject) => {
 (async () => { for (let i = 0; i < n; i++) out.push(await once()); console.log(JSON.stringify(out)); })();
 `;
 
+/** One GET to each name in BENCH_NAMES in turn, each on a new connection; prints each one's milliseconds as JSON. */
+const NAMES_CLIENT = `
+const { get } = require("node:https");
+const names = process.env.BENCH_NAMES.split(","), out = [];
+const once = (name) => new Promise((resolve, reject) => {
+  const t0 = performance.now();
+  get("https://" + name + "/", { agent: false }, (res) => { res.resume(); res.on("end", () => resolve(performance.now() - t0)); }).on("error", reject);
+});
+(async () => { for (const name of names) out.push(await once(name)); console.log(JSON.stringify(out)); })();
+`;
+
 function certificates(dir: string): { ca: string; key: string; cert: string } {
   const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=bench CA", "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE"]);
-  run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "leaf.key", "-out", "leaf.pem", "-CA", "ca.pem", "-CAkey", "ca.key", "-subj", "/CN=bench.test", "-days", "2", "-addext", "subjectAltName=DNS:bench.test"]);
+  run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "leaf.key", "-out", "leaf.pem", "-CA", "ca.pem", "-CAkey", "ca.key", "-subj", "/CN=bench.test", "-days", "2", "-addext", "subjectAltName=DNS:bench.test,DNS:*.bench.test"]);
   const read = (name: string) => readFileSync(join(dir, name), "utf8");
   return { ca: read("ca.pem"), key: read("leaf.key"), cert: read("leaf.pem") };
 }
@@ -134,7 +151,10 @@ async function run(): Promise<BenchTable[]> {
   const runtime = await startRuntime({
     dataDir,
     isolation: "bwrap",
-    egressTestHosts: { hosts: { "bench.test:80": `127.0.0.1:${webPort}`, "bench.test:443": `127.0.0.1:${securePort}` }, ca: certs.ca },
+    egressTestHosts: {
+      hosts: { "bench.test:80": `127.0.0.1:${webPort}`, "bench.test:443": `127.0.0.1:${securePort}`, ...Object.fromEntries(NEW_NAMES.map((name) => [`${name}:443`, `127.0.0.1:${securePort}`])) },
+      ca: certs.ca,
+    },
   });
   try {
     const started = await fetch(`${runtime.url}/containers/${KEY}/start`, {
@@ -158,6 +178,14 @@ async function run(): Promise<BenchTable[]> {
     const open = await inside("http://bench.test/");
     await bench.setEgress(KEY, POLICY);
     const directHttps = await hostLatencies(`https://127.0.0.1:${securePort}/`, caFile);
+
+    // The first request to each new name (a leaf signed for it), then to the same names once the proxy's idle connections are gone.
+    // Each name resolved first: our resolver's first answer for a name also adds its address to the firewall's named set.
+    await bench.sh(`for name in ${NEW_NAMES.join(" ")}; do getent hosts $name > /dev/null; done`);
+    const byName = async () => JSON.parse(await bench.sh(`node -e "$BENCH_CLIENT"`, { BENCH_CLIENT: NAMES_CLIENT, BENCH_NAMES: NEW_NAMES.join(",") })) as number[];
+    const firstToName = await byName();
+    await new Promise((resolve) => setTimeout(resolve, POOL_IDLE_WAIT_MS));
+    const alreadySigned = await byName();
 
     // 256 MiB, through the proxy and direct, alternating so that machine noise lands on both.
     const downloadInside = async (url: string) => curlSpeed(await bench.sh(`curl -sS -o /dev/null -w '${CURL_FORMAT}' ${url}`));
@@ -197,6 +225,15 @@ async function run(): Promise<BenchTable[]> {
           },
         ],
         notes: ["Both clients are the same Node script; the one inside runs in the sandbox's container, its connections redirected to the runtime's proxy, which finds their destination in conntrack, judges the request and forwards it by name."],
+      },
+      {
+        title: `HTTPS from inside a sandbox to a name it has not reached before (GET, a new connection each, ${NEW_NAMES.length} names)`,
+        baselineLabel: "the same names again, each leaf already signed",
+        rows: [
+          { metric: "median, the first request to a name (its leaf certificate signed in the runtime)", ours: ms(median(firstToName)), baseline: ms(median(alreadySigned)) },
+          { metric: "p99", ours: ms(percentile(firstToName, 99)), baseline: ms(percentile(alreadySigned, 99)) },
+        ],
+        notes: ["Every name is resolved once before; both rounds resolve it again, make TLS to the proxy and the proxy's own TLS to the server; only the first signs. Certificates are written and signed in the runtime's process: no key leaves its memory."],
       },
       {
         title: `A ${DOWNLOAD_BYTES / 1024 / 1024} MiB download through the egress proxy (curl, best of 3)`,

@@ -1,7 +1,7 @@
 /**
  * One outbound TCP connection of a sandbox, as it reaches the proxy: where it was going (the
  * namespace's connection tracking), what it speaks (its first bytes), then one of three ways.
- *   - HTTP: each request is judged by its Host and forwarded by name (http-forward.ts).
+ *   - HTTP: each request is judged by its Host and forwarded by name (http-exchange.ts).
  *   - TLS: terminated with a certificate of the sandbox's own authority for the name it asks, then
  *     each request judged and forwarded like HTTP, its Host held to that name.
  *   - anything else: judged by the address dialed and the names our resolver gave out for it, then
@@ -13,8 +13,7 @@ import { connect, type Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import { decide } from "../../protocol/network-policy.ts";
 import { firstBytes } from "./first-bytes.ts";
-import { ReplayedSocket } from "./replayed-socket.ts";
-import { bindFlow } from "./flow-context.ts";
+import { serveHttp } from "./http-exchange.ts";
 import type { NamespaceSockets } from "./namespace.ts";
 import { NAMESPACE_ADDRESSES } from "./namespace-addresses.ts";
 import { originalDestination, type OriginalDestination } from "./original-destination.ts";
@@ -43,24 +42,21 @@ export async function handleConnection(egress: SandboxEgress, socket: Socket, so
   const speech = await firstBytes(socket);
   if (speech.kind === "closed") return;
   if (speech.kind === "http") {
-    // The HTTP server reads the socket itself, from the bytes put back on it (see readFromStream).
-    bindFlow(socket, { destination });
-    readFromStream(socket);
-    egress.http.emit("connection", socket);
-    socket.resume();
+    serveHttp(egress, socket, { destination });
     return;
   }
   if (speech.kind === "tls") {
-    // TLS reads a plain socket's handle directly: it is given the stream, its first bytes handed back first.
-    socket.read(speech.first!.length);
-    await interceptTls(egress, new ReplayedSocket(socket, speech.first!), destination, speech.serverName);
-    socket.resume();
+    await interceptTls(egress, socket, destination, speech.serverName);
     return;
   }
   pipeTcp(egress, socket, destination);
 }
 
-async function interceptTls(egress: SandboxEgress, socket: ReplayedSocket, destination: OriginalDestination, serverName: string | undefined): Promise<void> {
+/**
+ * TLS is served on the socket's own handle (no stream in between); the ClientHello put back on the
+ * socket is read from it first.
+ */
+async function interceptTls(egress: SandboxEgress, socket: Socket, destination: OriginalDestination, serverName: string | undefined): Promise<void> {
   // Without a name, the certificate is for the address dialed (https://203.0.113.7/).
   const name = serverName ?? egress.testHosts?.nameOf(destination.ip) ?? destination.ip;
   let secure: TLSSocket;
@@ -69,23 +65,11 @@ async function interceptTls(egress: SandboxEgress, socket: ReplayedSocket, desti
     secure = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: ["http/1.1"] });
   } catch (error) {
     egress.audit.add({ kind: "https", host: name, ip: destination.ip, port: destination.port, bytesOut: 0, bytesIn: 0, decision: "denied", rule: "proxy", reason: `no certificate: ${(error as Error).message}` });
-    socket.reset();
+    socket.resetAndDestroy();
     return;
   }
   secure.on("error", () => socket.destroy());
-  bindFlow(secure, { destination, serverName: name });
-  egress.http.emit("connection", secure);
-}
-
-/**
- * Node's HTTP server reads a fresh TCP socket's handle directly, past the bytes put back on it; on
- * a handle marked as already read that way, it reads the socket as a stream, put-back bytes first.
- * Cheaper than a wrapping stream (replayed-socket.ts): the answer's bytes are written to the socket
- * itself.
- */
-function readFromStream(socket: Socket): void {
-  const handle = (socket as unknown as { _handle?: { _consumed?: boolean } })._handle;
-  if (handle) handle._consumed = true;
+  serveHttp(egress, secure, { destination, serverName: name });
 }
 
 function pipeTcp(egress: SandboxEgress, socket: Socket, destination: OriginalDestination): void {

@@ -1,15 +1,15 @@
 /**
  * What a connection speaks, from its first bytes: a TLS ClientHello (and the server name it asks
- * for), an HTTP/1 request, or anything else. The bytes are put back (`unshift`, for a reader of the
- * stream) and returned (`first`, for one that reads the socket's handle: replayed-socket.ts). A protocol whose server speaks first (SMTP, MySQL) sends nothing: after
- * PEEK_MS it is taken as plain TCP.
+ * for), an HTTP/1 request, or anything else. The bytes are put back (`unshift`): whoever reads the
+ * socket next (the HTTP exchange, TLS on the socket's handle, a pipe) reads them first. A protocol
+ * whose server speaks first (SMTP, MySQL) sends nothing: after PEEK_MS it is taken as plain TCP.
  */
 import type { Socket } from "node:net";
 
 /** How long a client that says nothing is given before its connection is taken as plain TCP. */
 export const PEEK_MS = 250;
 
-export type Speech = ({ kind: "tls"; serverName: string | undefined } | { kind: "http" } | { kind: "tcp" } | { kind: "closed" }) & { first?: Buffer };
+export type Speech = { kind: "tls"; serverName: string | undefined } | { kind: "http" } | { kind: "tcp" } | { kind: "closed" };
 
 const HTTP_METHOD = /^(GET|HEAD|POST|PUT|DELETE|PATCH|OPTIONS|TRACE|CONNECT|PROPFIND|PROPPATCH|MKCOL|COPY|MOVE|LOCK|UNLOCK|REPORT|SEARCH) /;
 
@@ -23,7 +23,7 @@ export function firstBytes(socket: Socket, waitMs = PEEK_MS): Promise<Speech> {
       if (chunk) socket.unshift(chunk);
       resolve(speech);
     };
-    const onData = (chunk: Buffer) => done({ ...classify(chunk), first: chunk }, chunk);
+    const onData = (chunk: Buffer) => done(classify(chunk), chunk);
     const onClose = () => done({ kind: "closed" });
     const timer = setTimeout(() => done({ kind: "tcp" }), waitMs);
     socket.on("data", onData);

@@ -1,31 +1,40 @@
 /**
  * What the proxy decides about one HTTP request of a sandbox (plain, or inside TLS it terminated),
- * before anything goes out: the host the request names and the port it was sent to, whether the
- * policy lets it through (by name, then by the address the runtime resolves the name to), where it
- * goes, and which headers an injection rule adds. The address the sandbox dialed plays no part. Over
- * TLS the Host must be the name the client's TLS asked for. Shared by plain requests
- * (http-forward.ts) and protocol upgrades (upgrade-forward.ts), so both are judged alike.
+ * from its head alone, before anything goes out: the host the request names and the port it was
+ * sent to, whether the policy lets it through (by name, then by the address the runtime resolves
+ * the name to), where it goes, and which headers an injection rule adds. The address the sandbox
+ * dialed plays no part. Over TLS the Host must be the name the client's TLS asked for. Plain
+ * requests and protocol upgrades (http-exchange.ts, upgrade-forward.ts) are judged alike.
  */
-import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
-import { request as httpRequest, type ClientRequest, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { rootCertificates } from "node:tls";
 import { decide, injectionFor, normalizeHost } from "../../protocol/network-policy.ts";
 import type { AuditRecord } from "./audit-log.ts";
-import { flowOf } from "./flow-context.ts";
+import type { FlowContext } from "./flow-context.ts";
+import { fieldTokens, fieldValues, MessageError, type HeaderField, type RequestHead } from "./http-head.ts";
 import type { SandboxEgress } from "./sandbox-egress.ts";
 import { neverReached, resolveTargets, type Target } from "./upstream.ts";
 
-/** Headers about one hop, never passed on (RFC 9110 7.6.1), and the proxy's own. */
-export const HOP_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"]);
+/** Fields about one hop, never passed on (RFC 9110 7.6.1), and the proxy's own. */
+export const HOP_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "upgrade"]);
+
+/**
+ * Fields that say where a request goes and where its body ends. Bodies pass through as they came,
+ * so these pass as they came too: a Connection field listing them, or an injection rule naming
+ * them, would let the server frame the body otherwise than the proxy did.
+ */
+const FRAMING_HEADERS = new Set(["host", "content-length", "transfer-encoding"]);
 
 /** What is known of a request before it is judged: what the audit trail says of it. */
 export interface RequestFacts {
   host: string | undefined;
   port: number;
   tls: boolean;
+  /** The name the client's TLS asked for (TLS only). */
+  serverName: string | undefined;
   method: string;
+  /** The path without its query (for the audit trail). */
   path: string;
+  /** The request target as the server gets it (origin-form). */
+  target: string;
 }
 
 export type Judgement =
@@ -43,14 +52,35 @@ export type Judgement =
       missing: string | undefined;
     };
 
-export function factsOf(req: IncomingMessage): RequestFacts {
-  const flow = flowOf(req.socket);
+/** The facts of a request head; a head that names its host ambiguously is refused. */
+export function factsOf(head: RequestHead, flow: FlowContext): RequestFacts {
+  const hosts = fieldValues(head.fields, "host");
+  if (hosts.length > 1) throw new MessageError(400, "the request has more than one Host");
+  let target = head.target;
+  let host = hostOf(hosts[0]);
+  if (/^https?:\/\//i.test(target)) {
+    // Absolute form: a server takes its authority over Host (RFC 9112 3.2.2), so the two must agree.
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      throw new MessageError(400, "the request target is not a URL");
+    }
+    if (url.username || url.password) throw new MessageError(400, "the request target holds credentials");
+    if (hosts.length > 0 && hostOf(url.host) !== host) throw new MessageError(400, `the request target's host (${url.host}) is not its Host (${hosts[0]})`);
+    host = hostOf(url.host);
+    target = `${url.pathname}${url.search}`;
+  } else if (!target.startsWith("/") && !(target === "*" && head.method === "OPTIONS")) {
+    throw new MessageError(400, `the request target ${JSON.stringify(target.slice(0, 100))} is not a path`);
+  }
   return {
-    host: hostOf(req.headers.host),
-    port: flow?.destination.port ?? 80,
-    tls: flow?.serverName !== undefined,
-    method: req.method ?? "GET",
-    path: (req.url ?? "/").split("?")[0]!,
+    host,
+    port: flow.destination.port,
+    tls: flow.serverName !== undefined,
+    serverName: flow.serverName,
+    method: head.method,
+    path: target.split("?")[0]!,
+    target,
   };
 }
 
@@ -68,9 +98,8 @@ export function auditRecord(facts: RequestFacts, fields: Partial<AuditRecord> & 
   };
 }
 
-export async function judgeRequest(egress: SandboxEgress, req: IncomingMessage, facts: RequestFacts): Promise<Judgement> {
-  const { host, port } = facts;
-  const serverName = flowOf(req.socket)?.serverName;
+export async function judgeRequest(egress: SandboxEgress, facts: RequestFacts): Promise<Judgement> {
+  const { host, port, serverName } = facts;
   if (!host) return { allowed: false, status: 400, rule: "proxy", reason: "the request names no Host" };
   if (facts.tls && host !== serverName) return { allowed: false, status: 421, rule: "proxy", reason: `the Host (${host}) is not the name TLS asked for (${serverName})` };
   const byName = decide(egress.policy, { names: [host], port });
@@ -99,14 +128,6 @@ export async function judgeRequest(egress: SandboxEgress, req: IncomingMessage, 
   };
 }
 
-/** The request to the judged host: TLS to that name (its certificate checked) when the sandbox's was TLS. */
-export function upstreamRequest(egress: SandboxEgress, judged: Extract<Judgement, { allowed: true }>, facts: RequestFacts, req: IncomingMessage, headers: OutgoingHttpHeaders): ClientRequest {
-  const options: RequestOptions = { host: judged.target.host, port: judged.target.port, method: req.method, path: req.url, headers, setHost: false };
-  if (!facts.tls) return httpRequest(options);
-  const testCa = judged.target.mapped && egress.testHosts?.ca ? { ca: [...rootCertificates, egress.testHosts.ca] } : {};
-  return httpsRequest({ ...options, servername: judged.host, ...testCa });
-}
-
 /** The host a Host header names, as rules compare it (no port). */
 function hostOf(header: string | undefined): string | undefined {
   if (!header) return undefined;
@@ -114,17 +135,26 @@ function hostOf(header: string | undefined): string | undefined {
   return match ? normalizeHost(match[1]!) : undefined;
 }
 
-/** The request's headers as sent, less those of the hop, with the injected ones set (replacing the sandbox's own). */
-export function passedHeaders(req: IncomingMessage, injected: Record<string, string>): OutgoingHttpHeaders {
-  const headers: OutgoingHttpHeaders = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
+/**
+ * The request's fields as sent, less those of the hop (and those its Connection field lists), with
+ * the injected ones set in place of the sandbox's own of those names. Framing fields stay as sent.
+ */
+export function passedFields(fields: readonly HeaderField[], injected: Record<string, string>): HeaderField[] {
+  const listed = new Set(fieldTokens(fields, "connection").filter((name) => !FRAMING_HEADERS.has(name)));
+  const injects = Object.entries(injected).filter(([name]) => !FRAMING_HEADERS.has(name) && !HOP_HEADERS.has(name));
+  const replaced = new Set(injects.map(([name]) => name));
+  const passed = fields.filter(([name]) => {
     const lower = name.toLowerCase();
-    if (HOP_HEADERS.has(lower) || lower in injected) continue;
-    const value = req.rawHeaders[i + 1]!;
-    const existing = headers[name];
-    headers[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [String(existing)]), value];
-  }
-  for (const [name, value] of Object.entries(injected)) headers[name] = value;
-  return headers;
+    return !HOP_HEADERS.has(lower) && !listed.has(lower) && !replaced.has(lower);
+  });
+  return [...passed, ...injects];
+}
+
+/** A server's fields as it sent them, less those of the hop (and those its Connection field lists). */
+export function answeredFields(fields: readonly HeaderField[]): HeaderField[] {
+  const listed = new Set(fieldTokens(fields, "connection").filter((name) => !FRAMING_HEADERS.has(name)));
+  return fields.filter(([name]) => {
+    const lower = name.toLowerCase();
+    return !HOP_HEADERS.has(lower) && !listed.has(lower);
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * Every sandbox's egress in one runtime, by sandbox key, and what they share: the tools the
- * namespace setup and the certificates need, and the test name map where one is on. A sandbox's
+ * namespace setup needs, and the test name map where one is on. A sandbox's
  * entry is made when its Durable Object first gives a policy (or its container first starts), and
  * kept while the runtime runs.
  */
@@ -12,7 +12,6 @@ import { SandboxEgress } from "./sandbox-egress.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 
 export interface EgressTools extends NamespaceTools {
-  openssl: string;
   nft: string;
 }
 
@@ -37,7 +36,7 @@ export class EgressRegistry {
       const tools = this.#tools;
       egress = new SandboxEgress(key, this.testHosts, () => {
         if ("missing" in tools) throw new Error(tools.missing);
-        return makeCertificates(tools.openssl, key);
+        return makeCertificates(key);
       });
       this.#sandboxes.set(key, egress);
     }

@@ -8,19 +8,17 @@
  * A policy change takes effect at once: new connections and requests are judged by it, and open
  * connections that it would now refuse are cut.
  */
-import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { OPEN_POLICY, type NetworkPolicy } from "../../protocol/network.ts";
 import { decide } from "../../protocol/network-policy.ts";
 import { AuditLog } from "./audit-log.ts";
 import { handleConnection } from "./connection.ts";
 import { serveDns } from "./dns-server.ts";
-import { forwardRequest } from "./http-forward.ts";
-import { forwardUpgrade } from "./upgrade-forward.ts";
 import { neverReached } from "./upstream.ts";
 import type { NamespaceSockets } from "./namespace.ts";
 import type { NamespaceFirewall, Refusal } from "./namespace-firewall.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { Certificates } from "./certificates.ts";
+import { UpstreamPool } from "./upstream-pool.ts";
 
 /** Addresses whose names are remembered, at most (the oldest are forgotten first). */
 const MAX_REMEMBERED = 4096;
@@ -37,8 +35,8 @@ export class SandboxEgress {
   readonly key: string;
   readonly audit = new AuditLog();
   readonly testHosts: TestHostMap | undefined;
-  /** Requests of this sandbox's HTTP connections are parsed here (it never listens). */
-  readonly http: HttpServer;
+  /** Idle connections to the servers this sandbox reached, for its next requests. */
+  readonly upstreams = new UpstreamPool();
   #policy: NetworkPolicy = OPEN_POLICY;
   #secrets: ReadonlyMap<string, string> = new Map();
   readonly #names = new Map<string, Set<string>>();
@@ -52,8 +50,6 @@ export class SandboxEgress {
     this.key = key;
     this.testHosts = testHosts;
     this.#makeCertificates = makeCertificates;
-    this.http = createHttpServer({ requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => void forwardRequest(this, req, res));
-    this.http.on("upgrade", (req, socket, head) => void forwardUpgrade(this, req, socket, head));
   }
 
   get policy(): NetworkPolicy {
@@ -117,6 +113,7 @@ export class SandboxEgress {
     this.#firewall?.close();
     this.#firewall = undefined;
     for (const flow of this.#open) flow.cut("the sandbox's container stopped");
+    this.upstreams.close();
     this.#names.clear();
   }
 

@@ -28,7 +28,7 @@ export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "util-linux", probe: { commands: ["unshare", "nsenter", "setpriv"] }, needs: ["start", "test"], why: "unshare and nsenter for sandbox networks" },
   { name: "nftables", probe: { commands: ["nft"] }, needs: ["start", "test"], why: "a sandbox network's only way out: its egress proxy" },
   { name: "iproute2", probe: { commands: ["ip"] }, needs: ["start", "test"], why: "the address and route of a sandbox network" },
-  { name: "openssl", probe: { commands: ["openssl"] }, needs: ["start", "test"], why: "the certificates of a sandbox's egress authority" },
+  { name: "openssl", probe: { commands: ["openssl"] }, needs: ["test"], why: "the test servers' certificates of the egress tests and benchmark" },
   { name: "procps", probe: { commands: ["ps", "top"] }, needs: ["start", "test"], why: "ps for the runtime, top in terminals" },
   { name: "git", probe: { commands: ["git"] }, needs: ["start", "test"], why: "git checkout in sandboxes" },
   { name: "curl", probe: { commands: ["curl"] }, needs: ["start", "test"], why: "commands expect it, as in the image" },

@@ -7,9 +7,8 @@
  * a connection is open; the secrets nowhere inside; the audit trail of all of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttp, type Server as HttpServer } from "node:http";
 import { createServer as createHttps } from "node:https";
 import { createServer as createTcp, type Server as TcpServer } from "node:net";
@@ -21,6 +20,7 @@ import { networkPolicySchema, type AuditEntry } from "../../protocol/network.ts"
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { call, eventually, runtimeCall, tempDataDir, type DataDir } from "./helpers.ts";
+import { upstreamCertificates } from "./upstream-certificates.ts";
 
 const bwrap = detectIsolation().bwrap.available;
 const SECRET = "tok-7f3a9c0e5b1d";
@@ -39,15 +39,6 @@ const listenOn = async (server: { listen(port: number, host: string, cb: () => v
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as { port: number }).port;
 };
-
-/** A CA and a certificate for secure.test, as a real server would have one. */
-function testCertificates(dir: string): { ca: string; key: string; cert: string } {
-  const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=upstream test CA", "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE"]);
-  run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "leaf.key", "-out", "leaf.pem", "-CA", "ca.pem", "-CAkey", "ca.key", "-subj", "/CN=secure.test", "-days", "2", "-addext", "subjectAltName=DNS:secure.test"]);
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return { ca: read("ca.pem"), key: read("leaf.key"), cert: read("leaf.pem") };
-}
 
 const policy = (input: NetworkPolicyInput) => networkPolicySchema.parse(input);
 const BASE_POLICY = policy({
@@ -106,7 +97,7 @@ for target in sys.argv[1:]:
 describe.skipIf(!bwrap)("a sandbox's egress through the runtime's proxy", () => {
   beforeAll(async () => {
     certDir = mkdtempSync(join(tmpdir(), "egress-test-certs-"));
-    const certs = testCertificates(certDir);
+    const certs = upstreamCertificates(certDir, "secure.test");
     const respond = (scheme: string) => (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => {
       if (req.url === "/redirect") {
         res.writeHead(302, { location: "http://denied.test/landing" }).end();
@@ -163,13 +154,17 @@ describe.skipIf(!bwrap)("a sandbox's egress through the runtime's proxy", () => 
     expect(entry!.bytesIn).toBeGreaterThan(0);
   });
 
-  it("terminates HTTPS with the sandbox's own authority, which curl, Python and Node trust, and injects there too", async () => {
+  it("terminates HTTPS with the sandbox's own authority, which curl, Python, Node and git trust, and injects there too", async () => {
     const curl = await sh("curl -sS -m 10 https://secure.test/s");
     expect(JSON.parse(curl.stdout)).toMatchObject({ scheme: "https", apiKey: SECRET, authorization: null });
     const python = await sh(`/usr/bin/python3 -c 'import urllib.request,json; print(json.load(urllib.request.urlopen("https://secure.test/p"))["apiKey"])'`);
     expect(python.stdout.trim()).toBe(SECRET);
     const node = await sh(`node -e 'fetch("https://secure.test/n").then(r => r.json()).then(j => console.log(j.scheme))'`);
     expect(node.stdout.trim(), node.stderr).toBe("https");
+    // git trusts it too: its TLS is made, and the server's answer (no repository there) is what it complains of.
+    const git = await sh("git ls-remote https://secure.test/repo.git 2>&1; echo rc=$?");
+    expect(git.stdout).not.toMatch(/certificate|SSL/i);
+    expect((await audit()).findLast((e) => e.path === "/repo.git/info/refs")).toMatchObject({ kind: "https", host: "secure.test", status: 200 });
     expect((await audit()).findLast((e) => e.kind === "https")).toMatchObject({ host: "secure.test", port: 443, decision: "injected", status: 200 });
   });
 
