@@ -3,7 +3,8 @@
  * names it with an idempotency key: within the key's window the same key never starts a second run,
  * the retry attaches to the first one instead. A caller-given process id serves the same way. The
  * key is remembered by the container that ran the command, with what was asked, so the same key
- * with a different request is refused rather than answered with another run's result.
+ * with a different request is refused rather than answered with another run's result; the Durable
+ * Object remembers which container each key went to, so a later container never runs it again.
  */
 import { z } from "zod";
 

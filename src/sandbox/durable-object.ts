@@ -102,6 +102,7 @@ import { asSandboxError } from "../rpc/errors.ts";
 import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
 import { keptLogs, keptLogStream, keptRecord, ProcessLedger, type LedgerEntry } from "./process-ledger.ts";
+import { RunKeyClaims } from "./run-key-claims.ts";
 import { decide, DEFAULT_KEEP_ALIVE, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
@@ -142,6 +143,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   readonly #persistence: Persistence;
   /** What the processes of the last container did, kept beyond it (process-ledger.ts). */
   readonly #ledger: ProcessLedger;
+  readonly #runKeys: RunKeyClaims;
   /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
   #calls = 0;
   /** The network policy and its secrets (in storage). */
@@ -168,6 +170,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
     this.#ledger = new ProcessLedger(ctx.storage);
+    this.#runKeys = new RunKeyClaims(ctx.storage.sql);
     this.#ports = new PortRegistry(ctx.storage);
     this.#network = new NetworkSettings(ctx.storage);
     this.#platformEgress = new PlatformEgress(ctx.storage, this.#network);
@@ -384,6 +387,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
         await this.#persistence.discard();
       }
       await this.#ledger.forget();
+      this.#runKeys.forget();
       await this.#destroyContainer();
       await this.ctx.storage.put(LIFE_KEY, "destroyed");
     });
@@ -455,11 +459,11 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   // ── commands and processes ───────────────────────────────────────────────
 
   async exec(command: string, options: ExecRequestOptions = {}): Promise<ExecResult> {
-    return this.#call(({ api }) => processes.exec(api, command, options));
+    return this.#call(({ api }) => processes.exec(api, command, options), { key: options.idempotencyKey });
   }
 
   async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await processes.execStream(link.api, command, options), link));
+    return this.#call(async (link) => this.#guardEvents(await processes.execStream(link.api, command, options), link), { key: options.idempotencyKey });
   }
 
   /** A broken execStream picks up here, from its last event id. */
@@ -468,7 +472,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
-    return this.#call(({ api, generation }) => processes.startProcess(api, generation, command, options));
+    return this.#call(({ api, generation }) => processes.startProcess(api, generation, command, options), { key: options.idempotencyKey });
   }
 
   async listProcesses(options: ListRequest = {}): Promise<ProcessRecord[]> {
@@ -649,11 +653,11 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** A cell may run long: while it does, the container stays awake as it does for an open stream. */
   async runCode(source: string, options?: RunCodeRequestOptions): Promise<Execution> {
-    return this.#call(({ api }) => code.runCode(api, source, options));
+    return this.#call(({ api }) => code.runCode(api, source, options), { key: options?.idempotencyKey });
   }
 
   async runCodeStream(source: string, options?: RunCodeRequestOptions): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await code.runCodeStream(link.api, source, options), link));
+    return this.#call(async (link) => this.#guardEvents(await code.runCodeStream(link.api, source, options), link), { key: options?.idempotencyKey });
   }
 
   /** A broken runCodeStream picks up here, from its last event id. */
@@ -995,13 +999,15 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /**
    * Runs one RPC call against the running container; a handle's generation is checked first. The
    * call is activity while it is in flight (a start, a long command, an upload), so the container
-   * never sleeps under it; a stream it returns counts on as long as it is open.
+   * never sleeps under it; a stream it returns counts on as long as it is open. A run named by an
+   * idempotency key is noted against this container before it is sent (run-key-claims.ts).
    */
-  async #call<T>(work: (link: Link) => Promise<T>, handle?: { ref: HandleRef | undefined; processId: string }): Promise<T> {
+  async #call<T>(work: (link: Link) => Promise<T>, about?: { ref: HandleRef | undefined; processId: string } | { key: string | undefined }): Promise<T> {
     return this.#guard(() =>
       this.#keepingAwake(async () => {
         const link = await this.#link();
-        if (handle) assertSameGeneration(handle.ref, link.generation, handle.processId);
+        if (about && "key" in about) this.#runKeys.claim(about.key, link.generation);
+        else if (about) assertSameGeneration(about.ref, link.generation, about.processId);
         return work(link);
       }),
     );

@@ -66,6 +66,38 @@ describe("generations", () => {
     expect((await sandbox.info()).generationNumber).toBe(generationNumber + 1);
     await expect(handle.getStatus()).rejects.toBeInstanceOf(StaleProcessHandleError);
   });
+
+  it("a run named by an idempotency key is not run again by the next container: the retry is told it is gone", async () => {
+    const id = uniqueId("keyed-crash");
+    const sandbox = getSandbox(env.Sandbox, id);
+    // The workspace outlives the container: each run leaves a line there.
+    const marked = (name: string) => `echo run >> ${name}; echo ran`;
+    expect((await sandbox.exec(marked("exec-ran"), { idempotencyKey: "exec-k" })).stdout).toBe("ran\n");
+    const started = await sandbox.startProcess(`${marked("start-ran")}; sleep 30`, { idempotencyKey: "start-k" });
+    // Within one container a retry attaches (no second run).
+    expect((await sandbox.startProcess(`${marked("start-ran")}; sleep 30`, { idempotencyKey: "start-k" })).id).toBe(started.id);
+    const { generationNumber } = await sandbox.info();
+
+    await runtimeFetch(`/containers/${id}`, { method: "DELETE" });
+    expect(await eventually(async () => (await sandbox.exec("echo back")).stdout === "back\n", 15_000, 200)).toBe(true);
+    expect((await sandbox.info()).generationNumber).toBe(generationNumber + 1);
+
+    const gone = { code: "IDEMPOTENT_RUN_GONE", httpStatus: 410, context: { generation: generationNumber } };
+    await expect(sandbox.exec(marked("exec-ran"), { idempotencyKey: "exec-k" })).rejects.toMatchObject({ ...gone, context: { ...gone.context, idempotencyKey: "exec-k" } });
+    await expect(sandbox.startProcess(`${marked("start-ran")}; sleep 30`, { idempotencyKey: "start-k" })).rejects.toMatchObject(gone);
+    await expect(collect(await sandbox.execStream(marked("exec-ran"), { idempotencyKey: "exec-k" }))).rejects.toMatchObject(gone);
+    // Nothing ran in the new container; a new key runs as usual.
+    expect((await sandbox.exec("cat exec-ran start-ran")).stdout).toBe("run\nrun\n");
+    expect((await sandbox.exec(marked("fresh-ran"), { idempotencyKey: "fresh-k" })).stdout).toBe("ran\n");
+  });
+
+  it("destroying a sandbox forgets its keys: the same key runs in the new sandbox", async () => {
+    const sandbox = getSandbox(env.Sandbox, uniqueId("keyed-destroy"));
+    expect((await sandbox.exec("echo first", { idempotencyKey: "k" })).stdout).toBe("first\n");
+    await sandbox.destroy();
+    expect((await sandbox.exec("echo first", { idempotencyKey: "k" })).stdout).toBe("first\n");
+    expect((await sandbox.info()).generationNumber).toBeGreaterThan(1);
+  });
 });
 
 describe("configuration", () => {
