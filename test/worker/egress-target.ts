@@ -1,10 +1,12 @@
 /**
  * A server on loopback that stands for the internet in the egress tests of the Worker's outbound
  * handler (started by global-setup.ts): `/echo` answers with what it received (method, path,
- * headers, body), `/redirect?to=` sends elsewhere, `/bytes?n=` answers n bytes.
+ * headers, body), `/redirect?to=` sends elsewhere, `/bytes?n=` answers n bytes; a WebSocket
+ * handshake is accepted, its first message says the headers it came with, then it echoes.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { WebSocketServer } from "ws";
 
 export async function startEgressTarget(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
@@ -25,10 +27,18 @@ export async function startEgressTarget(): Promise<{ url: string; close(): Promi
       }
     });
   });
+  const sockets = new WebSocketServer({ server });
+  sockets.on("connection", (socket, req) => {
+    socket.send(JSON.stringify({ path: req.url, headers: req.headers }));
+    socket.on("message", (data, binary) => socket.send(data, { binary }));
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const client of sockets.clients) client.terminate();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -14,7 +14,7 @@ import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED } from "../.
 import { readSseStream, type SseMessage } from "../../protocol/sse.ts";
 import type { AuditEvent } from "../../src/rpc/network.ts";
 import { AuditRing } from "../../src/sandbox/cloudflare-egress/audit-ring.ts";
-import { apiCall, uniqueId } from "./helpers.ts";
+import { apiCall, eventually, uniqueId } from "./helpers.ts";
 import { platformSandbox, type PlatformSandbox } from "./platform-container.ts";
 
 const target = new URL(inject("egressTargetUrl"));
@@ -208,6 +208,36 @@ describe("what the platform cannot enforce", () => {
     // Networks denied where only networks are allowed: no name can lead into them.
     const byNetwork = await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", cidr: "203.0.113.0/24" }, { action: "deny", cidr: "203.0.113.7" }] });
     expect(byNetwork.policy.rules).toHaveLength(2);
+  });
+});
+
+describe("WebSocket handshakes through the handler", () => {
+  it("are judged and injected like any request, then relayed both ways with their bytes in the trail", async () => {
+    const { sandbox, talk } = await fresh("cf-websocket");
+    await sandbox.setSecret("TARGET_TOKEN", SECRET);
+    await sandbox.setNetworkPolicy({
+      default: "deny",
+      rules: [{ action: "allow", host: "localhost", name: "target" }],
+      inject: [{ host: "localhost", bearer: "TARGET_TOKEN", name: "token" }],
+    });
+    const allowed = await talk(`http://localhost:${port}/socket`, { authorization: "Bearer from-the-container" }, ["hello", "again"], 3);
+    expect(allowed.status).toBe(101);
+    const [greeting, ...echoes] = allowed.received;
+    const seen = JSON.parse(greeting!) as { path: string; headers: Record<string, string> };
+    expect(seen.path).toBe("/socket");
+    expect(seen.headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(echoes).toEqual(["hello", "again"]);
+
+    const denied = await talk(`http://elsewhere.test:${port}/socket`, {}, ["never"], 1);
+    expect(denied).toEqual({ status: 403, received: [] });
+
+    const trail = async () => (await sandbox.getNetworkAudit({ since: 0 })).entries;
+    expect(await eventually(async () => (await trail()).some((entry) => entry.status === 101), 5_000, 50)).toBe(true);
+    const entries = await trail();
+    expect(entries.find((entry) => entry.status === 101)).toMatchObject({ host: "localhost", path: "/socket", decision: "injected", rule: "target+token", bytesOut: 10 });
+    expect(entries.find((entry) => entry.status === 101)!.bytesIn).toBe(Buffer.byteLength(greeting!) + 10);
+    expect(entries.find((entry) => entry.host === "elsewhere.test")).toMatchObject({ decision: "denied", status: 403 });
+    expect(JSON.stringify(entries)).not.toContain(SECRET);
   });
 });
 

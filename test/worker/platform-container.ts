@@ -90,6 +90,11 @@ export interface PlatformSandbox {
    * request over: the latest one for `call` (HTTP by default, HTTPS for https URLs), or the one at `index`.
    */
   send(request: { url: string; method?: string; headers?: Record<string, string>; body?: string }, pick?: { index?: number }): Promise<ProxiedAnswer>;
+  /**
+   * A WebSocket handshake handed over the same way; when the answer is 101, sends each message and
+   * collects what comes back until `expect` messages arrived, then closes.
+   */
+  talk(url: string, headers: Record<string, string>, messages: string[], expect: number): Promise<{ status: number; received: string[] }>;
 }
 
 /** A sandbox whose Durable Object sees a platform-shaped container (its lifecycle run by the main local runtime). */
@@ -110,6 +115,27 @@ export async function platformSandbox(label: string, options?: GetSandboxOptions
         starts: [...standIn(state).starts],
         interceptions: standIn(state).interceptions.map(({ call, addr }) => ({ call, ...(addr === undefined ? {} : { addr }) })),
       })),
+    talk: (url, headers, messages, expect) =>
+      runInDurableObject(stub, async (_instance, state) => {
+        const chosen = standIn(state).interceptions.filter((interception) => interception.call === "interceptAllOutboundHttp").at(-1);
+        if (!chosen) throw new Error("no interceptAllOutboundHttp was registered");
+        const answer = await chosen.fetcher.fetch(new Request(url, { headers: { ...headers, upgrade: "websocket" } }));
+        const socket = answer.webSocket;
+        if (answer.status !== 101 || !socket) return { status: answer.status, received: [] };
+        socket.accept();
+        const received: string[] = [];
+        await new Promise<void>((resolve, reject) => {
+          socket.addEventListener("message", (event) => {
+            received.push(typeof event.data === "string" ? event.data : new TextDecoder().decode(event.data));
+            if (received.length === expect) resolve();
+          });
+          socket.addEventListener("close", () => resolve());
+          socket.addEventListener("error", () => reject(new Error("the relayed WebSocket failed")));
+          for (const message of messages) socket.send(message);
+        });
+        socket.close(1000, "done");
+        return { status: answer.status, received };
+      }),
     send: (request, pick = {}) =>
       runInDurableObject(stub, async (_instance, state) => {
         const call: InterceptionCall = request.url.startsWith("https:") ? "interceptOutboundHttps" : "interceptAllOutboundHttp";

@@ -19,6 +19,7 @@ import { redactSecrets } from "../../../protocol/network-policy.ts";
 import type { Env } from "../../env.ts";
 import type { AuditRecord } from "./audit-ring.ts";
 import type { EgressJudgement, EgressRequest } from "./judge.ts";
+import { joinedWebSockets } from "./websocket-relay.ts";
 
 /** The name the handler is registered under (`static outboundHandlers`, `setOutboundHandler`). */
 export const EGRESS_HANDLER = "sandboxEgress";
@@ -29,7 +30,7 @@ export interface EgressJudge {
   recordEgress(record: AuditRecord): Promise<void>;
 }
 
-/** Headers of one hop (RFC 9110 7.6.1), and the Host (the URL names the destination). */
+/** Headers of one hop (RFC 9110 7.6.1), and the Host (the URL names the destination). A WebSocket handshake asks again for its upgrade. */
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host"];
 
 export const egressOutboundHandler: OutboundHandler<Env> = async (request, env, ctx) => {
@@ -45,8 +46,11 @@ export const egressOutboundHandler: OutboundHandler<Env> = async (request, env, 
     });
   }
 
+  const webSocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
   const headers = new Headers(request.headers);
   for (const name of HOP_HEADERS) headers.delete(name);
+  // A WebSocket handshake keeps the two headers that ask for it: fetch then answers 101 with the server's socket.
+  if (webSocket) headers.set("upgrade", "websocket");
   for (const [name, value] of Object.entries(judged.headers)) headers.set(name, value);
   const secrets = new Map([...Object.entries(judged.redact), ...Object.entries(judged.headers)]);
   const failure = (error: unknown) => redactSecrets(`upstream: ${error instanceof Error ? error.message : String(error)}`, secrets);
@@ -62,7 +66,9 @@ export const egressOutboundHandler: OutboundHandler<Env> = async (request, env, 
       headers: { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: UPSTREAM_FAILED },
     });
   }
-  const finish = (bytesIn: number, why?: string) => judge.recordEgress({ ...record, status: answer.status, bytesOut: sent.bytes(), bytesIn, ...(why || record.reason ? { reason: joined(record.reason, why) } : {}) });
+  const finish = (bytesIn: number, why?: string, bytesOut = sent.bytes()) =>
+    judge.recordEgress({ ...record, status: answer.status, bytesOut, bytesIn, ...(why || record.reason ? { reason: joined(record.reason, why) } : {}) });
+  if (webSocket && answer.status === 101 && answer.webSocket) return joinedWebSockets(answer.webSocket, (bytesOut, bytesIn) => finish(bytesIn, undefined, bytesOut));
   if (answer.body === null) {
     await finish(0);
     return answer;
