@@ -10,6 +10,7 @@
  * The folder, laid out as the image's /app:
  *   package.json              `"type": "module"` and the version the server reports
  *   container/main.js         the entry, with its chunks beside it
+ *   container/start.sh        the image's command: main.js with a scrubbed environment (start-script.ts)
  *   container/<asset>         the files the server reads or runs at run time (server-assets.ts)
  *   node_modules/             only what cannot be bundled: the PTY library and its native binary
  *   container/THIRD-PARTY-LICENSES.txt  the licenses of the packages bundled in
@@ -20,11 +21,12 @@
  * folder of its own (the image's build).
  */
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVER_ASSETS } from "../server-assets.ts";
+import { startScript } from "./start-script.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SOURCE_DIRS = ["container", "server-kit", "protocol"];
@@ -32,6 +34,7 @@ const SOURCE_DIRS = ["container", "server-kit", "protocol"];
 const CACHE_DIR = join(ROOT, "node_modules", ".cache", "sandbox-container");
 const ENTRY = "container/main.ts";
 export const BUNDLE_ENTRY = "container/main.js";
+export const BUNDLE_START_SCRIPT = "container/start.sh";
 
 /**
  * Packages left out of the bundle, shipped beside it with what they depend on (as installed: an
@@ -124,6 +127,8 @@ export async function buildBundle(esbuild: Esbuild, outDir: string): Promise<voi
     mkdirSync(dirname(join(containerDir, path)), { recursive: true });
     cpSync(join(ROOT, "container", path), join(containerDir, path));
   }
+  writeFileSync(join(outDir, BUNDLE_START_SCRIPT), startScript());
+  chmodSync(join(outDir, BUNDLE_START_SCRIPT), 0o755);
   writeFileSync(join(outDir, "package.json"), `${JSON.stringify({ type: "module", version: projectVersion(), private: true })}\n`);
   const modules = join(ROOT, "node_modules");
   for (const name of packageClosure(modules, UNBUNDLED_PACKAGES)) {

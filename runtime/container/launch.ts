@@ -101,7 +101,7 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
     listener?.server.close();
     throw error;
   }
-  const flags = onHost ? serverNodeFlags([]) : [];
+  const flags = serverNodeFlags([]);
   const launch: Launch = {
     command: "/bin/sh",
     args: ["-c", limitScript(options.limits), "sh", ...options.limits.joinGroups, "--", options.bwrap, "--args", String(ARGS_FD), "--", CONTAINER_PATHS.node, ...flags, entry],
