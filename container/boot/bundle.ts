@@ -48,6 +48,24 @@ const ABSENT_OPTIONAL_PACKAGES = ["bufferutil", "utf-8-validate"];
 const REQUIRE_SHIM = 'import { createRequire as __bundleRequire } from "node:module"; const require = __bundleRequire(import.meta.url);';
 
 type Esbuild = typeof import("esbuild");
+type EsbuildPlugin = import("esbuild").Plugin;
+
+/**
+ * zod's error messages in English only, its default (the server never picks another locale): zod's
+ * namespace object keeps every one of its 60-odd translations in a bundle, and they were half of what
+ * zod added to it (about 360 KB to parse at every start, some 10 ms of CPU). Where zod lays its
+ * locales out otherwise, nothing matches and the bundle keeps them all.
+ */
+const englishOnlyZod: EsbuildPlugin = {
+  name: "english-only-zod",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (file) => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: "js",
+      resolveDir: dirname(file.path),
+    }));
+  },
+};
 
 /**
  * esbuild, resolved as CommonJS does, so NODE_PATH can point at it where it is installed apart from
@@ -120,6 +138,7 @@ export async function buildBundle(esbuild: Esbuild, outDir: string): Promise<voi
     external: [...UNBUNDLED_PACKAGES, ...ABSENT_OPTIONAL_PACKAGES],
     banner: { js: REQUIRE_SHIM },
     chunkNames: "[name]-[hash]",
+    plugins: [englishOnlyZod],
     metafile: true,
     logLevel: "error",
   });

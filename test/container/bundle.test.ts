@@ -120,8 +120,11 @@ describe("the server's bundle", () => {
       expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain("--max-semi-space-size=1");
     });
 
-    it("serves commands and reports the bundle's version", async () => {
+    it("serves commands, refuses bad input in English, and reports the bundle's version", async () => {
       expect((await call(url, "POST", EXEC_ROUTES.execute, { command: "echo bundled" })).body).toMatchObject({ exitCode: 0, stdout: "bundled\n" });
+      // Bad input is told in zod's English, the one locale the bundle keeps.
+      const refused = await call(url, "POST", EXEC_ROUTES.execute, { command: 5 });
+      expect(refused.body).toMatchObject({ code: "INVALID_REQUEST", message: "Invalid request: command: Invalid input: expected string, received number" });
       const version = JSON.parse(readFileSync(join(dir, "app", "package.json"), "utf8")).version;
       expect((await call(url, "GET", INFO_ROUTES.info)).body).toMatchObject({ version });
     });
