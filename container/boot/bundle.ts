@@ -20,12 +20,13 @@
  * and `npm run container` run from there. `node container/boot/bundle.ts <folder>` makes it in a
  * folder of its own (the image's build).
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVER_ASSETS } from "../server-assets.ts";
+import { licenseNotices } from "./license-notices.ts";
 import { startScript } from "./start-script.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -104,7 +105,7 @@ export async function bundleServer(): Promise<string> {
   const esbuild = loadEsbuild();
   const outDir = join(CACHE_DIR, contentHash(esbuild));
   if (existsSync(join(outDir, BUNDLE_ENTRY))) return outDir;
-  const staging = `${outDir}.tmp-${process.pid}`;
+  const staging = `${outDir}.tmp-${process.pid}-${randomUUID()}`;
   rmSync(staging, { recursive: true, force: true });
   try {
     await buildBundle(esbuild, staging);
@@ -168,25 +169,6 @@ export function packageClosure(modules: string, names: readonly string[]): strin
     wanted.push(...Object.keys(own.dependencies ?? {}), ...Object.keys(own.optionalDependencies ?? {}));
   }
   return [...found].sort();
-}
-
-/** The bundled packages' names, versions and license texts (a copy of their code must carry them). */
-function licenseNotices(modules: string, inputs: readonly string[]): string {
-  const packages = new Set<string>();
-  for (const input of inputs) {
-    const match = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
-    if (match) packages.add(match[1]!);
-  }
-  return [...packages]
-    .sort()
-    .map((name) => {
-      const dir = join(modules, name);
-      const { version, license } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string; license?: string };
-      const file = readdirSync(dir).find((entry) => /^licen[cs]e/i.test(entry));
-      const text = file ? readFileSync(join(dir, file), "utf8").trim() : `License: ${license ?? "see the package"}`;
-      return `${name}@${version}\n\n${text}\n`;
-    })
-    .join(`\n${"-".repeat(72)}\n\n`);
 }
 
 /** Each source change makes a new bundle; drop old ones (a day old and not among the newest few). */
