@@ -100,13 +100,24 @@ function contentHash(esbuild: Esbuild): string {
   return hash.update(projectVersion()).update(process.version).update(esbuild.version).digest("hex").slice(0, 16);
 }
 
+/** Builds under way in this process, by folder: callers at the same time share one. */
+const building = new Map<string, Promise<string>>();
+
 /** The bundle's folder (made now when it is not there yet); its entry is BUNDLE_ENTRY inside it. */
 export async function bundleServer(): Promise<string> {
   const esbuild = loadEsbuild();
   const outDir = join(CACHE_DIR, contentHash(esbuild));
   if (existsSync(join(outDir, BUNDLE_ENTRY))) return outDir;
+  let made = building.get(outDir);
+  if (!made) {
+    made = makeBundle(esbuild, outDir).finally(() => building.delete(outDir));
+    building.set(outDir, made);
+  }
+  return made;
+}
+
+async function makeBundle(esbuild: Esbuild, outDir: string): Promise<string> {
   const staging = `${outDir}.tmp-${process.pid}-${randomUUID()}`;
-  rmSync(staging, { recursive: true, force: true });
   try {
     await buildBundle(esbuild, staging);
     renameSync(staging, outDir);
@@ -114,6 +125,9 @@ export async function bundleServer(): Promise<string> {
     // Another server finished the same bundle first: use theirs.
     rmSync(staging, { recursive: true, force: true });
     if (!existsSync(join(outDir, BUNDLE_ENTRY))) throw error;
+  } finally {
+    // esbuild's service is a child process: a runtime that bundled once keeps none around.
+    await esbuild.stop();
   }
   try {
     pruneOldBundles(outDir);
