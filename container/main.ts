@@ -12,8 +12,9 @@
  *   times faster than the sources, and a process without Node's TypeScript stripper resident spawns
  *   faster). SANDBOX_PRECOMPILE=0 turns that off.
  * The new process also gets a small young generation (server-kit/node-flags.ts), for the same reason.
- * The local runtime avoids both: it starts the bundle itself, with a scrubbed environment; so does
- * the image, whose command is the bundle (a bundle re-executes itself only to scrub its environment).
+ * The local runtime avoids both: it starts the bundle itself, with a scrubbed environment; the
+ * image's command, the bundle's start.sh (boot/start-script.ts), scrubs it in the shell. A bundle
+ * started with variables it does not read still re-executes itself, to scrub them.
  *
  * With SANDBOX_ASSIGNMENT_FROM_STDIN=1 the server is started before it knows its sandbox: it loads
  * its code, then reads its secret and its sandbox's environment from stdin (boot/assignment.ts).

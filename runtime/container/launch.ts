@@ -137,7 +137,8 @@ function limitScript(limits: LaunchLimits): string {
 
 /**
  * The server an image built from container/Dockerfile runs: the entry of the bundle its build made
- * (its /app), started directly, as the local runtime starts a checkout's.
+ * (its /app), started directly, as the local runtime starts a checkout's (the image's start script
+ * is not needed, and a server that re-executed itself would lose the descriptors handed to it).
  */
 function imageServerEntry(rootfs: string): string {
   const entry = join(CONTAINER_PATHS.app, BUNDLE_ENTRY);
