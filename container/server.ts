@@ -29,6 +29,7 @@ import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
 import { createServerServices } from "./services/server-services.ts";
 import { warmWhenQuiet } from "./interpreter/warm-when-quiet.ts";
+import { PACKAGE_MANIFEST, serverAssetPath } from "./server-assets.ts";
 
 /** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see ServiceOptions. */
 export interface StartServerOptions extends ServiceOptions {
@@ -167,7 +168,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
 
 function readVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
+    const pkg = JSON.parse(readFileSync(serverAssetPath(PACKAGE_MANIFEST), "utf8")) as { version?: string };
     return pkg.version ?? "0.0.0";
   } catch {
     return "0.0.0";

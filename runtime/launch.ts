@@ -15,7 +15,9 @@
  * environment `serverEnv` gives a sandbox on its stdin (protocol ServerAssignment). The default
  * launcher starts every server that way, warm or not, so a warm server's walls are a cold one's.
  */
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BUNDLE_ENTRY, bundleServer } from "../container/boot/bundle.ts";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { ASSIGNMENT_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { serverNodeFlags } from "../server-kit/node-flags.ts";
@@ -91,27 +93,26 @@ export function serverEnv(spec: LaunchSpec): Record<string, string> {
   };
 }
 
-let compiledEntry: string | undefined;
+let bundle: Promise<string | undefined> | undefined;
 
 /**
- * The server's compiled JavaScript entry (container/boot/precompile.ts), made once per runtime: started
- * on it with its flags and a scrubbed environment, the server boots once instead of re-executing
- * itself. Where compiling fails, the TypeScript entry (which then re-executes on its own).
+ * The server's bundle (container/boot/bundle.ts: the folder the image's /app holds), made once per
+ * runtime: started on its entry with its flags and a scrubbed environment, the server boots once
+ * instead of re-executing itself. Undefined where it cannot be made (then a server starts from the
+ * TypeScript sources, and containers cannot start).
  */
+export function serverBundle(): Promise<string | undefined> {
+  bundle ??= bundleServer().catch((error: Error) => {
+    console.error(`runtime: container servers start from TypeScript sources (the server's bundle could not be made: ${error.message})`);
+    return undefined;
+  });
+  return bundle;
+}
+
+/** The server's entry: the bundle's, else the TypeScript one (which then re-executes on its own). */
 export async function serverEntry(): Promise<string> {
-  if (compiledEntry !== undefined) return compiledEntry;
-  const emitWarning = process.emitWarning;
-  try {
-    const { precompile } = await import("../container/boot/precompile.ts");
-    process.emitWarning = () => {}; // "stripTypeScriptTypes is experimental": noise in the runtime's output
-    compiledEntry = precompile();
-  } catch (error) {
-    console.error(`runtime: container servers start from TypeScript sources (${(error as Error).message})`);
-    compiledEntry = CONTAINER_SERVER_ENTRY;
-  } finally {
-    process.emitWarning = emitWarning;
-  }
-  return compiledEntry;
+  const dir = await serverBundle();
+  return dir === undefined ? CONTAINER_SERVER_ENTRY : join(dir, BUNDLE_ENTRY);
 }
 
 /** The default: the container server as a plain child process of the runtime, told its sandbox on stdin. */

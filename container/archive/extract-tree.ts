@@ -16,8 +16,9 @@
 import { once } from "node:events";
 import { lstat, mkdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
-import { Unpack, type ReadEntry } from "tar";
+import type { ReadEntry } from "tar";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { loadTar } from "./tar-library.ts";
 
 /** Links an archive may make; more is not a workspace but an attempt to exhaust memory. */
 const MAX_LINKS = 100_000;
@@ -55,6 +56,7 @@ export async function extractTree(workspace: string, body: AsyncIterable<Buffer>
   let entries = 0;
   let declaredBytes = 0;
   let refusal: ServiceError | undefined;
+  const { Unpack } = await loadTar();
   const unpack = new Unpack({
     cwd: workspace,
     preserveOwner: false,

@@ -7,8 +7,9 @@
  */
 import type { Stats } from "node:fs";
 import { Readable } from "node:stream";
-import { create, type ReadEntry } from "tar";
+import type { ReadEntry } from "tar";
 import { STAGING_PREFIX } from "./paths.ts";
+import { loadTar } from "./tar-library.ts";
 
 export interface PackOptions {
   /** Default true. */
@@ -29,7 +30,13 @@ function excluded(entryPath: string, exclude: readonly string[], leaveOut: PackO
 }
 
 export function packArchive(workspace: string, relatives: readonly string[], options: PackOptions = {}): Readable {
+  // Read through the pack's async iterator, so the HTTP response's backpressure reaches the files.
+  return Readable.from(packed(workspace, relatives, options), { objectMode: false });
+}
+
+async function* packed(workspace: string, relatives: readonly string[], options: PackOptions): AsyncGenerator<Buffer> {
   const exclude = (options.exclude ?? []).map((path) => path.replace(/^\.\/?/, "").replace(/\/+$/, ""));
+  const { create } = await loadTar();
   const pack = create(
     {
       cwd: workspace,
@@ -43,6 +50,5 @@ export function packArchive(workspace: string, relatives: readonly string[], opt
     },
     [...relatives],
   );
-  // A Minipass stream: read through its async iterator so the HTTP response's backpressure reaches the files.
-  return Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
+  yield* pack as AsyncIterable<Buffer>;
 }

@@ -1,12 +1,14 @@
 /**
- * What runs a context of each language: the interpreter program, its arguments (our driver's source
- * inline, so nothing needs to be found inside an isolated sandbox), and the host files isolation must
- * let it see. The programs are the operator's choice: startServer's `interpreters`, else SANDBOX_PYTHON
+ * What runs a context of each language: the interpreter program, its arguments (our driver's file,
+ * then what the driver is told), and the host files isolation must let it see (the program and the
+ * driver's files, bound read-only where the sandbox would not see them). A driver runs from its file
+ * rather than as `-c`/`-e` source: its command line stays one line in `ps`, and starting a context
+ * copies no source through exec. The programs are the operator's choice: startServer's `interpreters`, else SANDBOX_PYTHON
  * and SANDBOX_NODE, else the system's Python (where Debian's packages live, not whatever `python3`
  * is first on someone's PATH) and the Node running this server.
  */
-import { readFileSync } from "node:fs";
 import { codeLanguageNameSchema, type CodeLanguage } from "../../protocol/code.ts";
+import { serverAssetPath } from "../server-assets.ts";
 
 export interface InterpreterPrograms {
   /** Python for python contexts. Default /usr/bin/python3. */
@@ -53,42 +55,34 @@ export interface InterpreterLaunch {
   missing: string;
 }
 
-const driverSources = new Map<string, string>();
-
-/** A driver's source, read once. The drivers sit beside this file (copied as they are into a precompiled tree). */
-function driverSource(file: string): string {
-  let source = driverSources.get(file);
-  if (source === undefined) {
-    source = readFileSync(new URL(`./drivers/${file}`, import.meta.url), "utf8");
-    driverSources.set(file, source);
-  }
-  return source;
-}
-
 export function interpreterLaunch(language: CodeLanguage, programs: InterpreterPrograms): InterpreterLaunch {
   if (language === "python") {
+    const driver = serverAssetPath("pythonDriver");
+    const charts = serverAssetPath("pythonCharts");
     return {
       program: programs.python,
-      // The chart reader rides as the driver's argument: compiled by it only when a figure is shown.
-      args: ["-c", driverSource("python-driver.py"), driverSource("python-charts.py")],
-      programPaths: [programs.python],
+      // The chart reader's file is the driver's argument: compiled by it only when a figure is shown.
+      args: [driver, charts],
+      programPaths: [programs.python, driver, charts],
       missing: `Python is not installed at ${programs.python}: install it (apt-get install -y python3), or point SANDBOX_PYTHON at a Python 3`,
     };
   }
   if (language === "bash") {
+    const driver = serverAssetPath("bashDriver");
     return {
       program: programs.node,
       // The driver is Node; the shell it drives is the sandbox's own bash, found on its PATH.
-      args: ["--disable-warning=ExperimentalWarning", "-e", driverSource("bash-driver.cjs")],
-      programPaths: [programs.node],
+      args: ["--disable-warning=ExperimentalWarning", driver],
+      programPaths: [programs.node, driver],
       missing: `Node is not installed at ${programs.node}: point SANDBOX_NODE at Node 22.18 or newer`,
     };
   }
+  const driver = serverAssetPath("javascriptDriver");
   return {
     program: programs.node,
     // --expose-internals: the driver reuses the REPL's parser and top-level await rewrite.
-    args: ["--expose-internals", "--disable-warning=ExperimentalWarning", "-e", driverSource("javascript-driver.cjs"), language],
-    programPaths: [programs.node],
+    args: ["--expose-internals", "--disable-warning=ExperimentalWarning", driver, language],
+    programPaths: [programs.node, driver],
     missing: `Node is not installed at ${programs.node}: point SANDBOX_NODE at Node 22.18 or newer`,
   };
 }

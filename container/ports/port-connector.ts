@@ -10,8 +10,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { connect, type Socket } from "node:net";
-import { fileURLToPath } from "node:url";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { serverAssetPath } from "../server-assets.ts";
 
 export interface PortConnector {
   /** A connected socket to 127.0.0.1:`port` in the sandbox's network, possibly paused (resume it once reading). */
@@ -19,10 +19,10 @@ export interface PortConnector {
   close(): void;
 }
 
-const { connectLoopback } = createRequire(import.meta.url)("./loopback.cjs") as {
+const { connectLoopback } = createRequire(import.meta.url)(serverAssetPath("loopback")) as {
   connectLoopback(port: number, done: (error: NodeJS.ErrnoException | null, socket?: Socket) => void): void;
 };
-const FORWARDER = fileURLToPath(new URL("./forwarder.cjs", import.meta.url));
+const FORWARDER = serverAssetPath("portForwarder");
 /** How long the forwarder may take to listen before a connection is refused. */
 const FORWARDER_START_TIMEOUT_MS = 10_000;
 

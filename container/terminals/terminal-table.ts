@@ -5,7 +5,6 @@
  * so a viewer that comes late still reads its output and learns how it ended.
  */
 import { randomUUID } from "node:crypto";
-import { spawn as spawnPty } from "@lydell/node-pty";
 import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { TERMINAL_LIMITS, type createTerminalRequestSchema } from "../../protocol/terminals.ts";
 import { isServiceError, ServiceError } from "../../server-kit/service-error.ts";
@@ -15,6 +14,13 @@ import type { CommandEnvironment } from "../engine/environment.ts";
 import type { SpawnHooks, SpawnRequest } from "../engine/hooks.ts";
 import { checkCwd, initialPlan } from "../engine/spawn.ts";
 import { Terminal } from "./terminal.ts";
+
+/**
+ * The PTY library, loaded with the first terminal: its modules and native binary are then no part of
+ * the server's start-up, which most sandboxes never follow with a terminal.
+ */
+let ptyLibrary: Promise<typeof import("@lydell/node-pty")> | undefined;
+const loadPty = () => (ptyLibrary ??= import("@lydell/node-pty"));
 
 export type TerminalOptions = z.output<typeof createTerminalRequestSchema>;
 
@@ -73,6 +79,7 @@ export class TerminalTable {
       plan.env[RUN_TAG_VAR] = tag;
       plan.env.TERM ??= "xterm-256color";
       checkCwd(plan.cwd);
+      const { spawn: spawnPty } = await loadPty();
       const pty = spawnPty(plan.file, plan.args, { cols: options.cols, rows: options.rows, cwd: plan.cwd, env: plan.env, encoding: null, name: plan.env.TERM });
       const terminal = new Terminal({
         id,

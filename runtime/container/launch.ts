@@ -10,20 +10,18 @@
  * (or slirp4netns's way out, attached from outside: network.ts). bwrap reads its options from a
  * descriptor too, so `ps` inside shows no host path.
  */
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { BUNDLE_ENTRY } from "../../container/boot/bundle.ts";
 import { ASSIGNMENT_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
 import { DEFAULT_PATH } from "../../server-kit/default-path.ts";
 import { serverNodeFlags } from "../../server-kit/node-flags.ts";
 import type { Launch } from "../launch.ts";
 import { ownTree, type HostUser } from "./host-users.ts";
 import { freshLayer } from "./layer.ts";
-import { serverFiles } from "./server-files.ts";
+import { appBinds, serverFiles } from "./server-files.ts";
 import { containerMounts, NAMESPACE_ARGS } from "./mounts.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Where things are inside a container: as container/Dockerfile lays them out. */
 export const CONTAINER_PATHS = { workspace: "/workspace", home: "/root", node: "/usr/local/bin/node", app: "/app" } as const;
@@ -39,8 +37,8 @@ export interface ContainerLaunchOptions {
   bwrap: string;
   /** A built image's root file system to run on (SANDBOX_ROOTFS); default the host's system folders and this checkout's server. */
   rootfs?: string;
-  /** The container server's compiled entry on the host (host system only). */
-  serverEntry: string;
+  /** The container server's bundle on the host (container/boot/bundle.ts; undefined: it could not be made). Host system only. */
+  serverBundle: string | undefined;
   readOnly: readonly string[];
   readWrite: readonly string[];
   systemBinaries: boolean;
@@ -79,17 +77,15 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
   const layer = freshLayer(join(options.dir, "layer"), options.user, options.rootfs ?? "/");
 
   const onHost = options.rootfs === undefined;
-  const files = onHost
-    ? serverFiles({ node: process.execPath, modules: join(ROOT, "node_modules"), entry: options.serverEntry }, options.stageServer ?? {})
-    : undefined;
-  const modules = files?.modules ?? "";
-  const entry = files ? join(CONTAINER_PATHS.app, "node_modules", inside(files.modules, files.entry)) : imageServerEntry(options.rootfs!);
+  if (onHost && options.serverBundle === undefined) throw new Error("the container server's bundle could not be made (the runtime's log says why)");
+  const files = onHost ? serverFiles({ node: process.execPath, bundle: options.serverBundle! }, options.stageServer ?? {}) : undefined;
+  const entry = files ? join(CONTAINER_PATHS.app, BUNDLE_ENTRY) : imageServerEntry(options.rootfs!);
   const mounts = containerMounts({
     systemRoot: options.rootfs ?? "/",
     workspace,
     layer,
     // On the host's system, this checkout's Node and server; an image brings its own (its /usr/local among them).
-    ...(files ? { node: files.node, app: { node_modules: modules } } : { keepUsrLocal: true, rootDirs: [CONTAINER_PATHS.app] }),
+    ...(files ? { node: files.node, app: appBinds(files.bundle) } : { keepUsrLocal: true, rootDirs: [CONTAINER_PATHS.app] }),
     readOnly: options.readOnly,
     readWrite: options.readWrite,
     systemBinaries: options.systemBinaries,
@@ -105,7 +101,7 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
     listener?.server.close();
     throw error;
   }
-  const flags = onHost ? serverNodeFlags([]) : [];
+  const flags = serverNodeFlags([]);
   const launch: Launch = {
     command: "/bin/sh",
     args: ["-c", limitScript(options.limits), "sh", ...options.limits.joinGroups, "--", options.bwrap, "--args", String(ARGS_FD), "--", CONTAINER_PATHS.node, ...flags, entry],
@@ -140,23 +136,14 @@ function limitScript(limits: LaunchLimits): string {
 }
 
 /**
- * The server an image built from container/Dockerfile runs: the JavaScript tree its build compiled,
- * started directly (the TypeScript entry would re-execute itself onto it, and a re-executed server
- * loses the descriptors the runtime handed it).
+ * The server an image built from container/Dockerfile runs: the entry of the bundle its build made
+ * (its /app), started directly, as the local runtime starts a checkout's (the image's start script
+ * is not needed, and a server that re-executed itself would lose the descriptors handed to it).
  */
 function imageServerEntry(rootfs: string): string {
-  const cache = "app/node_modules/.cache/sandbox-container";
-  const trees = existsSync(join(rootfs, cache)) ? readdirSync(join(rootfs, cache)) : [];
-  const tree = trees.find((name) => existsSync(join(rootfs, cache, name, "container/main.js")));
-  if (!tree) throw new Error(`${rootfs} holds no compiled container server (${cache}/*/container/main.js): is it an image of container/Dockerfile?`);
-  return `/${cache}/${tree}/container/main.js`;
-}
-
-/** `file` as a path below `dir`; the server's compiled tree must live under node_modules to be bound. */
-function inside(dir: string, file: string): string {
-  const path = relative(dir, file);
-  if (path.startsWith("..")) throw new Error(`the container server's code (${file}) is not under ${dir}`);
-  return path;
+  const entry = join(CONTAINER_PATHS.app, BUNDLE_ENTRY);
+  if (!existsSync(join(rootfs, entry))) throw new Error(`${rootfs} holds no container server bundle (${entry}): is it an image of container/Dockerfile?`);
+  return entry;
 }
 
 /**

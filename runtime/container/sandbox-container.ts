@@ -16,7 +16,7 @@ import { ISOLATION_ENV } from "../../protocol/isolation.ts";
 import { CA_BUNDLE_VAR } from "../../protocol/network.ts";
 import { LISTEN_FD_VAR, SERVER_LISTEN_FD } from "../../protocol/runtime.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
-import { isServerControlVar, serverEntry } from "../launch.ts";
+import { isServerControlVar, serverBundle } from "../launch.ts";
 import { ServerChild } from "../server-child.ts";
 import { assertReachable } from "./reachable.ts";
 import { ownTree, type HostUser, type HostUsers } from "./host-users.ts";
@@ -93,7 +93,7 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       user,
       bwrap: settings.bwrap,
       ...(settings.rootfs ? { rootfs: settings.rootfs } : {}),
-      serverEntry: await serverEntry(),
+      serverBundle: settings.rootfs ? undefined : await serverBundle(),
       readOnly: readOnly.map((checked) => checked.path),
       readWrite: readWrite.map((checked) => checked.path),
       systemBinaries: options.allowSystemBinaries,

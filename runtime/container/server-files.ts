@@ -1,23 +1,22 @@
 /**
- * The container server's own files (this checkout's Node, its compiled tree and the packages it
- * imports), where a container's unprivileged user can reach them. bwrap finds what it binds by path
- * as that user, so a checkout under a folder closed to others (root's 0700 home) would leave every
- * container without its server. There, the files are staged once (per compiled tree and Node
- * version) under the system's temporary folder, in a folder of the runtime's user that others may
- * read but not change; a checkout others can reach is used as it is.
+ * The container server's own files (this checkout's Node and the server's bundle, which holds
+ * everything the server runs: container/boot/bundle.ts), where a container's unprivileged user can
+ * reach them. bwrap finds what it binds by path as that user, so a checkout under a folder closed to
+ * others (root's 0700 home) would leave every container without its server. There, the files are
+ * staged once (per bundle and Node version) under the system's temporary folder, in a folder of the
+ * runtime's user that others may read but not change; a checkout others can reach is used as it is.
  */
-import { chmodSync, cpSync, existsSync, linkSync, copyFileSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, linkSync, copyFileSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, relative } from "node:path";
+import { basename, join } from "node:path";
+import { BUNDLE_ENTRY } from "../../container/boot/bundle.ts";
 import { closedAncestor } from "./reachable.ts";
 
 export interface ServerFiles {
   /** Node, bound as the container's /usr/local/bin/node. */
   node: string;
-  /** The node_modules bound as the container's /app/node_modules: the compiled tree is under its .cache. */
-  modules: string;
-  /** The compiled entry, below `modules`. */
-  entry: string;
+  /** The server's bundle: what is in it is bound under the container's /app, as the image lays it out. */
+  bundle: string;
 }
 
 /** Where a checkout's files are staged when they must be. */
@@ -28,57 +27,38 @@ export const STAGE_ROOT = join(tmpdir(), "edge-sandbox-server");
  * `force`d) a staged copy under `stageRoot`.
  */
 export function serverFiles(files: ServerFiles, options: { force?: boolean; stageRoot?: string } = {}): ServerFiles {
-  const reachable = closedAncestor(files.node) === undefined && closedAncestor(join(files.modules, "x")) === undefined;
+  const reachable = closedAncestor(files.node) === undefined && closedAncestor(join(files.bundle, BUNDLE_ENTRY)) === undefined;
   if (reachable && !options.force) return files;
   return stage(files, options.stageRoot ?? STAGE_ROOT);
 }
 
+/** The binds that lay the bundle out as the image's /app: each of its entries, under /app. */
+export function appBinds(bundle: string): Record<string, string> {
+  return Object.fromEntries(readdirSync(bundle).map((name) => [name, join(bundle, name)]));
+}
+
 function stage(files: ServerFiles, root: string): ServerFiles {
   ensureOwnFolder(root);
-  const tree = relative(files.modules, dirname(dirname(files.entry))); // .cache/sandbox-container/<hash>
-  const target = join(root, `${basename(tree)}-${process.version}`);
-  const staged: ServerFiles = {
-    node: join(target, "node"),
-    modules: join(target, "node_modules"),
-    entry: join(target, "node_modules", relative(files.modules, files.entry)),
-  };
-  if (existsSync(staged.entry)) return staged;
+  const target = join(root, `${basename(files.bundle)}-${process.version}`);
+  const staged: ServerFiles = { node: join(target, "node"), bundle: join(target, "app") };
+  if (existsSync(join(staged.bundle, BUNDLE_ENTRY))) return staged;
   const building = `${target}.tmp-${process.pid}`;
   rmSync(building, { recursive: true, force: true });
-  mkdirSync(join(building, "node_modules"), { recursive: true, mode: 0o755 });
+  mkdirSync(building, { recursive: true, mode: 0o755 });
   try {
     linkSync(files.node, join(building, "node"));
   } catch {
     copyFileSync(files.node, join(building, "node")); // another file system
   }
   chmodSync(join(building, "node"), 0o755);
-  cpSync(join(files.modules, tree), join(building, "node_modules", tree), { recursive: true });
-  for (const name of runtimePackages(files.modules)) {
-    cpSync(join(files.modules, name), join(building, "node_modules", name), { recursive: true, dereference: false });
-  }
+  cpSync(files.bundle, join(building, "app"), { recursive: true, dereference: false });
   try {
     renameSync(building, target);
   } catch (error) {
     rmSync(building, { recursive: true, force: true });
-    if (!existsSync(staged.entry)) throw error; // another runtime staged the same files first: use theirs
+    if (!existsSync(join(staged.bundle, BUNDLE_ENTRY))) throw error; // another runtime staged the same files first: use theirs
   }
   return staged;
-}
-
-/** The project's runtime dependencies and theirs (as installed: npm hoists them to the top). */
-export function runtimePackages(modules: string): string[] {
-  const manifest = (dir: string) =>
-    JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
-  const wanted = Object.keys(manifest(dirname(modules)).dependencies ?? {});
-  const found = new Set<string>();
-  while (wanted.length > 0) {
-    const name = wanted.pop()!;
-    if (found.has(name) || !existsSync(join(modules, name, "package.json"))) continue; // an optional one not for this platform
-    found.add(name);
-    const own = manifest(join(modules, name));
-    wanted.push(...Object.keys(own.dependencies ?? {}), ...Object.keys(own.optionalDependencies ?? {}));
-  }
-  return [...found].sort();
 }
 
 /** The staging folder is this user's and open to read only: a folder someone else made there is refused. */

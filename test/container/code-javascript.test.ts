@@ -31,6 +31,11 @@ describe("javascript contexts", () => {
     expect(mainResult(await run(sandbox, js.id, "base"))?.text).toBe("1");
   });
 
+  it("run the driver from its file: the interpreter's command line is one short line", async () => {
+    const code = "require('node:fs').readFileSync('/proc/self/cmdline', 'utf8').split('\\0').slice(1, -1).map((arg) => require('node:path').basename(arg)).join(' ')";
+    expect(mainResult(await run(sandbox, js.id, code))?.text).toBe("'--expose-internals --disable-warning=ExperimentalWarning javascript-driver.cjs javascript'");
+  });
+
   it("await at the top level, and keep what the awaiting cell declared", async () => {
     const execution = await run(sandbox, js.id, "const answer = await new Promise((resolve) => setTimeout(() => resolve(21), 20));\nanswer * 2");
     expect(mainResult(execution)?.text).toBe("42");

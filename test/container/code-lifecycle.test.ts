@@ -5,14 +5,17 @@
  * broken stream, bounded output, bad input, and the sandbox's env, sessions and isolation.
  */
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CodeEvent } from "../../protocol/code.ts";
 import { readEventStream } from "../../protocol/sse.ts";
+import { serverAssetPath } from "../../container/server-assets.ts";
 import { createContext, mainResult, run, runReply, stdoutText, streamRun } from "./code-helpers.ts";
 import { call } from "./helpers.ts";
 import { bwrapUnavailableReason, startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
+const CHECKOUT = fileURLToPath(new URL("../../", import.meta.url));
 /** For cells that never stop: a short grace before their interpreter is killed (the others get the default, 3 s). */
 const STUCK_GRACE_MS = 500;
 let sandbox: SandboxServer;
@@ -305,9 +308,10 @@ describe("the sandbox around a context", () => {
         "    outcome = 'wrote'",
         "except OSError as error:",
         "    outcome = type(error).__name__",
-        "(os.getpid() < 10, outcome, os.path.exists('/work'))",
+        // Of the host's checkout it sees the driver's own files only, bound read-only where they lie.
+        `(os.getpid() < 10, outcome, os.path.exists(${JSON.stringify(join(CHECKOUT, "package.json"))}), sorted(os.listdir(${JSON.stringify(dirname(serverAssetPath("pythonDriver")))})))`,
       ].join("\n"));
-      expect(mainResult(py)?.text).toBe("(True, 'OSError', False)");
+      expect(mainResult(py)?.text).toBe("(True, 'OSError', False, ['python-charts.py', 'python-driver.py'])");
       const js = await createContext(isolated, { language: "javascript" });
       const node = await run(isolated, js.id, "require('node:fs').readdirSync('/proc').filter((name) => /^\\d+$/.test(name)).length < 10");
       expect(mainResult(node)?.text).toBe("true");

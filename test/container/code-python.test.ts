@@ -146,6 +146,17 @@ describe("python contexts", () => {
     expect(execution.error?.value).toContain("apt-get install -y python3-sklearn");
   });
 
+  it("run the driver from its file (a one-line command line), with the working directory first on sys.path", async () => {
+    const code = [
+      "import os, sys",
+      "open('sandbox_local_module.py', 'w').write('VALUE = 7\\n')",
+      "import sandbox_local_module",
+      "args = open('/proc/self/cmdline', 'rb').read().split(b'\\0')[1:-1]",
+      "[os.path.basename(arg).decode() for arg in args], sandbox_local_module.VALUE, sys.path[0]",
+    ].join("\n");
+    expect(mainResult(await run(sandbox, context.id, code))?.text).toBe("(['python-driver.py', 'python-charts.py'], 7, '')");
+  });
+
   it("run top-level await", async () => {
     const execution = await run(sandbox, context.id, "import asyncio\nawait asyncio.sleep(0.01)\n'awaited'");
     expect(mainResult(execution)?.text).toBe("'awaited'");

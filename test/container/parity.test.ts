@@ -65,6 +65,14 @@ describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a
     expect(init).toBe(1);
   });
 
+  it("runs the server from its bundle in /app, beside the one package it cannot hold (the PTY library)", async () => {
+    const { stdout } = await run("tr '\\0' ' ' < /proc/$PPID/cmdline; echo; echo $(ls /app); echo $(ls /app/node_modules); echo $(ls /app/node_modules/@lydell)");
+    const [server, app, modules, pty] = stdout.trim().split("\n");
+    expect(server).toMatch(/^\S*node .*\/app\/container\/main\.js $/);
+    expect([app, modules]).toEqual(["container node_modules package.json", "@lydell"]);
+    expect(pty).toMatch(/^node-pty node-pty-linux-\w+$/);
+  });
+
   it("has the tools commands and the code interpreter expect", async () => {
     const result = await run('for p in bash sh git curl python3 node ps; do command -v "$p" >/dev/null || echo "missing $p"; done; node -e "process.stdout.write(process.versions.node.split(\'.\')[0])"; python3 -c "import numpy, pandas, matplotlib"');
     expect(result).toMatchObject({ exitCode: 0, stdout: "22", stderr: "" });

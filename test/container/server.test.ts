@@ -1,6 +1,6 @@
 /**
- * The container server as a program (`npm run container`, container/main.ts): it runs from a
- * type-stripped copy and from the sources, its own environment keeps only what it reads (never the
+ * The container server as a program (`npm run container`, container/main.ts): it runs from its
+ * bundle and from the sources, its own environment keeps only what it reads (never the
  * secrets it was started with), and SIGTERM or close() ends open streams and every process tree.
  */
 import { describe, expect, it } from "vitest";
@@ -36,7 +36,7 @@ async function runMain(env: Record<string, string>) {
 }
 
 describe("npm run container (container/main.ts)", () => {
-  it("runs from a type-stripped copy, serves, and on SIGTERM kills its processes and exits 0", async () => {
+  it("runs from its bundle, serves, and on SIGTERM kills its processes and exits 0", async () => {
     const main = await runMain({});
     try {
       const cmdline = readFileSync(`/proc/${main.child.pid}/cmdline`, "utf8").split("\0");
@@ -75,7 +75,7 @@ describe("npm run container (container/main.ts)", () => {
 describe("the server's own environment", () => {
   const secrets = { SECRET_TOKEN: "s3cret-token-value", SANDBOX_API_TOKEN: "s3cret-api-token", AWS_SECRET_ACCESS_KEY: "s3cret-aws" };
 
-  for (const [how, extra] of [["precompiled", {}], ["from the sources", { SANDBOX_PRECOMPILE: "0" }]] as const) {
+  for (const [how, extra] of [["bundled", {}], ["from the sources", { SANDBOX_PRECOMPILE: "0" }]] as const) {
     it(`holds only what the server reads, not the secrets it was started with (${how})`, async () => {
       const home = mkdtempSync(join(tmpdir(), "sandbox-home-"));
       const main = await runMain({ ...secrets, ...extra, SANDBOX_HOME: home });

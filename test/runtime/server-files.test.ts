@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { containerSettings } from "../../runtime/container/settings.ts";
-import { runtimePackages } from "../../runtime/container/server-files.ts";
 import { closedAncestor } from "../../runtime/container/reachable.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { containerCall, tempDataDir, type DataDir } from "./helpers.ts";
@@ -21,13 +20,6 @@ beforeAll(() => {
 afterAll(() => dataDir.remove());
 
 describe("the container server's files", () => {
-  it("are the project's runtime packages and theirs, none of its development ones", () => {
-    const packages = runtimePackages(join(process.cwd(), "node_modules"));
-    expect(packages).toEqual(expect.arrayContaining(["zod", "ws", "tar", "@lydell/node-pty", "minipass"]));
-    expect(packages).not.toContain("vitest");
-    expect(packages).not.toContain("wrangler");
-  });
-
   it("finds a folder closed to others on the way to a path", () => {
     const closed = join(dataDir.path, "closed");
     mkdirSync(join(closed, "inside"), { recursive: true });

@@ -2,7 +2,7 @@
 /**
  * The bash side of a code context: one long-lived bash, fed cells by this small Node process, so a
  * cell's `cd`, `export`, variables and functions are there for the next cell (a stateful shell, not
- * a command per run). Plain CommonJS, run as `node -e` like the JavaScript driver.
+ * a command per run). Plain CommonJS, run from its file like the JavaScript driver.
  *
  * It talks to the server over fd 3 in the frames of the other drivers: a 5-byte header (payload
  * length, big-endian u32; kind: 1 stdout bytes, 2 stderr bytes, 3 a JSON message) and the payload.

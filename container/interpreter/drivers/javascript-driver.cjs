@@ -2,10 +2,10 @@
 /**
  * The JavaScript/TypeScript side of a code context: one long-lived Node process that runs cells for
  * the container server, one at a time, in one `vm` context, and reports what each does the moment
- * it happens. Plain CommonJS, run as `node -e` (no file to find inside an isolated sandbox), with
+ * it happens. Plain CommonJS, run from its file (`node javascript-driver.cjs <language>`), with
  * `--expose-internals` for the two pieces of Node's own REPL it reuses: its parser (acorn) and its
- * top-level `await` rewrite. The first argument says the language ("typescript": Node's type
- * stripping runs on every cell first).
+ * top-level `await` rewrite. The argument after the file says the language ("typescript": Node's
+ * type stripping runs on every cell first).
  *
  * It talks to the server over fd 3 in the frames of the Python driver: a 5-byte header (payload
  * length, big-endian u32; kind: 1 stdout bytes, 2 stderr bytes, 3 a JSON message) and the payload.
@@ -31,7 +31,7 @@ const CONTROL_FD = 3;
 const STDOUT = 1;
 const STDERR = 2;
 const MESSAGE = 3;
-const TYPESCRIPT = process.argv[1] === "typescript";
+const TYPESCRIPT = process.argv[2] === "typescript";
 const CELL_FILE = /cell-\d+\.[jt]s/;
 /** How often an interrupt not yet heard is sent again. */
 const INTERRUPT_REPEAT_MS = 100;

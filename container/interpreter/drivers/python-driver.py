@@ -13,9 +13,11 @@ An interrupt arrives as a message (a signal from outside would have to cross wha
 interpreter); a reader thread turns it into SIGINT for this process, which the cell sees as
 KeyboardInterrupt. The main thread blocks SIGINT while it writes a frame, so a frame is never cut.
 
-Inline on purpose: the server passes this file to `python3 -c`, and the chart reader
-(python-charts.py) as the argument after it, so nothing has to be found on disk inside an isolated
-sandbox. The chart reader is compiled only when a cell first shows a matplotlib figure.
+The server runs this file (`python3 python-driver.py python-charts.py`; isolation lets the
+interpreter see both). The chart reader's source is read at start, so a context never depends on
+finding it later, and compiled only when a cell first shows a matplotlib figure. Run as a script,
+Python puts this file's folder first on sys.path; cells see the working directory there instead, as
+in `python3 -c` or a notebook.
 """
 import ast
 import base64
@@ -37,13 +39,28 @@ import textwrap
 import threading
 import traceback
 
+if sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
+    sys.path[0] = ""
+
 CONTROL_FD = 3
 HEADER = struct.Struct(">IB")
 STDOUT, STDERR, MESSAGE = 1, 2, 3
 READ_CHUNK = 65536
 CELL_PREFIX = "<cell-"
-# The chart reader's source, given after the driver's (read before main() clears the arguments).
-CHARTS_SOURCE = sys.argv[1] if len(sys.argv) > 1 else None
+
+
+def _read_charts_source():
+    """The chart reader's source, from the file named after the driver's (before main() clears the arguments)."""
+    if len(sys.argv) < 2:
+        return None
+    try:
+        with open(sys.argv[1], encoding="utf-8") as file:
+            return file.read()
+    except OSError:
+        return None
+
+
+CHARTS_SOURCE = _read_charts_source()
 TOP_LEVEL_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 
 # ── the channel to the server ──────────────────────────────────────────────

@@ -1,0 +1,162 @@
+/**
+ * The server's bundle (container/boot/bundle.ts), what the image ships and the local runtime runs:
+ * it holds the server, the files the server reads at run time and, of packages, only the PTY library
+ * with its native binary; and it runs alone, copied away from the checkout (no node_modules above it
+ * to fall back on): commands, a Python context whose driver is the copy's, a terminal, and the
+ * terminal's WebSocket (the part of the server loaded on first use). Its start script, the image's
+ * command, scrubs the environment in the shell and starts Node once.
+ */
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT, bundleServer } from "../../container/boot/bundle.ts";
+import { SERVER_ENV_NAMES } from "../../container/boot/server-env.ts";
+import { SERVER_ASSETS } from "../../container/server-assets.ts";
+import { CODE_ROUTES } from "../../protocol/code.ts";
+import { INFO_ROUTES } from "../../protocol/info.ts";
+import { EXEC_ROUTES } from "../../protocol/process.ts";
+import { TERMINAL_ROUTES } from "../../protocol/terminals.ts";
+import { call } from "./helpers.ts";
+
+/** Starts a bundled server and waits for the line saying where it listens. */
+async function startBundled(program: string, args: string[], options: { cwd: string; env: Record<string, string> }) {
+  const child = spawn(program, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  return { child, url, exited };
+}
+
+let bundle: string;
+beforeAll(async () => {
+  bundle = await bundleServer();
+}, 60_000);
+
+describe("the server's bundle", () => {
+  it("holds the server, the files it reads at run time, and of packages the PTY library alone", () => {
+    expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toMatchObject({ type: "module", version: expect.any(String) });
+    expect(existsSync(join(bundle, BUNDLE_ENTRY))).toBe(true);
+    for (const asset of Object.values(SERVER_ASSETS)) expect(existsSync(join(bundle, "container", asset)), asset).toBe(true);
+    expect(readdirSync(join(bundle, "node_modules"))).toEqual(["@lydell"]);
+    expect(readdirSync(join(bundle, "node_modules", "@lydell")).join(" ")).toMatch(/^node-pty node-pty-linux-\w+$/);
+    // What is bundled in carries its license along.
+    const licenses = readFileSync(join(bundle, "container", "THIRD-PARTY-LICENSES.txt"), "utf8");
+    for (const name of ["zod", "ws", "tar"]) expect(licenses).toMatch(new RegExp(`^${name}@\\d`, "m"));
+  });
+
+  describe("its start script (the image's command)", () => {
+    const workspace = () => mkdtempSync(join(tmpdir(), "sandbox-start-"));
+    const nodeDir = dirname(process.execPath);
+    const start = async (env: Record<string, string>) => {
+      const dir = workspace();
+      const base = { PATH: `${nodeDir}:/usr/bin:/bin`, PORT: "0", HOST: "127.0.0.1", WORKSPACE: dir, SANDBOX_WARM_CODE: "none" };
+      return { dir, ...(await startBundled(join(bundle, BUNDLE_START_SCRIPT), [], { cwd: dir, env: { ...base, ...env } })) };
+    };
+
+    it("starts Node once, on main.js, with only the variables the server reads, their values as they were", async () => {
+      const home = "/tmp/a home\nwith a newline";
+      const { dir, child, url, exited } = await start({ SECRET_TOKEN: "s3cret", SANDBOX_HOME: home, SANDBOX_PYTHON: "" });
+      try {
+        // The script's own pid is the server's: the shell became Node, which did not re-execute itself.
+        const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0");
+        expect(cmdline.slice(1, 3)).toEqual(["--max-semi-space-size=1", join(bundle, BUNDLE_ENTRY)]);
+        const environ = readFileSync(`/proc/${child.pid}/environ`, "utf8").split("\0").filter(Boolean);
+        expect(environ).toEqual(expect.arrayContaining([`SANDBOX_HOME=${home}`, "SANDBOX_PYTHON=", `WORKSPACE=${dir}`]));
+        expect(environ.map((entry) => entry.slice(0, entry.indexOf("="))).filter((name) => !SERVER_ENV_NAMES.has(name))).toEqual([]);
+        expect((await call(url, "POST", EXEC_ROUTES.execute, { command: 'printf %s "$HOME"' })).body.stdout).toBe(home);
+      } finally {
+        child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("leaves the semi-space size to NODE_OPTIONS when that sets it", async () => {
+      const { dir, child, exited } = await start({ NODE_OPTIONS: "--max-semi-space-size=4" });
+      try {
+        expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0").slice(1, 2)).toEqual([join(bundle, BUNDLE_ENTRY)]);
+        expect(readFileSync(`/proc/${child.pid}/environ`, "utf8")).toContain("NODE_OPTIONS=--max-semi-space-size=4");
+      } finally {
+        child.kill("SIGTERM");
+        await exited;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("copied away from the checkout", () => {
+    let dir: string;
+    let url: string;
+    let child: ReturnType<typeof spawn>;
+    let exited: Promise<number | null>;
+
+    beforeAll(async () => {
+      dir = realpathSync(mkdtempSync(join(tmpdir(), "sandbox-bundle-")));
+      cpSync(bundle, join(dir, "app"), { recursive: true });
+      // A variable the server does not read: it re-executes itself once, as in the image.
+      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: "0", HOST: "127.0.0.1", WORKSPACE: join(dir, "workspace"), SANDBOX_WARM_CODE: "none", UNREAD_VARIABLE: "x" };
+      ({ child, url, exited } = await startBundled(process.execPath, [join(dir, "app", BUNDLE_ENTRY)], { cwd: dir, env }));
+    }, 60_000);
+
+    afterAll(async () => {
+      child?.kill("SIGTERM");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("re-executed itself once with only the variables it reads, and its Node flags", () => {
+      expect(readFileSync(`/proc/${child.pid}/environ`, "utf8")).not.toContain("UNREAD_VARIABLE");
+      expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain("--max-semi-space-size=1");
+    });
+
+    it("serves commands, refuses bad input in English, and reports the bundle's version", async () => {
+      expect((await call(url, "POST", EXEC_ROUTES.execute, { command: "echo bundled" })).body).toMatchObject({ exitCode: 0, stdout: "bundled\n" });
+      // Bad input is told in zod's English, the one locale the bundle keeps.
+      const refused = await call(url, "POST", EXEC_ROUTES.execute, { command: 5 });
+      expect(refused.body).toMatchObject({ code: "INVALID_REQUEST", message: "Invalid request: command: Invalid input: expected string, received number" });
+      const version = JSON.parse(readFileSync(join(dir, "app", "package.json"), "utf8")).version;
+      expect((await call(url, "GET", INFO_ROUTES.info)).body).toMatchObject({ version });
+    });
+
+    it("runs a Python context from the copy's driver", async () => {
+      const created = await call(url, "POST", CODE_ROUTES.contexts, { language: "python" });
+      expect(created.status).toBe(200);
+      const code = "import sys\nsys.orig_argv[1], 6 * 7";
+      const ran = await call(url, "POST", CODE_ROUTES.run, { contextId: created.body.context.id, code });
+      const driver = join(dir, "app", "container", SERVER_ASSETS.pythonDriver);
+      expect(ran.body.results).toEqual([{ text: `('${driver}', 42)`, isMainResult: true }]);
+    });
+
+    it("runs a terminal (the PTY library's binary beside the bundle) and shows it over its WebSocket", async () => {
+      const created = await call(url, "POST", TERMINAL_ROUTES.list, { command: "read line; echo got-$line", cols: 80, rows: 24 });
+      expect(created.status).toBe(200);
+      const id = created.body.terminal.id as string;
+      const socket = new WebSocket(`${url.replace("http", "ws")}${TERMINAL_ROUTES.ws(id, 0)}`);
+      socket.binaryType = "arraybuffer";
+      let seen = "";
+      const echoed = new Promise<void>((resolve, reject) => {
+        socket.addEventListener("message", (event) => {
+          if (typeof event.data !== "string") seen += Buffer.from(event.data as ArrayBuffer).toString("utf8");
+          if (seen.includes("got-bundle")) resolve();
+        });
+        socket.addEventListener("error", () => reject(new Error("the terminal's WebSocket failed")));
+      });
+      await new Promise((resolve) => socket.addEventListener("open", resolve, { once: true }));
+      expect((await call(url, "POST", TERMINAL_ROUTES.write(id), { data: "bundle\n" })).status).toBe(200);
+      await echoed;
+      socket.close();
+      expect((await call(url, "GET", TERMINAL_ROUTES.wait(id))).body.terminal).toMatchObject({ status: "exited", exitCode: 0 });
+    });
+  });
+});
