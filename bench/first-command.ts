@@ -3,7 +3,9 @@
  * measures a provider: create a sandbox, run `node -v` in it, stop the clock. Sequential creations
  * (median, p95, p99), then a burst of concurrent ones, each on `npm start`'s stack (wrangler dev →
  * Worker → Durable Object → local runtime → a container server per sandbox): once without a warm pool,
- * once with one, in the same run. Also the resident memory of an idle sandbox's server.
+ * once with one, in the same run. Also the resident memory of an idle sandbox's server, and the part
+ * of it that is its own (a server's resident figure counts the Node binary's pages, which every
+ * server shares through the page cache).
  */
 import { readFileSync, readlinkSync } from "node:fs";
 import type { RuntimeHealth } from "../protocol/runtime.ts";
@@ -26,10 +28,13 @@ interface Measured {
   burstWall: number;
   /** RSS of each idle sandbox's server after the sequential run. */
   idleRss: number[];
+  /** Its private part (anonymous pages): what each server adds beside the Node binary's pages, which all share. */
+  idlePrivate: number[];
 }
 
-function rssOf(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+/** A figure of /proc/<pid>/status, in bytes. */
+function statusBytes(pid: number, field: "VmRSS" | "RssAnon"): number {
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   return kb * 1024;
 }
 
@@ -81,15 +86,15 @@ async function measure(warmPool: number): Promise<Measured> {
     const sequential: number[] = [];
     for (let i = 0; i < SEQUENTIAL; i++) sequential.push(await firstCommand());
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // idle: no command since its first
-    const idleRss = sandboxServers(stack)
-      .filter((pid) => !idleBefore.has(pid))
-      .map(rssOf);
+    const idle = sandboxServers(stack).filter((pid) => !idleBefore.has(pid));
+    const idleRss = idle.map((pid) => statusBytes(pid, "VmRSS"));
+    const idlePrivate = idle.map((pid) => statusBytes(pid, "RssAnon"));
     await Promise.all(created.splice(0).map((id) => send(`${stack.url}/v1/sandboxes/${id}`, "DELETE", undefined, auth)));
     await poolFilled(stack);
     const start = performance.now();
     const burst = await Promise.all(Array.from({ length: BURST }, () => firstCommand()));
     const burstWall = performance.now() - start;
-    return { sequential: sequential.sort((a, b) => a - b), burst: burst.sort((a, b) => a - b), burstWall, idleRss };
+    return { sequential: sequential.sort((a, b) => a - b), burst: burst.sort((a, b) => a - b), burstWall, idleRss, idlePrivate };
   } finally {
     await Promise.all(created.map((id) => send(`${stack.url}/v1/sandboxes/${id}`, "DELETE", undefined, auth).catch(() => undefined)));
     await stack.close();
@@ -122,6 +127,11 @@ const bench: BenchModule = {
             metric: "idle sandbox server, resident memory (median)",
             ours: `${mib(median(warm.idleRss))} (${warm.idleRss.length} servers)`,
             baseline: `${mib(median(cold.idleRss))} (${cold.idleRss.length} servers)`,
+          },
+          {
+            metric: "… of it private to each server (anonymous pages; the rest is mostly the Node binary's, shared by every server)",
+            ours: mib(median(warm.idlePrivate)),
+            baseline: mib(median(cold.idlePrivate)),
           },
         ],
         notes: [
