@@ -18,23 +18,13 @@ import { CODE_ROUTES } from "../../protocol/code.ts";
 import { INFO_ROUTES } from "../../protocol/info.ts";
 import { EXEC_ROUTES } from "../../protocol/process.ts";
 import { TERMINAL_ROUTES } from "../../protocol/terminals.ts";
-import { call } from "./helpers.ts";
+import { call, listeningUrl } from "./helpers.ts";
 
 /** Starts a bundled server and waits for the line saying where it listens. */
 async function startBundled(program: string, args: string[], options: { cwd: string; env: Record<string, string> }) {
   const child = spawn(program, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => (stderr += chunk));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
+  const url = await listeningUrl(child).url;
   return { child, url, exited };
 }
 

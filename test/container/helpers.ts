@@ -4,6 +4,7 @@
  * Under `npm run test:image` (SANDBOX_TEST_IMAGE set) a server with default settings is the built
  * image's instead (image-server.ts).
  */
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -147,4 +148,20 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, stepMs));
   }
+}
+
+/** A server started as a child process: its URL once it says where it listens, and what it wrote to stderr. */
+export function listeningUrl(child: ChildProcess): { url: Promise<string>; stderr: () => string } {
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const url = new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  return { url, stderr: () => stderr };
 }

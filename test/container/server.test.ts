@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVER_ENV_NAMES } from "../../container/boot/server-env.ts";
-import { call, eventually, groupMembers, startTestServer } from "./helpers.ts";
+import { call, eventually, groupMembers, listeningUrl, startTestServer } from "./helpers.ts";
 
 const MAIN = fileURLToPath(new URL("../../container/main.ts", import.meta.url));
 
@@ -20,19 +20,10 @@ async function runMain(env: Record<string, string>) {
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", WORKSPACE: workspace, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => (stderr += chunk));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-  });
+  const listening = listeningUrl(child);
+  const url = await listening.url;
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, url, workspace, exited, stderr: () => stderr };
+  return { child, url, workspace, exited, stderr: listening.stderr };
 }
 
 describe("npm run container (container/main.ts)", () => {
