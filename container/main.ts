@@ -10,7 +10,7 @@
  *   secrets a container was started with are not in /proc/<server pid>/environ for commands to read;
  * - started from the TypeScript sources, on the server's bundle (boot/bundle.ts: it loads several
  *   times faster than the sources, and a process without Node's TypeScript stripper resident spawns
- *   faster). SANDBOX_PRECOMPILE=0 turns that off.
+ *   faster). SANDBOX_BUNDLE=0 turns that off.
  * The new process also gets a small young generation (server-kit/node-flags.ts), for the same reason.
  * The local runtime avoids both: it starts the bundle itself, with a scrubbed environment; the
  * image's command, the bundle's start.sh (boot/start-script.ts), scrubs it in the shell. A bundle
@@ -31,13 +31,13 @@ const BUNDLER = "./boot/bundle.ts";
 
 const env = serverEnvironment(process.env);
 let entry: string | undefined;
-if (import.meta.url.endsWith(".ts") && env.SANDBOX_PRECOMPILE !== "0") {
+if (import.meta.url.endsWith(".ts") && env.SANDBOX_BUNDLE !== "0") {
   try {
     const { bundleServer, BUNDLE_ENTRY } = (await import(BUNDLER)) as typeof import("./boot/bundle.ts");
     entry = join(await bundleServer(), BUNDLE_ENTRY);
   } catch (error) {
     console.error(`running from TypeScript sources (the bundle could not be made: ${(error as Error).message})`);
-    env.SANDBOX_PRECOMPILE = "0"; // a re-exec below need not fail the same way again
+    env.SANDBOX_BUNDLE = "0"; // a re-exec below need not fail the same way again
   }
 }
 if (entry === undefined && hasForeignVariables(process.env)) entry = fileURLToPath(import.meta.url);

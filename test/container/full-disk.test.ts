@@ -26,7 +26,7 @@ beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), "full-disk-"));
   const script = 'mount -t tmpfs -o size=256k tmpfs "$WORKSPACE" && exec "$0" "$1"';
   child = spawn("unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", script, process.execPath, MAIN], {
-    env: { ...process.env, PORT: "0", WORKSPACE: folder, SANDBOX_PRECOMPILE: "0" },
+    env: { ...process.env, PORT: "0", WORKSPACE: folder, SANDBOX_BUNDLE: "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   url = await new Promise<string>((resolve, reject) => {

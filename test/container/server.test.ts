@@ -51,7 +51,7 @@ describe("npm run container (container/main.ts)", () => {
   });
 
   it("can run straight from the TypeScript sources", async () => {
-    const main = await runMain({ SANDBOX_PRECOMPILE: "0" });
+    const main = await runMain({ SANDBOX_BUNDLE: "0" });
     try {
       expect(readFileSync(`/proc/${main.child.pid}/cmdline`, "utf8")).toContain("container/main.ts");
       expect((await call(main.url, "GET", "/api/ping")).status).toBe(200);
@@ -66,7 +66,7 @@ describe("npm run container (container/main.ts)", () => {
 describe("the server's own environment", () => {
   const secrets = { SECRET_TOKEN: "s3cret-token-value", SANDBOX_API_TOKEN: "s3cret-api-token", AWS_SECRET_ACCESS_KEY: "s3cret-aws" };
 
-  for (const [how, extra] of [["bundled", {}], ["from the sources", { SANDBOX_PRECOMPILE: "0" }]] as const) {
+  for (const [how, extra] of [["bundled", {}], ["from the sources", { SANDBOX_BUNDLE: "0" }]] as const) {
     it(`holds only what the server reads, not the secrets it was started with (${how})`, async () => {
       const home = mkdtempSync(join(tmpdir(), "sandbox-home-"));
       const main = await runMain({ ...secrets, ...extra, SANDBOX_HOME: home });
