@@ -6,6 +6,8 @@
  * `python3 -c` spawned by the same server in the same run, and beside the second run.
  */
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { SERVER_ASSETS } from "../container/server-assets.ts";
 import type { Execution } from "../protocol/code.ts";
 import { CODE_ROUTES } from "../protocol/code.ts";
 import { EXEC_ROUTES } from "../protocol/process.ts";
@@ -41,7 +43,8 @@ async function warmPython(serverPid: number): Promise<void> {
   while (Date.now() < deadline) {
     const python = descendantsOf(serverPid).some((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith(`${PYTHON}\0-c\0`);
+        const [program, driver] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return program === PYTHON && basename(driver ?? "") === basename(SERVER_ASSETS.pythonDriver);
       } catch {
         return false;
       }
