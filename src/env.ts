@@ -25,6 +25,12 @@ export interface Env {
   SANDBOX_PREVIEW_PATH_ORIGIN?: string;
   /** Default idle time before a sandbox's container sleeps ("10m" when unset). */
   SANDBOX_SLEEP_AFTER?: string;
+  /**
+   * On Cloudflare, "0" gives no sandbox outbound network, whatever its policy says: containers start
+   * without the internet and the outbound handler refuses every request (rule "operator"). Unset or
+   * "1": allowed; any other value closes it. Locally the runtime's own SANDBOX_NETWORK_ALLOWED rules.
+   */
+  SANDBOX_NETWORK_ALLOWED?: string;
   /** "on": serve the web console at / and the API reference at /v1/docs (`npm start` turns it on). */
   SANDBOX_CONSOLE?: string;
   /** The console's own page files (console/, wrangler.toml [assets]); only the Worker serves them. */

@@ -74,7 +74,7 @@ import * as processes from "./processes.ts";
 import { parseRequest } from "./request.ts";
 import { NetworkSettings } from "./network.ts";
 import { auditEventStream } from "./network-audit-stream.ts";
-import { PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
+import { networkAllowedBy, PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
 import { EGRESS_HANDLER, egressOutboundHandler } from "./cloudflare-egress/outbound-handler.ts";
 import type { EgressJudgement, EgressRequest } from "./cloudflare-egress/judge.ts";
 import type { AuditRecord } from "./cloudflare-egress/audit-ring.ts";
@@ -173,7 +173,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.#runKeys = new RunKeyClaims(ctx.storage.sql);
     this.#ports = new PortRegistry(ctx.storage);
     this.#network = new NetworkSettings(ctx.storage);
-    this.#platformEgress = new PlatformEgress(ctx.storage, this.#network);
+    this.#platformEgress = new PlatformEgress(ctx.storage, this.#network, networkAllowedBy(env.SANDBOX_NETWORK_ALLOWED));
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);

@@ -14,6 +14,8 @@ import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED } from "../.
 import { readSseStream, type SseMessage } from "../../protocol/sse.ts";
 import type { AuditEvent } from "../../src/rpc/network.ts";
 import { AuditRing } from "../../src/sandbox/cloudflare-egress/audit-ring.ts";
+import { networkAllowedBy, PlatformEgress } from "../../src/sandbox/cloudflare-egress/platform-egress.ts";
+import { NetworkSettings } from "../../src/sandbox/network.ts";
 import { apiCall, eventually, uniqueId } from "./helpers.ts";
 import { platformSandbox, type PlatformSandbox } from "./platform-container.ts";
 
@@ -238,6 +240,28 @@ describe("WebSocket handshakes through the handler", () => {
     expect(entries.find((entry) => entry.status === 101)!.bytesIn).toBe(Buffer.byteLength(greeting!) + 10);
     expect(entries.find((entry) => entry.host === "elsewhere.test")).toMatchObject({ decision: "denied", status: 403 });
     expect(JSON.stringify(entries)).not.toContain(SECRET);
+  });
+});
+
+describe("the operator's ceiling on Cloudflare (SANDBOX_NETWORK_ALLOWED=0)", () => {
+  it("wins over every policy: no internet at start, every request refused and recorded, secrets never filled in", async () => {
+    const { id, sandbox } = await fresh("cf-ceiling");
+    await sandbox.setSecret("TARGET_TOKEN", SECRET);
+    await sandbox.setNetworkPolicy({ default: "allow", rules: [], inject: [{ host: "localhost", bearer: "TARGET_TOKEN" }] });
+    const stub = env.Sandbox.get(env.Sandbox.idFromName(id));
+    const seen = await runInDurableObject(stub, async (_instance, state) => {
+      const closed = new PlatformEgress(state.storage, new NetworkSettings(state.storage), false);
+      const open = new PlatformEgress(state.storage, new NetworkSettings(state.storage), true);
+      const policy = { default: "allow" as const, rules: [], inject: [] };
+      const judged = await closed.judge({ method: "GET", url: `http://localhost:${port}/echo` });
+      return { internet: [closed.internetFor(policy), open.internetFor(policy)], judged, trail: closed.audit.read(0).entries };
+    });
+    expect(seen.internet).toEqual([false, true]);
+    expect(seen.judged).toMatchObject({ allowed: false, status: 403, rule: "operator", reason: "the operator gives no sandbox outbound network" });
+    expect(JSON.stringify(seen.judged)).not.toContain(SECRET);
+    expect(seen.trail.at(-1)).toMatchObject({ host: "localhost", port, decision: "denied", rule: "operator", status: 403 });
+    // Unset or "1" allows; "0" and anything else (a typo) close it.
+    expect([undefined, "1", "0", "false", "yes"].map(networkAllowedBy)).toEqual([true, true, false, false, false]);
   });
 });
 

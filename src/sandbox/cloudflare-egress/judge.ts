@@ -30,7 +30,11 @@ export type EgressJudgement =
       record: AuditRecord;
     };
 
-export function judgeEgress(policy: NetworkPolicy, secrets: ReadonlyMap<string, string>, request: EgressRequest): EgressJudgement {
+/** The rule a refusal names when the operator gives no sandbox outbound network, whatever the policy says. */
+export const OPERATOR_RULE = "operator";
+
+/** `networkAllowed: false` is the operator's ceiling (SANDBOX_NETWORK_ALLOWED=0): every request is refused. */
+export function judgeEgress(policy: NetworkPolicy, secrets: ReadonlyMap<string, string>, request: EgressRequest, networkAllowed = true): EgressJudgement {
   let url: URL;
   try {
     url = new URL(request.url);
@@ -52,6 +56,10 @@ export function judgeEgress(policy: NetworkPolicy, secrets: ReadonlyMap<string, 
     bytesOut: 0,
     bytesIn: 0,
   };
+  if (!networkAllowed) {
+    const reason = "the operator gives no sandbox outbound network";
+    return { allowed: false, status: 403, rule: OPERATOR_RULE, reason, record: { ...base, decision: "denied", rule: OPERATOR_RULE, reason, status: 403 } };
+  }
   const verdict = decide(policy, { names: [host], port });
   if (!verdict.allowed) {
     const reason = "denied by the policy";

@@ -3,7 +3,9 @@
  * delegates here): which policies can be enforced there (platform-gaps.ts), the judging of each
  * request the Worker's outbound handler asks about (judge.ts, with the secrets from storage), the
  * audit trail (audit-ring.ts), and whether the policy is in force: the interception registered
- * and the running container started with the internet switch its policy needs.
+ * and the running container started with the internet switch its policy needs. The operator's
+ * ceiling (`SANDBOX_NETWORK_ALLOWED=0`, a Worker variable there) wins over every policy: containers
+ * start without the internet and every request the handler sees is refused.
  */
 import { NETWORK_LIMITS, auditEntrySchema, type AuditPage, type NetworkPolicy } from "../../../protocol/network.ts";
 import { errorFromCode } from "../../rpc/errors.ts";
@@ -23,14 +25,21 @@ interface PlatformState {
 
 const auditRecordSchema = auditEntrySchema.omit({ seq: true, time: true });
 
+/** The Worker's `SANDBOX_NETWORK_ALLOWED`: unset or "1" allows outbound network; "0", or anything else, closes it (a typo fails closed). */
+export function networkAllowedBy(value: string | undefined): boolean {
+  return value === undefined || value === "1";
+}
+
 export class PlatformEgress {
   readonly #storage: DurableObjectStorage;
   readonly #settings: NetworkSettings;
+  readonly #networkAllowed: boolean;
   readonly audit: AuditRing;
 
-  constructor(storage: DurableObjectStorage, settings: NetworkSettings) {
+  constructor(storage: DurableObjectStorage, settings: NetworkSettings, networkAllowed = true) {
     this.#storage = storage;
     this.#settings = settings;
+    this.#networkAllowed = networkAllowed;
     this.audit = new AuditRing(storage.sql);
   }
 
@@ -44,7 +53,7 @@ export class PlatformEgress {
 
   /** The internet switch a container started now gets. */
   internetFor(policy: NetworkPolicy): boolean {
-    return internetFor(policy);
+    return this.#networkAllowed && internetFor(policy);
   }
 
   async intercepting(): Promise<void> {
@@ -63,7 +72,7 @@ export class PlatformEgress {
   async enforced(policy: NetworkPolicy, running: boolean): Promise<boolean> {
     if (!running) return false;
     const state = await this.#state();
-    return state.intercepting === true && (internetFor(policy) || state.internetAtStart === false);
+    return state.intercepting === true && (this.internetFor(policy) || state.internetAtStart === false);
   }
 
   /** Judges one request with the policy and secrets in storage now; a refusal is recorded at once. */
@@ -71,7 +80,7 @@ export class PlatformEgress {
     const { method, url } = request as Partial<EgressRequest>;
     if (typeof method !== "string" || typeof url !== "string") throw errorFromCode("INVALID_REQUEST", "an egress request is { method, url }");
     const { policy, secrets } = await this.#settings.runtimeEgress();
-    const judged = judgeEgress(policy, new Map(Object.entries(secrets)), { method, url });
+    const judged = judgeEgress(policy, new Map(Object.entries(secrets)), { method, url }, this.#networkAllowed);
     if (!judged.allowed) this.audit.add(judged.record);
     return judged;
   }
