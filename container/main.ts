@@ -23,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/server-env-names.ts";
+import { BUNDLE_ENTRY } from "../server-kit/bundle-layout.ts";
 import { serverNodeFlags } from "../server-kit/node-flags.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
 
@@ -33,7 +34,7 @@ const env = serverEnvironment(process.env);
 let entry: string | undefined;
 if (import.meta.url.endsWith(".ts") && env.SANDBOX_BUNDLE !== "0") {
   try {
-    const { bundleServer, BUNDLE_ENTRY } = (await import(BUNDLER)) as typeof import("./boot/bundle.ts");
+    const { bundleServer } = (await import(BUNDLER)) as typeof import("./boot/bundle.ts");
     entry = join(await bundleServer(), BUNDLE_ENTRY);
   } catch (error) {
     console.error(`running from TypeScript sources (the bundle could not be made: ${(error as Error).message})`);

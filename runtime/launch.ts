@@ -17,7 +17,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BUNDLE_ENTRY, bundleServer } from "../container/boot/bundle.ts";
+import { BUNDLE_ENTRY } from "../server-kit/bundle-layout.ts";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { ASSIGNMENT_FROM_STDIN_VAR } from "../protocol/runtime.ts";
 import { serverNodeFlags } from "../server-kit/node-flags.ts";
@@ -95,6 +95,9 @@ export function serverEnv(spec: LaunchSpec): Record<string, string> {
 
 let bundle: Promise<string | undefined> | undefined;
 
+/** The container's build step, loaded only when a bundle is asked for: the runtime shares no code with the container server. */
+const BUNDLER = "../container/boot/bundle.ts";
+
 /**
  * The server's bundle (container/boot/bundle.ts: the folder the image's /app holds), made once per
  * runtime: started on its entry with its flags and a scrubbed environment, the server boots once
@@ -102,7 +105,7 @@ let bundle: Promise<string | undefined> | undefined;
  * TypeScript sources, and containers cannot start).
  */
 export function serverBundle(): Promise<string | undefined> {
-  bundle ??= bundleServer().catch((error: Error) => {
+  bundle ??= (import(BUNDLER) as Promise<typeof import("../container/boot/bundle.ts")>).then(({ bundleServer }) => bundleServer()).catch((error: Error) => {
     console.error(`runtime: container servers start from TypeScript sources (the server's bundle could not be made: ${error.message})`);
     return undefined;
   });

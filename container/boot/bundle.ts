@@ -25,6 +25,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, re
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
 import { SERVER_ASSETS } from "../server-assets.ts";
 import { licenseNotices } from "./license-notices.ts";
 import { startScript } from "./start-script.ts";
@@ -34,8 +35,6 @@ const SOURCE_DIRS = ["container", "server-kit", "protocol"];
 /** Under node_modules, so a container that binds the checkout's node_modules finds it. */
 const CACHE_DIR = join(ROOT, "node_modules", ".cache", "sandbox-container");
 const ENTRY = "container/main.ts";
-export const BUNDLE_ENTRY = "container/main.js";
-export const BUNDLE_START_SCRIPT = "container/start.sh";
 
 /**
  * Packages left out of the bundle, shipped beside it with what they depend on (as installed: an

@@ -13,7 +13,7 @@
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { BUNDLE_ENTRY } from "../../container/boot/bundle.ts";
+import { BUNDLE_ENTRY } from "../../server-kit/bundle-layout.ts";
 import { ASSIGNMENT_FROM_STDIN_VAR } from "../../protocol/runtime.ts";
 import { DEFAULT_PATH } from "../../server-kit/default-path.ts";
 import { serverNodeFlags } from "../../server-kit/node-flags.ts";

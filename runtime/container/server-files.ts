@@ -9,7 +9,7 @@
 import { chmodSync, cpSync, existsSync, linkSync, copyFileSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { BUNDLE_ENTRY } from "../../container/boot/bundle.ts";
+import { BUNDLE_ENTRY } from "../../server-kit/bundle-layout.ts";
 import { closedAncestor } from "./reachable.ts";
 
 export interface ServerFiles {

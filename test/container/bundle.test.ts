@@ -11,7 +11,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSyn
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT, bundleServer } from "../../container/boot/bundle.ts";
+import { bundleServer } from "../../container/boot/bundle.ts";
+import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
 import { SERVER_ENV_NAMES } from "../../container/boot/server-env.ts";
 import { SERVER_ASSETS } from "../../container/server-assets.ts";
 import { CODE_ROUTES } from "../../protocol/code.ts";
