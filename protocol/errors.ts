@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   PROCESS_EXISTS: 409,
   TERMINAL_EXISTS: 409,
   PORT_ALREADY_EXPOSED: 409,
+  /** A custom preview token another exposed port of the sandbox already has. */
+  PREVIEW_TOKEN_IN_USE: 409,
   /** Input or a resize for a terminal whose program has exited. */
   TERMINAL_EXITED: 409,
   SESSION_EXISTS: 409,
@@ -74,6 +76,8 @@ export const ERROR_CODES = {
   IDEMPOTENT_RUN_GONE: 410,
   /** A signed stream URL for a process that is gone: another run now has its id (the URL names the run it was minted for). */
   STREAM_URL_STALE: 410,
+  /** A preview URL with a good token whose port was exposed in an earlier container: expose the port again (same URL, same token). */
+  STALE_PREVIEW_URL: 410,
   PAYLOAD_TOO_LARGE: 413,
   /** A watch or a change digest over more directories or entries than WATCH_LIMITS allows. */
   WATCH_LIMIT_EXCEEDED: 413,

@@ -23,12 +23,30 @@ export const previewPortSchema = z
   .max(MAX_PREVIEW_PORT, `port must be ${MIN_PREVIEW_PORT}–${MAX_PREVIEW_PORT}`)
   .refine((port) => port !== CONTAINER_SERVER_PORT, `port ${CONTAINER_SERVER_PORT} is the sandbox's own server and cannot be exposed`);
 
+/** Longest custom preview token: it is part of the URL, and short enough to type. */
+export const MAX_PREVIEW_TOKEN_LENGTH = 16;
+
+/**
+ * A custom preview token, chosen by the caller so a URL stays the same across exposures: 1–16 of
+ * a–z, 0–9 and `_` (what Cloudflare's SDK accepts, so a token chosen for it works here unchanged).
+ */
+export const previewTokenSchema = z
+  .string({ error: "token must be a string" })
+  .min(1, "token cannot be empty")
+  .max(MAX_PREVIEW_TOKEN_LENGTH, `token must be at most ${MAX_PREVIEW_TOKEN_LENGTH} characters`)
+  .regex(/^[a-z0-9_]+$/, "token may hold only lowercase letters a-z, digits 0-9 and _");
+
 export const exposePortRequestSchema = z.strictObject({
   port: previewPortSchema,
   /** A label for the caller's own bookkeeping. */
   name: z.string().min(1).max(64).optional(),
   /** true: anyone with the URL may use it; false (default): the URL's token, its cookie or the API token is required. */
   public: z.boolean().optional(),
+  /**
+   * The port's token, instead of a random one: the same token gives the same URL, another rotates it
+   * (the old one stops working). Without it, a port already exposed keeps its token.
+   */
+  token: previewTokenSchema.optional(),
 });
 export type ExposePortRequest = z.input<typeof exposePortRequestSchema>;
 
@@ -38,7 +56,8 @@ export const exposedPortSchema = z.object({
   url: z.string().describe("The preview URL; a private port's carries its token once (?token=)"),
   name: z.string().optional(),
   public: z.boolean(),
-  exposedAt: z.string().describe("ISO time of the exposure"),
+  exposedAt: z.string().describe("ISO time the port was first exposed (kept by later exposures until it is unexposed)"),
+  status: z.literal("active").describe("Listed ports are served by the running container; a restart makes them stale until exposed again"),
 });
 export type ExposedPort = z.infer<typeof exposedPortSchema>;
 export const unexposedPortSchema = z.object({ port: z.number().int() });

@@ -115,7 +115,7 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.exposePort(port, options);
   }
 
-  /** The port's URL stops working (404 PORT_NOT_EXPOSED) and its token with it. */
+  /** The port's URL stops working (404 PORT_NOT_EXPOSED) and its token with it; a port that is not exposed is no error. */
   unexposePort(port: number): Promise<UnexposePortResult> {
     return this.rpc.unexposePort(port);
   }

@@ -138,12 +138,15 @@ export interface SandboxRpc {
   connectTerminal(id: string, request: Request): Promise<Response>;
 
   /**
-   * Makes a port inside the sandbox (1024–65535) reachable at a preview URL; private unless
-   * `public: true` (the URL carries a token once). Throws INVALID_PORT, PORT_ALREADY_EXPOSED.
+   * Makes a port inside the sandbox (1024–65535) reachable at a preview URL, served by the running
+   * container (started if none runs) until it stops; private unless `public: true` (the URL carries a
+   * token once: `token`, or the port's current one, or a new random one). Exposing again revives a
+   * stale URL or rotates its token. Throws INVALID_PORT, INVALID_REQUEST, PREVIEW_TOKEN_IN_USE.
    */
   exposePort(port: number, options?: ExposePortOptions): Promise<ExposedPort>;
-  /** Stops serving the port's URL (its token dies with it). Throws PORT_NOT_EXPOSED. */
+  /** Stops serving the port's URL (its token dies with it); idempotent. */
   unexposePort(port: number): Promise<UnexposePortResult>;
+  /** The ports the running container serves (none while no container runs). */
   getExposedPorts(options?: ExposedPortsOptions): Promise<ExposedPort[]>;
 
   /** Sandbox-wide settings (sleepAfter, envVars, isolation), kept by the sandbox. */

@@ -94,7 +94,7 @@ import {
 import type { DeleteSecretResult } from "../rpc/network.ts";
 import * as sessions from "./sessions.ts";
 import * as terminals from "./terminals.ts";
-import { forwardToPort, PortRegistry, type UrlContext } from "./ports.ts";
+import { forwardToPort, PortRegistry, staleUrl, type UrlContext } from "./ports.ts";
 import { guardedPortResponse } from "./port-guards.ts";
 import { previewSettings } from "../rpc/preview-urls.ts";
 import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "../rpc/ports.ts";
@@ -386,6 +386,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       } else {
         await this.#persistence.discard();
       }
+      // Every preview token dies before the container does: from here its URLs answer 404.
+      await this.#ports.revokeAll();
       await this.#ledger.forget();
       this.#runKeys.forget();
       await this.#destroyContainer();
@@ -725,10 +727,14 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   // ── preview ports ────────────────────────────────────────────────────────
 
+  /** Starts the container when none runs: an exposure is served by the container it was made in (ports.ts). */
   async exposePort(port: number, options: ExposePortOptions = {}): Promise<ExposedPort> {
-    return this.#guard(() => this.#ports.expose(port, options, this.#previewUrls()));
+    return this.#guard(() =>
+      this.#ports.expose(port, options, this.#previewUrls(), async () => (await this.#keepingAwake(() => this.#link())).generation.instanceId),
+    );
   }
 
+  /** Needs no container; a port that is not exposed is no error. */
   async unexposePort(port: number): Promise<UnexposePortResult> {
     return this.#guard(async () => {
       await this.#ports.unexpose(port);
@@ -736,24 +742,52 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     });
   }
 
+  /** The ports the running container serves; never wakes one. */
   async getExposedPorts(options: ExposedPortsOptions = {}): Promise<ExposedPort[]> {
-    return this.#guard(() => this.#ports.list(this.#previewUrls(), options.origin));
+    return this.#guard(async () => this.#ports.list(this.#previewUrls(), options.origin, await this.#runningGeneration()));
   }
 
   #previewUrls(): UrlContext {
     return { sandboxId: this.ctx.id.name ?? this.ctx.id.toString(), settings: previewSettings(this.env) };
   }
 
+  /** The running container's instance id (asked of it once per container), or undefined when none runs or it does not answer. */
+  async #runningGeneration(): Promise<string | undefined> {
+    const container = this.ctx.container;
+    if (!container?.running) return undefined;
+    try {
+      const api = new ContainerApi(container.getTcpPort(CONTAINER_SERVER_PORT));
+      return (await this.#generations.current(() => api.json<PingResponse>("GET", INFO_ROUTES.ping))).instanceId;
+    } catch {
+      return undefined;
+    }
+  }
+
   /**
    * A proxied request for a preview port (see portProxyRequest). The registry decides first, from
-   * storage alone: a port that is not exposed, or a caller without its token, never wakes the container.
+   * storage and whether a container runs: a port that is not exposed, a caller without its token, or
+   * an exposure made in an earlier container never wakes one.
    */
   async #servePort(parts: PortRequestParts, request: Request): Promise<Response> {
     try {
-      const { answer, isPublic } = await this.#ports.admit(parts, request);
+      let admittedIn: string | undefined;
+      const { answer, isPublic } = await this.#ports.admit(parts, request, async () => (admittedIn = await this.#runningGeneration()));
       if (answer) return answer;
-      await this.#link();
-      const response = guardedPortResponse(parts, request, await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic));
+      this.#calls++;
+      this.#lastActivityAt = Date.now();
+      this.#nextCheckAt = undefined;
+      this.renewActivityTimeout();
+      let forwarded: Response;
+      try {
+        forwarded = await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic);
+      } catch (error) {
+        // The container went away between the check and the request (or before this object noticed):
+        // asked afresh, a container that is gone or another one makes the URL stale, not broken.
+        this.#generations.reset();
+        if ((await this.#runningGeneration()) !== admittedIn) throw staleUrl(parts.port);
+        throw error;
+      }
+      const response = guardedPortResponse(parts, request, forwarded);
       if (response.status === 101 || response.body === null) return response;
       // A long answer (a stream, a download) keeps the container awake while it flows.
       return new Response(this.#guardStream(response.body), response);

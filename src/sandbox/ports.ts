@@ -1,14 +1,19 @@
 /**
  * The Durable Object's preview ports: the registry of exposed ports and their tokens (kept in the
- * Durable Object's storage, so a port stays exposed across container restarts and sleeps until it
- * is unexposed), the access decision for each proxied request, and the request that goes on to the
- * container server's proxy route.
+ * Durable Object's storage), the access decision for each proxied request, and the request that goes
+ * on to the container server's proxy route.
+ *
+ * A token is the port's until it is unexposed, rotated (exposed again with another token) or the
+ * sandbox destroyed; a container restart keeps it. But an exposure is served only by the container
+ * it was made in: after a sleep, a crash or a restart the URL answers 410 STALE_PREVIEW_URL until the
+ * port is exposed again (the same URL works again). So traffic for a URL never starts a container.
  *
  * Access to a private port: the URL's `?token=` (a browser's navigation is answered with a redirect
  * to the same URL without it and the token as a cookie scoped to the port's path; a program's request
- * is served as it is), then the cookie; or the API
- * token, which the Worker checked. Everything here is decided from storage alone: a request for a
- * port that is not exposed never wakes the container.
+ * is served as it is), then the cookie; or the API token, which the Worker checked. Everything here
+ * is decided from storage and whether a container runs: a request for a port that is not exposed,
+ * without its token, or for an earlier container never wakes one. Staleness is told only to a caller
+ * who holds the port's credential.
  */
 import { exposePortRequestSchema, PORT_HEADERS, PORT_PROXY_ROUTES, previewPortSchema, type ExposedPort } from "../../protocol/preview-ports.ts";
 import { errorFromCode } from "../rpc/errors.ts";
@@ -25,8 +30,14 @@ interface StoredPort {
   name?: string;
   public: boolean;
   token: string;
+  /** When the port was first exposed; later exposures keep it (a Bridge tunnel's id is made from it). */
   exposedAt: string;
+  /** The container generation (its instance id) the port was last exposed in: the one that serves it. */
+  activeIn?: string;
 }
+
+/** The instance id of the running container, or undefined when none runs (never starts one). */
+export type RunningGeneration = () => Promise<string | undefined>;
 
 export interface UrlContext {
   sandboxId: string;
@@ -60,6 +71,13 @@ async function sameToken(given: string, expected: string): Promise<boolean> {
   return crypto.subtle.timingSafeEqual(a, b);
 }
 
+/** 410 STALE_PREVIEW_URL: the port's exposure was made in an earlier container. */
+export function staleUrl(port: number): Error {
+  return errorFromCode("STALE_PREVIEW_URL", `port ${port} was exposed in an earlier container of this sandbox (it slept, stopped or restarted): expose it again`, {
+    context: { port },
+  });
+}
+
 function exposedPortOf(stored: StoredPort, urls: UrlContext, origin: string | undefined): ExposedPort {
   const url = previewUrl({
     sandboxId: urls.sandboxId,
@@ -68,7 +86,7 @@ function exposedPortOf(stored: StoredPort, urls: UrlContext, origin: string | un
     ...(origin === undefined ? {} : { origin }),
     settings: urls.settings,
   });
-  return { port: stored.port, url, ...(stored.name === undefined ? {} : { name: stored.name }), public: stored.public, exposedAt: stored.exposedAt };
+  return { port: stored.port, url, ...(stored.name === undefined ? {} : { name: stored.name }), public: stored.public, exposedAt: stored.exposedAt, status: "active" };
 }
 
 export class PortRegistry {
@@ -82,35 +100,55 @@ export class PortRegistry {
     return (await this.#storage.get<Record<string, StoredPort>>(REGISTRY_KEY)) ?? {};
   }
 
-  async expose(port: number, options: ExposePortOptions, urls: UrlContext): Promise<ExposedPort> {
+  /**
+   * Exposes the port in the running container (`runtime` starts one when needed and names it). A port
+   * already exposed keeps its token unless another is given (a rotation: the old one stops working),
+   * and is served again by this container. Bad input is refused before any container starts.
+   */
+  async expose(port: number, options: ExposePortOptions, urls: UrlContext, runtime: () => Promise<string>): Promise<ExposedPort> {
     checkedPort(port);
     const { origin, ...rest } = options ?? {};
     const request = parseRequest(exposePortRequestSchema, { ...rest, port }, "exposePort options");
+    // The URL first: a port is not exposed where no URL of its own origin can be made for it.
+    previewUrl({ sandboxId: urls.sandboxId, port, ...(origin === undefined ? {} : { origin }), settings: urls.settings });
+    if (request.token !== undefined) tokenFree(await this.#all(), port, request.token);
+    const activeIn = await runtime();
     const all = await this.#all();
-    if (all[String(port)]) throw errorFromCode("PORT_ALREADY_EXPOSED", `port ${port} is already exposed (unexpose it first)`, { context: { port } });
+    const existing = all[String(port)];
+    const token = request.token ?? existing?.token ?? newToken();
+    tokenFree(all, port, token);
+    const name = request.name ?? existing?.name;
     const stored: StoredPort = {
       port,
-      ...(request.name === undefined ? {} : { name: request.name }),
-      public: request.public ?? false,
-      token: newToken(),
-      exposedAt: new Date().toISOString(),
+      ...(name === undefined ? {} : { name }),
+      public: request.public ?? existing?.public ?? false,
+      token,
+      exposedAt: existing?.exposedAt ?? new Date().toISOString(),
+      activeIn,
     };
-    // The URL first: a port is not exposed where no URL of its own origin can be made for it.
-    const exposed = exposedPortOf(stored, urls, origin);
     await this.#storage.put(REGISTRY_KEY, { ...all, [String(port)]: stored });
-    return exposed;
+    return exposedPortOf(stored, urls, origin);
   }
 
+  /** Its URL and token stop working; a port that is not exposed is no error (nothing to revoke). */
   async unexpose(port: number): Promise<void> {
     checkedPort(port);
     const all = await this.#all();
-    if (!all[String(port)]) throw notExposed(port);
+    if (!all[String(port)]) return;
     delete all[String(port)];
     await this.#storage.put(REGISTRY_KEY, all);
   }
 
-  async list(urls: UrlContext, origin: string | undefined): Promise<ExposedPort[]> {
+  /** Every port's token stops working (the sandbox is destroyed): its URLs answer 404 from now on. */
+  async revokeAll(): Promise<void> {
+    await this.#storage.delete(REGISTRY_KEY);
+  }
+
+  /** The ports the running container serves (`current`: its instance id); none while no container runs. */
+  async list(urls: UrlContext, origin: string | undefined, current: string | undefined): Promise<ExposedPort[]> {
+    if (current === undefined) return [];
     return Object.values(await this.#all())
+      .filter((stored) => stored.activeIn === current)
       .sort((a, b) => a.port - b.port)
       .map((stored) => exposedPortOf(stored, urls, origin));
   }
@@ -118,11 +156,20 @@ export class PortRegistry {
   /**
    * Whether the request may reach the port: `answer` is what to give instead of going on (the
    * redirect that trades the URL's token for a cookie); `isPublic` says whether `?token=` is the
-   * app's own. Throws the coded refusal.
+   * app's own. Throws the coded refusal: the credential is checked first, then whether the running
+   * container is the one the port was exposed in (`runtime` never starts one).
    */
-  async admit(parts: PortRequestParts, request: Request): Promise<{ answer?: Response; isPublic: boolean }> {
+  async admit(parts: PortRequestParts, request: Request, runtime: RunningGeneration): Promise<{ answer?: Response; isPublic: boolean }> {
     const stored = (await this.#all())[String(parts.port)];
     if (!stored) throw notExposed(parts.port);
+    const admitted = await this.#authorize(stored, parts, request);
+    const current = await runtime();
+    if (current === undefined || current !== stored.activeIn) throw staleUrl(parts.port);
+    return admitted;
+  }
+
+  /** Whether the caller holds the port's credential (see admit). */
+  async #authorize(stored: StoredPort, parts: PortRequestParts, request: Request): Promise<{ answer?: Response; isPublic: boolean }> {
     if (stored.public) return { isPublic: true };
     if (parts.apiAuthorized) return { isPublic: false };
     const url = new URL(request.url);
@@ -148,6 +195,14 @@ export class PortRegistry {
 /** A browser loading a page (its Fetch Metadata says so: mode `navigate`, destination `document`), not a program's request. */
 function isNavigation(request: Request): boolean {
   return request.headers.get("sec-fetch-mode") === "navigate" || request.headers.get("sec-fetch-dest") === "document";
+}
+
+/** Throws PREVIEW_TOKEN_IN_USE when another port of the sandbox has `token`. */
+function tokenFree(all: Record<string, StoredPort>, port: number, token: string): void {
+  const holder = Object.values(all).find((stored) => stored.port !== port && stored.token === token);
+  if (holder) {
+    throw errorFromCode("PREVIEW_TOKEN_IN_USE", `port ${holder.port} already has this token: choose another for port ${port}`, { context: { port, otherPort: holder.port } });
+  }
 }
 
 function tokenInvalid(port: number): Error {

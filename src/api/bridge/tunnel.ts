@@ -2,12 +2,14 @@
  * Tunnels through the Bridge API are our preview ports: `POST /v1/sandbox/:id/tunnel/:port {name?}`
  * exposes the port (or answers the one already exposed) as the Bridge's `Tunnel`
  * `{id, port, url, hostname, createdAt, name?}`; `DELETE` unexposes it (204, also when it was not).
+ * A tunnel's id names one exposure: after the port is unexposed or the sandbox destroyed, the next
+ * tunnel of the port has a new one (and a new token); one exposed again after a restart keeps it.
  * The URL is private like every preview URL: it carries the port's token, so it opens in a browser
  * and answers a program's requests as it is, while the bare address refuses strangers.
  *
  * Port resolution, which the Bridge lacks and agent SDKs need to reach a server in the sandbox:
- * `GET /v1/sandbox/:id/tunnel/:port` answers the tunnel of a port that is exposed, and 404
- * `port_not_exposed` for one that is not, without exposing anything; `GET /v1/sandbox/:id/tunnel`
+ * `GET /v1/sandbox/:id/tunnel/:port` answers the tunnel of a port the running container serves, and
+ * 404 `port_not_exposed` for one it does not (never exposed, or exposed in an earlier container), without exposing anything; `GET /v1/sandbox/:id/tunnel`
  * lists them. Reading never wakes a sleeping container.
  */
 import { Hono } from "hono";
@@ -37,10 +39,15 @@ function portNumber(segment: string): number {
   return /^\d{1,6}$/.test(segment) ? Number(segment) : (segment as unknown as number);
 }
 
+/** The tunnel's id: the port's exposure, known by when it began (kept while the port stays exposed). */
+function tunnelId(sandboxId: string, exposed: ExposedPort): string {
+  return `${sandboxId}-${exposed.port}-${Date.parse(exposed.exposedAt).toString(36)}`;
+}
+
 function tunnelOf(sandboxId: string, exposed: ExposedPort, origin: string): BridgeTunnel {
   const url = new URL(exposed.url, origin);
   return {
-    id: `${sandboxId}-${exposed.port}`,
+    id: tunnelId(sandboxId, exposed),
     port: exposed.port,
     url: url.href,
     hostname: url.host,
@@ -49,20 +56,14 @@ function tunnelOf(sandboxId: string, exposed: ExposedPort, origin: string): Brid
   };
 }
 
-/** The port's tunnel: the exposed one, else a new exposure (a concurrent exposure of it is answered as it is). */
+/**
+ * The port's tunnel: the one the running container serves, else the port exposed (again) in it —
+ * exposing is idempotent, so a concurrent request gets the same tunnel.
+ */
 export async function openTunnel(sandbox: SandboxRpc, sandboxId: string, port: number, origin: string, name?: string): Promise<BridgeTunnel> {
-  const find = async () => (await sandbox.getExposedPorts({ origin })).find((exposed) => exposed.port === port);
-  let exposed = await find();
-  if (!exposed) {
-    try {
-      exposed = await sandbox.exposePort(port, { origin, ...(name === undefined ? {} : { name }) });
-    } catch (error) {
-      // Another request exposed it meanwhile: answer that one, as the Bridge reuses a tunnel.
-      if (!(error instanceof SandboxError && error.code === "PORT_ALREADY_EXPOSED")) throw error;
-      exposed = await find();
-      if (!exposed) throw error;
-    }
-  }
+  const exposed =
+    (await sandbox.getExposedPorts({ origin })).find((entry) => entry.port === port) ??
+    (await sandbox.exposePort(port, { origin, ...(name === undefined ? {} : { name }) }));
   return tunnelOf(sandboxId, exposed, origin);
 }
 
@@ -85,10 +86,6 @@ export const bridgeTunnelRoutes = new Hono<ApiEnv>()
     return c.json(await openTunnel(c.var.sandbox, c.var.sandboxId, portNumber(c.req.param("port")), new URL(c.req.url).origin, name));
   })
   .delete("/tunnel/:port", async (c) => {
-    try {
-      await c.var.sandbox.unexposePort(portNumber(c.req.param("port")));
-    } catch (error) {
-      if (!(error instanceof SandboxError && error.code === "PORT_NOT_EXPOSED")) throw error;
-    }
+    await c.var.sandbox.unexposePort(portNumber(c.req.param("port")));
     return c.body(null, 204);
   });

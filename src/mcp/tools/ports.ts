@@ -36,7 +36,7 @@ export const listPorts = defineTool({
 export const unexposePort = defineTool({
   name: "unexpose_port",
   title: "Stop exposing a port",
-  description: "Stops serving a port's preview URL (its token dies with it). PORT_NOT_EXPOSED for a port that is not exposed.",
+  description: "Stops serving a port's preview URL (its token dies with it). A port that is not exposed is no error.",
   input: z.strictObject({ port: previewPortSchema.describe("The exposed port") }),
   annotations: { destructiveHint: true, idempotentHint: true },
   async run({ port }, call) {
