@@ -2,7 +2,8 @@
  * The Bridge API's port resolution and create body in the Worker: exposedPorts given at create are
  * exposed and resolve by `GET /v1/sandbox/:id/tunnel/:port`; a port that is not exposed is 404
  * `port_not_exposed` (and resolving it exposes nothing); bad ports and bucket mounts at create are
- * refused in the Bridge's error shape before any sandbox is made.
+ * refused in the Bridge's error shape before any sandbox is made. A tunnel made again after the
+ * sandbox was destroyed is a new one (a new id, a new token); deleting one twice is still 204.
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -26,7 +27,7 @@ describe("Bridge port resolution", () => {
     const resolved = await bridge(`/v1/sandbox/${id}/tunnel/8080`);
     expect(resolved.status).toBe(200);
     const tunnel = (await resolved.json()) as { port: number; url: string; hostname: string };
-    expect(tunnel).toMatchObject({ id: `${id}-8080`, port: 8080, hostname: `8080-${id}.preview.test`, createdAt: expect.any(String) });
+    expect(tunnel).toMatchObject({ id: expect.stringMatching(new RegExp(`^${id}-8080-[a-z0-9]+$`)), port: 8080, hostname: `8080-${id}.preview.test`, createdAt: expect.any(String) });
     expect(tunnel.url).toMatch(new RegExp(`^https://8080-${id}\\.preview\\.test/\\?token=.+`));
     // Resolving again answers the same URL (the same token).
     expect(((await (await bridge(`/v1/sandbox/${id}/tunnel/8080`)).json()) as { url: string }).url).toBe(tunnel.url);
@@ -43,6 +44,27 @@ describe("Bridge port resolution", () => {
     expect(notAPort.status).toBe(400);
     expect(await notAPort.json()).toMatchObject({ code: "invalid_request" });
 
+    expect((await bridge(`/v1/sandbox/${id}`, { method: "DELETE" })).status).toBe(204);
+  });
+
+  it("gives a tunnel made again after destroy a new id and token, and deletes idempotently", async () => {
+    const created = await bridge("/v1/sandbox", { method: "POST", body: "{}" });
+    const { id } = (await created.json()) as { id: string };
+    const open = async () => {
+      const response = await bridge(`/v1/sandbox/${id}/tunnel/8080`, { method: "POST", body: "{}" });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { id: string; url: string; createdAt: string };
+    };
+    const first = await open();
+    // Asked again: the same tunnel.
+    expect(await open()).toEqual(first);
+    expect((await bridge(`/v1/sandbox/${id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await bridge(`/v1/sandbox/${id}/tunnel/8080`)).status).toBe(404);
+    const second = await open();
+    expect(second.id).not.toBe(first.id);
+    expect(second.url).not.toBe(first.url);
+    for (let i = 0; i < 2; i++) expect((await bridge(`/v1/sandbox/${id}/tunnel/8080`, { method: "DELETE" })).status).toBe(204);
+    expect((await bridge(`/v1/sandbox/${id}/tunnel/9999`, { method: "DELETE" })).status).toBe(204);
     expect((await bridge(`/v1/sandbox/${id}`, { method: "DELETE" })).status).toBe(204);
   });
 

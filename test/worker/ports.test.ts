@@ -41,15 +41,23 @@ async function errorCode(response: Response): Promise<string> {
 }
 
 describe("exposing ports", () => {
-  it("checks the port and refuses exposing one twice", async () => {
+  it("checks the port without starting a container; exposing again and unexposing are idempotent", async () => {
     const sandbox = pool.create("Ports-check");
     await expect(sandbox.exposePort(80)).rejects.toMatchObject({ code: "INVALID_PORT", httpStatus: 400 });
     await expect(sandbox.exposePort(3000)).rejects.toMatchObject({ code: "INVALID_PORT" });
     await expect(sandbox.exposePort(70000)).rejects.toMatchObject({ code: "INVALID_PORT" });
     await expect(sandbox.exposePort(8080.5)).rejects.toMatchObject({ code: "INVALID_PORT" });
-    await sandbox.exposePort(8080, { name: "web" });
-    await expect(sandbox.exposePort(8080)).rejects.toMatchObject({ code: "PORT_ALREADY_EXPOSED", httpStatus: 409 });
-    await expect(sandbox.unexposePort(8081)).rejects.toMatchObject({ code: "PORT_NOT_EXPOSED", httpStatus: 404 });
+    expect((await runtimeState(sandbox.id)).running).toBe(false);
+    const first = await sandbox.exposePort(8080, { name: "web" });
+    expect(first).toMatchObject({ port: 8080, name: "web", public: false, status: "active" });
+    // Exposed again: the same URL (the same token), the name kept.
+    expect(await sandbox.exposePort(8080)).toEqual(first);
+    expect(await sandbox.unexposePort(8081)).toEqual({ port: 8081 });
+    expect(await sandbox.unexposePort(8080)).toEqual({ port: 8080 });
+    expect(await sandbox.unexposePort(8080)).toEqual({ port: 8080 });
+    await expect(sandbox.unexposePort(80)).rejects.toMatchObject({ code: "INVALID_PORT" });
+    // Exposed anew after unexposing: a new token.
+    expect((await sandbox.exposePort(8080)).url).not.toBe(first.url);
   });
 
   it("answers the same codes over /v1 and lists what is exposed", async () => {
@@ -69,6 +77,10 @@ describe("exposing ports", () => {
     ]);
     expect(await http.unexposePort(5173)).toEqual({ port: 5173 });
     expect((await http.getExposedPorts()).map(({ port }) => port)).toEqual([5174]);
+    // Unexposing a port that is not exposed answers 200 over /v1 too.
+    const again = await workerFetch(`${ORIGIN}/v1/sandboxes/${id}/ports/5173`, { method: "DELETE", headers: bearer });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ port: 5173 });
     await http.destroy();
   });
 });
