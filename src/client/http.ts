@@ -168,9 +168,9 @@ class HttpTransport {
 
   // ── preview ports ────────────────────────────────────────────────────────
 
-  /** URLs are made on the service's origin (or its preview domain): an `origin` given here is not needed. */
+  /** URLs are made on the service's origin (or its preview domain): an `origin` (or `hostname`) given here is not needed. */
   exposePort(port: number, options: ExposePortOptions = {}): Promise<ExposedPort> {
-    const { origin: _origin, ...rest } = options;
+    const { origin: _origin, hostname: _hostname, ...rest } = options;
     return this.#json(...route("exposePort"), { body: { ...rest, port } });
   }
 

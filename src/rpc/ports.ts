@@ -12,7 +12,8 @@
  * knows in headers it sets itself (never taken from the caller as they came).
  */
 import { PORT_HEADERS, type ExposedPort, type ExposePortRequest, type UnexposePortResult } from "../../protocol/preview-ports.ts";
-import { previewBaseUrl, type PreviewSettings } from "./preview-urls.ts";
+import { errorFromCode } from "./errors.ts";
+import { isLoopbackHostname, previewBaseUrl, type PreviewSettings } from "./preview-urls.ts";
 
 export type { ExposedPort, UnexposePortResult };
 
@@ -24,11 +25,27 @@ export interface ExposePortOptions extends Omit<ExposePortRequest, "port"> {
    * `http://{port}-{id}.localhost:8787/` URLs.
    */
   origin?: string;
+  /**
+   * The service's host as Cloudflare's SDK names it (`example.com`, `localhost:8787`): its origin
+   * where `origin` is not given (http on loopback, https elsewhere).
+   */
+  hostname?: string;
 }
 
-export interface ExposedPortsOptions {
-  origin?: string;
+/** The service's origin from exposePort's options: `origin`, else the one `hostname` names. */
+export function serviceOrigin(options: Pick<ExposePortOptions, "origin" | "hostname">): string | undefined {
+  if (options.origin !== undefined || options.hostname === undefined) return options.origin;
+  if (typeof options.hostname !== "string" || !/^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(options.hostname)) {
+    throw errorFromCode("INVALID_REQUEST", `Invalid exposePort options: hostname: ${JSON.stringify(options.hostname)} is not a host name (with an optional port)`, {
+      context: { hostname: options.hostname },
+    });
+  }
+  const local = isLoopbackHostname(options.hostname.replace(/:\d+$/, ""));
+  return `${local ? "http" : "https"}://${options.hostname}`;
 }
+
+/** getExposedPorts' options: the service's `origin`; or, as Cloudflare's SDK passes it, its hostname alone. */
+export type ExposedPortsOptions = { origin?: string } | string;
 
 
 /** The query parameter a private port's URL carries its token in, once. */

@@ -97,7 +97,7 @@ import * as terminals from "./terminals.ts";
 import { forwardToPort, PortRegistry, staleUrl, type UrlContext } from "./ports.ts";
 import { guardedPortResponse } from "./port-guards.ts";
 import { previewSettings } from "../rpc/preview-urls.ts";
-import { portRequestParts, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "../rpc/ports.ts";
+import { portRequestParts, serviceOrigin, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "../rpc/ports.ts";
 import { asSandboxError } from "../rpc/errors.ts";
 import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
@@ -744,7 +744,10 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
 
   /** The ports the running container serves; never wakes one. */
   async getExposedPorts(options: ExposedPortsOptions = {}): Promise<ExposedPort[]> {
-    return this.#guard(async () => this.#ports.list(this.#previewUrls(), options.origin, await this.#runningGeneration()));
+    return this.#guard(async () => {
+      const origin = typeof options === "string" ? serviceOrigin({ hostname: options }) : options.origin;
+      return this.#ports.list(this.#previewUrls(), origin, await this.#runningGeneration());
+    });
   }
 
   #previewUrls(): UrlContext {

@@ -17,7 +17,7 @@
  */
 import { exposePortRequestSchema, PORT_HEADERS, PORT_PROXY_ROUTES, previewPortSchema, type ExposedPort } from "../../protocol/preview-ports.ts";
 import { errorFromCode } from "../rpc/errors.ts";
-import { PORT_INTERNAL_HEADERS, PORT_TOKEN_COOKIE, PORT_TOKEN_PARAM, previewUrl, type ExposePortOptions, type PortRequestParts } from "../rpc/ports.ts";
+import { PORT_INTERNAL_HEADERS, PORT_TOKEN_COOKIE, PORT_TOKEN_PARAM, previewUrl, serviceOrigin, type ExposePortOptions, type PortRequestParts } from "../rpc/ports.ts";
 import type { PreviewSettings } from "../rpc/preview-urls.ts";
 import { localLocation } from "./port-guards.ts";
 import type { PortFetcher } from "./container-api.ts";
@@ -107,7 +107,8 @@ export class PortRegistry {
    */
   async expose(port: number, options: ExposePortOptions, urls: UrlContext, runtime: () => Promise<string>): Promise<ExposedPort> {
     checkedPort(port);
-    const { origin, ...rest } = options ?? {};
+    const { origin: givenOrigin, hostname, ...rest } = options ?? {};
+    const origin = serviceOrigin({ ...(givenOrigin === undefined ? {} : { origin: givenOrigin }), ...(hostname === undefined ? {} : { hostname }) });
     const request = parseRequest(exposePortRequestSchema, { ...rest, port }, "exposePort options");
     // The URL first: a port is not exposed where no URL of its own origin can be made for it.
     previewUrl({ sandboxId: urls.sandboxId, port, ...(origin === undefined ? {} : { origin }), settings: urls.settings });
