@@ -114,6 +114,16 @@ describe("custom preview tokens", () => {
   });
 });
 
+describe("Cloudflare's hostname option", () => {
+  it("takes the service's hostname in place of origin, on exposePort and getExposedPorts, and refuses one that is not a host", async () => {
+    const sandbox = pool.create("hostname");
+    const exposed = await sandbox.exposePort(8080, { hostname: "sandbox.test" });
+    expect(exposed.url).toMatch(new RegExp(`^https://8080-${sandbox.id}\\.preview\\.test/\\?token=`));
+    expect(await sandbox.getExposedPorts("sandbox.test")).toEqual([exposed]);
+    await expect(sandbox.exposePort(8081, { hostname: "evil.test/path" })).rejects.toMatchObject({ code: "INVALID_REQUEST", httpStatus: 400 });
+  });
+});
+
 describe("a preview URL across its container's life", () => {
   it("goes stale when the container stops, never wakes one, and works again (same URL) once the port is exposed again", async () => {
     const sandbox = pool.create("stale");
