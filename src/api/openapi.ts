@@ -92,7 +92,8 @@ export function openApiDocument(serverUrl?: string): Json {
             "`?token=<token>` (a browser's navigation is answered with 302 to the same URL without it and a cookie scoped to the port's path " +
             "or host), then that cookie, or the API token. The answer never carries Service-Worker-Allowed; a service worker script asking " +
             "for a scope outside the port is 403 SERVICE_WORKER_SCOPE_REFUSED. 401 PORT_TOKEN_REQUIRED, 403 PORT_TOKEN_INVALID, " +
-            "404 PORT_NOT_EXPOSED, 502 PORT_NOT_LISTENING.",
+            "404 PORT_NOT_EXPOSED (also after the sandbox is destroyed), 410 STALE_PREVIEW_URL (a good credential for a port exposed in an earlier " +
+            "container: expose it again; never starts one), 502 PORT_NOT_LISTENING.",
           { 200: { description: "The port's own answer" }, 302: { description: "The token traded for a cookie" }, 101: { description: "A WebSocket to the port" } },
           { tags: [tagOf("exposePort")], security: [{}, { bearer: [] }] },
         ),
