@@ -6,6 +6,9 @@
  * API token. The user works in the console meanwhile and even opens the port's link in the console's
  * own tab. The token must never reach the program, and the console's origin must end with no
  * service worker of the page's.
+ *
+ * And a page left open on a preview URL keeps asking its own origin while its sandbox sleeps and is
+ * destroyed: its requests are refused (410 stale, then 404) and never wake the sandbox.
  */
 import type { Browser, Page } from "puppeteer-core";
 import { launchBrowser } from "./browser.ts";
@@ -13,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { getHttpSandbox } from "../../src/client/http.ts";
 import { HOSTILE_PREVIEW_SOURCE } from "./hostile-preview.ts";
 import { uniqueId } from "./helpers.ts";
+import { PREVIEW_SERVER_SOURCE } from "../preview-server.ts";
 
 const STEP_MS = 20_000;
 
@@ -120,5 +124,61 @@ describe("a hostile page behind a preview port", () => {
       tokenStolen: false,
     });
     await sandbox.destroy();
+  }, 120_000);
+});
+
+/** Polls `check` until it holds or `timeoutMs` passes. */
+async function eventually(check: () => Promise<boolean>, timeoutMs: number, intervalMs: number): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, intervalMs))) {
+    if (await check()) return true;
+  }
+  return false;
+}
+
+describe("a page left open on an old preview URL", () => {
+  it("is refused while its sandbox sleeps (410) and after destroy (404), never waking it; exposed again, the same URL serves", async () => {
+    const sandboxId = uniqueId("stale-page");
+    const sandbox = getHttpSandbox(sandboxId, { url, token });
+    await sandbox.configure({ sleepAfter: "3s" });
+    const startServer = async (port = 0) => {
+      await sandbox.writeFile("preview-server.cjs", PREVIEW_SERVER_SOURCE);
+      // Not work that keeps the sandbox awake: it sleeps after sleepAfter with the server running.
+      const server = await sandbox.startProcess(`exec node preview-server.cjs ${port}`, { keepAlive: false });
+      const { match } = await server.waitForLog(/listening (\d+)/, 15_000);
+      return Number((match as RegExpMatchArray)[1]);
+    };
+    const port = await startServer();
+    const { url: previewUrl } = await sandbox.exposePort(port, { token: "open_page" });
+
+    const page = await browser.newPage();
+    await page.bringToFront();
+    // The browser trades the token for the port's cookie; the page's own requests carry it from then on.
+    expect((await page.goto(previewUrl, { waitUntil: "load" }))?.status()).toBe(200);
+    const ask = () =>
+      page.evaluate(async () => {
+        const answers: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          const response = await fetch("/info", { cache: "no-store" });
+          answers.push(`${response.status} ${response.status === 200 ? "" : ((await response.json()) as { code: string }).code}`.trim());
+        }
+        return answers;
+      });
+    expect(await ask()).toEqual(Array(5).fill("200"));
+
+    expect(await eventually(async () => !(await sandbox.status()).running, 30_000, 250)).toBe(true);
+    expect(await ask()).toEqual(Array(5).fill("410 STALE_PREVIEW_URL"));
+    expect((await page.reload({ waitUntil: "load" }))?.status()).toBe(410);
+    expect(await sandbox.status()).toEqual({ running: false, asleep: true });
+
+    // Exposed again in a new container, with its server started again: the open page's URL serves again.
+    await startServer(port);
+    expect((await sandbox.exposePort(port)).url).toBe(previewUrl);
+    expect(await ask()).toEqual(Array(5).fill("200"));
+
+    await sandbox.destroy();
+    expect(await ask()).toEqual(Array(5).fill("404 PORT_NOT_EXPOSED"));
+    expect((await page.goto(previewUrl, { waitUntil: "load" }))?.status()).toBe(404);
+    expect((await sandbox.status()).running).toBe(false);
+    await page.close();
   }, 120_000);
 });
