@@ -59,7 +59,8 @@ export type ExecEvent =
   | (EventBase & { type: "start"; command: string; processId: string; pid?: number; sessionId?: string })
   | (EventBase & { type: "stdout" | "stderr" } & OutputEventFields)
   | (EventBase & { type: "complete"; exitCode: number; result: ExecResult })
-  | (EventBase & { type: "error"; error: string; code?: string })
+  /** `result`: with code EXECUTION_TIMEOUT, the result so far (its stdout/stderr empty: the output came as events). */
+  | (EventBase & { type: "error"; error: string; code?: string; result?: ExecResult })
   | (EventBase & { type: "truncated" } & TruncatedFields);
 
 /** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes, then `exit`). */
