@@ -77,6 +77,15 @@ export type LogEvent =
   | (EventBase & { type: "exit"; processId: string; status: ProcessStatus; exitCode?: number });
 
 /**
+ * The result so far of an exec stream's last event when the command ran out of its time limit
+ * (EXECUTION_TIMEOUT), else undefined: what readers whose framework wants a result, not an error
+ * (exit code 124, timed out), answer with.
+ */
+export function timedOutResult(event: ExecEvent): ExecResult | undefined {
+  return event.type === "error" && event.code === "EXECUTION_TIMEOUT" ? event.result : undefined;
+}
+
+/**
  * How a stream ends when it cannot go on because the container behind it stopped (destroyed,
  * crashed): an `error` event that is in no process log — no `seq`, so no SSE id — with a `code`.
  * A reader raises it as an error with that code rather than reconnect: what it followed is gone.
