@@ -58,6 +58,13 @@ describe("exec past its timeout, through getSandbox", () => {
     expect((await sandbox.exec("pgrep -f '^sleep 30$' || echo none")).stdout).toBe("none\n");
   });
 
+  it("carries megabytes of output so far across RPC", async () => {
+    const bytes = 3 * 1024 * 1024;
+    const error = await rejection(sandbox.exec(`head -c ${bytes} /dev/zero | tr '\\0' a; sleep 30`, { timeout: 1_500 }));
+    expect(error.stdout?.length).toBe(bytes);
+    expect(error.stdout?.startsWith("aaaa")).toBe(true);
+  });
+
   it("in a session too, which stays usable", async () => {
     const session = await sandbox.createSession({ id: "timeouts" });
     await session.exec("export KEPT=yes");
