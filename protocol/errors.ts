@@ -87,6 +87,13 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_REUSED: 422,
   /** git clone exited with an error (the context carries the end of its stderr). */
   GIT_CLONE_FAILED: 422,
+  /**
+   * A command ran out of its time limit and was killed (an exec's context is its result so far); also
+   * a wait on the caller's side that ran out (waitForExit, waitForPort). 422, not 408: the request was
+   * read and run, and browsers re-send a request answered 408 on a reused connection, which would run
+   * the command again; not 5xx: nothing failed on the service's side.
+   */
+  EXECUTION_TIMEOUT: 422,
   TOO_MANY_PROCESSES: 429,
   TOO_MANY_SESSIONS: 429,
   /** The local runtime runs as many sandboxes as its operator allows. */
@@ -96,7 +103,6 @@ export const ERROR_CODES = {
   TOO_MANY_TERMINALS: 429,
   /** Open watches per sandbox at most (LIMITS.maxWatches). */
   TOO_MANY_WATCHES: 429,
-  EXECUTION_TIMEOUT: 408,
   /** git clone ran out of its time limit (and was killed with everything it started). */
   GIT_CLONE_TIMEOUT: 408,
   INTERNAL_ERROR: 500,

@@ -59,7 +59,8 @@ export type ExecEvent =
   | (EventBase & { type: "start"; command: string; processId: string; pid?: number; sessionId?: string })
   | (EventBase & { type: "stdout" | "stderr" } & OutputEventFields)
   | (EventBase & { type: "complete"; exitCode: number; result: ExecResult })
-  | (EventBase & { type: "error"; error: string; code?: string })
+  /** `result`: with code EXECUTION_TIMEOUT, the result so far (its stdout/stderr empty: the output came as events). */
+  | (EventBase & { type: "error"; error: string; code?: string; result?: ExecResult })
   | (EventBase & { type: "truncated" } & TruncatedFields);
 
 /** `GET /api/process/{id}/stream` (Cloudflare's Sandbox SDK LogEvent, with status changes, then `exit`). */
@@ -74,6 +75,15 @@ export type LogEvent =
    * resumed after the final status has nothing more to send.
    */
   | (EventBase & { type: "exit"; processId: string; status: ProcessStatus; exitCode?: number });
+
+/**
+ * The result so far of an exec stream's last event when the command ran out of its time limit
+ * (EXECUTION_TIMEOUT), else undefined: what readers whose framework wants a result, not an error
+ * (exit code 124, timed out), answer with.
+ */
+export function timedOutResult(event: ExecEvent): ExecResult | undefined {
+  return event.type === "error" && event.code === "EXECUTION_TIMEOUT" ? event.result : undefined;
+}
 
 /**
  * How a stream ends when it cannot go on because the container behind it stopped (destroyed,

@@ -4,6 +4,7 @@
  * optional so older clients still parse.
  */
 import { z } from "zod";
+import { errorResponseSchema } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
 import { idempotencyKeySchema } from "./idempotency.ts";
@@ -120,6 +121,9 @@ export const execResultSchema = z.object({
   stderrTruncated: z.boolean().optional(),
 });
 export type ExecResult = z.infer<typeof execResultSchema>;
+
+/** An exec that ran out of its time limit answers this error (HTTP status from ERROR_CODES), its result so far as context. */
+export const execTimeoutResponseSchema = errorResponseSchema.extend({ code: z.literal("EXECUTION_TIMEOUT"), context: execResultSchema });
 
 export const processLogsSchema = z.object({
   processId: z.string(),

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import type { ExecEvent, LogEvent, OutputEventFields, TruncatedFields } from "../../protocol/events.ts";
-import { execResultOf } from "./exec.ts";
+import { execResultOf, execTimeoutOf } from "./exec.ts";
 import type { LogItem } from "./log-reader.ts";
 import type { ManagedProcess } from "./managed-process.ts";
 import type { OutputEntry, RecordEntry, StatusEntry, TruncatedNotice } from "./output-log.ts";
@@ -63,7 +63,8 @@ export function toExitEvent(entry: StatusEntry, record: ManagedProcess): LogEven
 
 /**
  * The exec stream's view of the same log: `running` → start, terminal status → complete (or error
- * for a process that never ran), output as is.
+ * for a process that never ran, and EXECUTION_TIMEOUT with the result so far for one that ran out
+ * of its time limit), output as is.
  */
 export function toExecEvent(item: LogItem, record: ManagedProcess): ExecEvent {
   const timestamp = iso(item.time);
@@ -83,6 +84,8 @@ export function toExecEvent(item: LogItem, record: ManagedProcess): ExecEvent {
         };
       }
       if (item.status === "error") return { type: "error", timestamp, seq: item.seq, error: item.error ?? "process failed", code: "SPAWN_FAILED" };
+      const timeout = execTimeoutOf(record);
+      if (timeout) return { type: "error", timestamp, seq: item.seq, error: timeout.message, code: "EXECUTION_TIMEOUT", result: timeout.result };
       return { type: "complete", timestamp, seq: item.seq, exitCode: item.exitCode ?? -1, result: execResultOf(record) };
     case "error":
       return { type: "error", timestamp, seq: item.seq, error: item.error, ...(item.code === undefined ? {} : { code: item.code }) };

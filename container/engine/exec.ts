@@ -9,6 +9,12 @@
  * finished cleanly) succeeded: it chose its exit code, and `killed`/`signal` say that it was asked.
  * A command killed by a signal, or by its time limit, never exits 0 (128+N, 124), so never succeeds.
  * `success` is about the command, not the call: an error response is told apart by its `code`.
+ *
+ * An exec that ran out of its time limit (its own `timeout`, or its session's) is not a result but an
+ * error, EXECUTION_TIMEOUT, decided here (execTimeoutOf) and nowhere else: the buffered route answers
+ * it as a coded error, the streamed one ends with it as an `error` event. Either way it carries the
+ * result so far (the output up to the kill, exit code 124, signal, duration, ids) as its context,
+ * the way a failed execa call carries its partial result.
  */
 import { succeeded, type ExecResult } from "../../protocol/process.ts";
 import type { ManagedProcess } from "./managed-process.ts";
@@ -43,4 +49,11 @@ export function execResultOf(record: ManagedProcess): ExecResult {
     result.stderrTruncated = capture.truncated("stderr");
   }
   return result;
+}
+
+/** A timed-out exec as its EXECUTION_TIMEOUT error (message and the result so far); undefined for any other end. */
+export function execTimeoutOf(record: ManagedProcess): { message: string; result: ExecResult } | undefined {
+  if (record.exit?.timedOut !== true) return undefined;
+  const after = record.spec.timeoutMs === undefined ? "" : ` after ${record.spec.timeoutMs} ms`;
+  return { message: `Command timed out${after} and was killed`, result: execResultOf(record) };
 }

@@ -20,7 +20,10 @@ export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void
 
 export interface BaseExecOptions {
   sessionId?: string;
-  /** Time limit in milliseconds; the process is killed when it runs out (result `timedOut: true`). */
+  /**
+   * Time limit in milliseconds: past it the command is killed (its whole tree) and the call rejects
+   * with ExecutionTimeoutError carrying the result so far (a background process ends `timedOut: true`).
+   */
   timeout?: number;
   env?: Record<string, string>;
   cwd?: string;

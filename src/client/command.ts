@@ -13,7 +13,7 @@
 import type { ExecEvent } from "../../protocol/events.ts";
 import type { ExecResult, OutputStream } from "../../protocol/process.ts";
 import { ResumeCursor } from "../../protocol/resume.ts";
-import { errorFromCode, ProcessNotFoundError, SandboxError } from "../rpc/errors.ts";
+import { execEventError, ExecutionTimeoutError, ProcessNotFoundError, SandboxError } from "../rpc/errors.ts";
 import type { StdinResult } from "../rpc/processes.ts";
 import type { AttachOptions, CommandHandle, OutputChunk } from "./api.ts";
 import { bytesToBase64, joinBase64 } from "../rpc/bytes.ts";
@@ -182,7 +182,7 @@ export class AttachedCommand implements CommandHandle {
         this.#end = { result: event.result };
         return { chunks: [], done: true };
       case "error": {
-        const error = errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+        const error = execEventError(event);
         this.#end = { error };
         throw error;
       }
@@ -201,7 +201,17 @@ export class AttachedCommand implements CommandHandle {
         await new Promise<void>((resolve) => this.#idle.push(resolve));
         continue;
       }
-      const { chunks, done } = await this.#pull();
+      let pulled: Pulled;
+      try {
+        pulled = await this.#pull();
+      } catch (error) {
+        // A timed-out command's error carries its result: with the output read here.
+        if (!(error instanceof ExecutionTimeoutError && error.result)) throw error;
+        const encoded = error.result.encoding === "base64";
+        const joined = (parts: string[]) => (encoded ? joinBase64(parts) : parts.join(""));
+        throw execEventError({ error: error.message, code: error.code, result: error.result }, { stdout: joined(output.stdout), stderr: joined(output.stderr) });
+      }
+      const { chunks, done } = pulled;
       for (const chunk of chunks) if (chunk.dropped === undefined) output[chunk.stream].push(chunk.data);
       if (!done) continue;
       const end = this.#end;

@@ -18,7 +18,7 @@ import type {
   SandboxCommands,
 } from "./api.ts";
 import { ResumeCursor } from "../../protocol/resume.ts";
-import { asSandboxError, errorFromCode, SandboxError } from "../rpc/errors.ts";
+import { asSandboxError, errorFromCode, execEventError, SandboxError } from "../rpc/errors.ts";
 import type {
   DeleteFileOptions,
   DeleteFileResult,
@@ -128,7 +128,7 @@ export class SandboxOperations implements SandboxCommands {
         // The streamed result leaves stdout/stderr empty: every byte came as an event.
         return { ...event.result, stdout: event.result.stdout || joined(stdout), stderr: event.result.stderr || joined(stderr) };
       } else if (event.type === "error") {
-        throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+        throw execEventError(event, { stdout: joined(stdout), stderr: joined(stderr) });
       }
     }
     throw new SandboxError(`The output stream of "${command}" ended before the command completed`, "CONNECTION_FAILED");
@@ -187,7 +187,7 @@ export class SandboxOperations implements SandboxCommands {
     }
     if (first.done || first.value.type !== "start") {
       await events.return(undefined);
-      if (!first.done && first.value.type === "error") throw errorFromCode(first.value.code ?? "INTERNAL_ERROR", first.value.error);
+      if (!first.done && first.value.type === "error") throw execEventError(first.value);
       throw new SandboxError(`The output stream of "${command}" began without its start event`, "INTERNAL_ERROR");
     }
     const { processId, pid } = first.value;

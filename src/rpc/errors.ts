@@ -5,6 +5,7 @@
  * is rebuilt into its class here, from its wire code.
  */
 import { ERROR_CODES, isErrorCode, type ErrorCode } from "../../protocol/errors.ts";
+import type { ExecResult } from "../../protocol/process.ts";
 
 export interface SandboxErrorOptions {
   context?: Record<string, unknown>;
@@ -39,10 +40,44 @@ export class ProcessAlreadyExistsError extends SandboxError {
   }
 }
 
+/**
+ * Something ran out of its time limit. From an exec (buffered, streamed, or a run's handle) its
+ * context is the result so far — the output up to the kill, exit code 124, the signal, duration and
+ * ids — read through the fields below (the names of Cloudflare's CommandError and of ExecResult).
+ * From a wait on the caller's side (waitForExit, waitForPort, waitForLog) there is no result.
+ */
 export class ExecutionTimeoutError extends SandboxError {
   constructor(message: string, options?: SandboxErrorOptions) {
     super(message, "EXECUTION_TIMEOUT", options);
     this.name = "ExecutionTimeoutError";
+  }
+
+  /** The exec's result up to its kill (`timedOut: true`, `success: false`), when an exec timed out. */
+  get result(): ExecResult | undefined {
+    const context = this.context;
+    return context !== undefined && typeof context.exitCode === "number" && typeof context.command === "string" ? (context as ExecResult) : undefined;
+  }
+  get command(): string | undefined {
+    return this.result?.command;
+  }
+  get stdout(): string | undefined {
+    return this.result?.stdout;
+  }
+  get stderr(): string | undefined {
+    return this.result?.stderr;
+  }
+  get exitCode(): number | undefined {
+    return this.result?.exitCode;
+  }
+  get signal(): string | undefined {
+    return this.result?.signal;
+  }
+  /** Milliseconds from spawn to the end of the killed process. */
+  get duration(): number | undefined {
+    return this.result?.duration;
+  }
+  get processId(): string | undefined {
+    return this.result?.processId;
   }
 }
 
@@ -194,6 +229,18 @@ export function errorFromCode(code: string, message: string, options: SandboxErr
     default:
       return INVALID_CODES.has(code) ? new InvalidRequestError(message, code, options) : new SandboxError(message, code, options);
   }
+}
+
+/**
+ * The error an exec stream's `error` event stands for. A timed-out exec's event carries its result
+ * without output (that came as events): the reader puts back what it collected.
+ */
+export function execEventError(
+  event: { error: string; code?: string | undefined; result?: ExecResult | undefined },
+  output?: { stdout: string; stderr: string },
+): SandboxError {
+  const result = event.result === undefined ? undefined : { ...event.result, stdout: event.result.stdout || (output?.stdout ?? ""), stderr: event.result.stderr || (output?.stderr ?? "") };
+  return errorFromCode(event.code ?? "INTERNAL_ERROR", event.error, result === undefined ? {} : { context: result });
 }
 
 /** Any thrown value as a SandboxError (unknown failures become INTERNAL_ERROR, keeping the cause). */

@@ -89,8 +89,9 @@ describe("commands", () => {
   it("executes with timeoutMs, env and cwd, and reports failure and timeouts", async () => {
     const result = await client.commands.execute('echo "$A" >&2; pwd; exit 3', NO_SESSION, { env: { A: "from env" }, cwd: "/" });
     expect(result).toMatchObject({ success: false, exitCode: 3, stdout: "/\n", stderr: "from env\n", command: 'echo "$A" >&2; pwd; exit 3' });
-    const slow = await client.commands.execute("sleep 5", NO_SESSION, { timeoutMs: 200 });
-    expect(slow).toMatchObject({ success: false, exitCode: 124 });
+    // Their container fails a timed-out session command; ours fails every timed-out command, with its result so far.
+    const slow = await failure(client.commands.execute("echo so far; sleep 5", NO_SESSION, { timeoutMs: 200 }));
+    expect(slow).toMatchObject({ code: "EXECUTION_TIMEOUT", httpStatus: 422, context: { success: false, exitCode: 124, timedOut: true, stdout: "so far\n" } });
   });
 
   it("streams start, output and complete with the exit code", async () => {

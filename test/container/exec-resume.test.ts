@@ -130,6 +130,34 @@ describe("resuming an exec stream as exec events", () => {
     expect((await collectEvents<ExecEvent>(await openStream(t.url, "/api/execute/exec-events/stream")))[0]).toMatchObject({ type: "start", seq: 1 });
   });
 
+  it("ends a timed-out exec's stream with an EXECUTION_TIMEOUT error carrying the result, on resume too", async () => {
+    const controller = new AbortController();
+    const response = await openStream(t.url, "/api/execute/stream", {
+      body: { command: "echo early; echo late >&2; sleep 30", processId: "exec-timeout", timeout: 300 },
+      signal: controller.signal,
+    });
+    const before: ExecEvent[] = [];
+    try {
+      for await (const event of readEventStream<ExecEvent>(response.body!)) {
+        before.push(event);
+        if (outputOf(before, "stdout") === "early\n") break;
+      }
+    } finally {
+      controller.abort();
+    }
+    const lastSeq = before.at(-1)!.seq!;
+    const after = await collectEvents<ExecEvent>(await openStream(t.url, "/api/execute/exec-timeout/stream", { headers: { "last-event-id": String(lastSeq) } }));
+    const end = after.at(-1)!;
+    expect(end).toMatchObject({ type: "error", code: "EXECUTION_TIMEOUT", error: expect.stringContaining("300 ms") });
+    expect(end.seq).toBe(lastSeq + after.length);
+    // The result so far: its output came as events.
+    expect((end as { result?: unknown }).result).toMatchObject({ success: false, exitCode: 124, timedOut: true, killed: true, stdout: "", processId: "exec-timeout" });
+    expect(after.some((e) => e.type === "complete")).toBe(false);
+    expect(outputOf(before, "stdout") + outputOf(after, "stdout")).toBe("early\n");
+    expect(outputOf(before, "stderr") + outputOf(after, "stderr")).toBe("late\n");
+    expect((await call(t.url, "GET", "/api/process/exec-timeout")).body.process).toMatchObject({ status: "killed", exitCode: 124, timedOut: true });
+  });
+
   it("answers 404 for an unknown id and for a background process", async () => {
     expect((await call(t.url, "GET", "/api/execute/no-such-exec/stream")).body).toMatchObject({ code: "PROCESS_NOT_FOUND" });
     await call(t.url, "POST", "/api/process/start", { command: "true", processId: "in-background" });

@@ -233,7 +233,7 @@ describe.skipIf(unavailable !== undefined)("under bwrap", () => {
   it("a timeout reaches every process under bwrap too", async () => {
     const marker = `timeout-${process.pid}-${Date.now()}`;
     const { body } = await a.exec({ command: "sleep 311 & setsid sleep 312 & sleep 313", timeout: 500, env: { TREE_MARK: marker } });
-    expect(body).toMatchObject({ timedOut: true, exitCode: 124 });
+    expect(body).toMatchObject({ code: "EXECUTION_TIMEOUT", context: { timedOut: true, exitCode: 124 } });
     expect(await eventually(() => processesWith("TREE_MARK", marker).length === 0)).toBe(true);
   });
 

@@ -24,12 +24,14 @@ async function startTree(processId: string, command = TREE, options: Record<stri
 }
 
 describe("timeouts and kills reach the whole process tree", () => {
-  it("times out an exec: killed, timedOut, exit code 124, no survivors", async () => {
+  it("times out an exec: EXECUTION_TIMEOUT with the result so far (killed, timedOut, exit code 124), no survivors", async () => {
     const started = Date.now();
-    const { body } = await call(t.url, "POST", "/api/execute", { command: `echo before; ${TREE}`, timeout: 200 });
-    expect(body).toMatchObject({ success: false, exitCode: 124, timedOut: true, killed: true, stdout: "before\n" });
+    const { status, body } = await call(t.url, "POST", "/api/execute", { command: `echo before; ${TREE}`, timeout: 200 });
+    expect(status).toBe(422);
+    expect(body).toMatchObject({ success: false, code: "EXECUTION_TIMEOUT", httpStatus: 422, message: expect.stringContaining("200 ms") });
+    expect(body.context).toMatchObject({ success: false, exitCode: 124, timedOut: true, killed: true, signal: "SIGTERM", stdout: "before\n" });
     expect(Date.now() - started).toBeLessThan(3000);
-    expect(groupMembers(body.pid)).toEqual([]);
+    expect(groupMembers(body.context.pid)).toEqual([]);
   });
 
   it("an exec asked to stop that exits 0 by itself succeeded: killed, exit code 0, success", async () => {
@@ -43,7 +45,7 @@ describe("timeouts and kills reach the whole process tree", () => {
 
   it("accepts the Cloudflare timeoutMs name too", async () => {
     const { body } = await call(t.url, "POST", "/api/execute", { command: "sleep 10", timeoutMs: 100 });
-    expect(body).toMatchObject({ exitCode: 124, timedOut: true });
+    expect(body).toMatchObject({ code: "EXECUTION_TIMEOUT", context: { exitCode: 124, timedOut: true } });
   });
 
   it("kills a background tree with SIGTERM: 128+15, killed, no survivors", async () => {

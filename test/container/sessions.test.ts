@@ -120,7 +120,7 @@ describe("what cannot break a session", () => {
     const id = newSession();
     await run(id, "export STATE=before");
     const { body } = await run(id, "cd sub; export STATE=during; sleep 10", { timeout: 300 });
-    expect(body).toMatchObject({ timedOut: true, exitCode: 124 });
+    expect(body).toMatchObject({ code: "EXECUTION_TIMEOUT", context: { timedOut: true, exitCode: 124, sessionId: id } });
     expect((await run(id, "pwd; echo $STATE")).body.stdout).toBe(`${t.workspace}\nbefore\n`);
   });
 

@@ -35,8 +35,8 @@ function pidsOf(stdout: string): number[] {
 describe("daemons that leave their process group", () => {
   it("end when their root times out", async () => {
     const { body } = await call(t.url, "POST", "/api/execute", { command: `${DAEMONS}; sleep 30`, timeout: 1_000 });
-    expect(body).toMatchObject({ timedOut: true, exitCode: 124 });
-    const pids = pidsOf(body.stdout);
+    expect(body).toMatchObject({ code: "EXECUTION_TIMEOUT", context: { timedOut: true, exitCode: 124 } });
+    const pids = pidsOf(body.context.stdout);
     expect(await eventually(() => alive(pids).length === 0, 3_000)).toBe(true);
   });
 

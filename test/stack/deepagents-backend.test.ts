@@ -75,9 +75,11 @@ describe.concurrent("execute", () => {
 
   it("ends a command at its timeout: sleep 10 with 0.1 s is over early, non-zero", async () => {
     const started = Date.now();
-    const result = await sandbox.execute("sleep 10", { timeout: 0.1 });
+    const result = await sandbox.execute("echo begun; sleep 10", { timeout: 0.1 });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result.exitCode).toBe(124);
+    // The output so far, then a note that it timed out, as deepagents' own shells say it.
+    expect(result.output).toMatch(/^(begun\n)?Error: Command timed out after 100 ms/);
   });
 
   it("keeps at most maxOutputBytes and says it truncated, still reporting the exit code", async () => {

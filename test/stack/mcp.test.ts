@@ -98,6 +98,10 @@ describe.concurrent("MCP endpoint through the official client SDK", () => {
       expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
       const after = await call(client, "run_command", { sandbox, command: "pwd; echo $GREETING", env: { GREETING: "hi" }, cwd: "/tmp" });
       expect(structured(after)).toMatchObject({ exitCode: 0, stdout: "/tmp\nhi\n" });
+      // Past its time limit: a result (exit code 124, timed out) with the output so far, not a tool error.
+      const slow = await call(client, "run_command", { sandbox, command: "echo begun; sleep 30", timeout: 300 });
+      expect(slow.isError, era).toBeFalsy();
+      expect(structured(slow)).toMatchObject({ exitCode: 124, timedOut: true, stdout: "begun\n" });
       await client.close();
     }
   });

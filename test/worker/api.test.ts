@@ -89,6 +89,11 @@ describe("auth", () => {
     const execBody = doc.paths["/v1/sandboxes/{id}/exec"]!.post!.requestBody!.content["application/json"]!.schema;
     expect(execBody.properties).toHaveProperty("command");
     expect(execBody.properties).toHaveProperty("timeout");
+    // A command past its timeout: the status its code maps to, with the result so far in `context`.
+    const timedOut = (doc.paths["/v1/sandboxes/{id}/exec"]!.post as { responses: Record<string, any> }).responses["422"];
+    const timeoutBody = timedOut.content["application/json"].schema;
+    expect(timeoutBody.properties.code).toMatchObject({ const: "EXECUTION_TIMEOUT" });
+    expect(timeoutBody.properties.context.properties).toHaveProperty("timedOut");
   });
 });
 

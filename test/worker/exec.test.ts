@@ -4,6 +4,7 @@ import type { ExecEvent } from "../../protocol/events.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { isExecResult } from "../../src/client/guards.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
+import { ExecutionTimeoutError } from "../../src/client/index.ts";
 import { brokenRpcSandbox, collect, countedLines, countingCommand, eventIds, eventually, freshSandbox, stdoutOf } from "./helpers.ts";
 
 /** An exec's record leaves the process table when it ends; "gone or finished" means not running. */
@@ -35,10 +36,11 @@ describe("exec", () => {
     expect((await sandbox.exec('echo "${MARK:-none}"')).stdout).toBe("none\n");
   });
 
-  it("reports a timeout in the result", async () => {
-    const result = await sandbox.exec("sleep 10", { timeout: 200 });
-    expect(result).toMatchObject({ success: false, timedOut: true, exitCode: 124 });
-    expect(result.duration).toBeLessThan(5_000);
+  it("rejects a timed-out command with ExecutionTimeoutError carrying its result (exec-timeout.test.ts has the rest)", async () => {
+    const error = await sandbox.exec("sleep 10", { timeout: 200 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ExecutionTimeoutError);
+    expect((error as ExecutionTimeoutError).result).toMatchObject({ success: false, timedOut: true, exitCode: 124 });
+    expect((error as ExecutionTimeoutError).duration).toBeLessThan(5_000);
   });
 
   it("feeds onOutput as output arrives and onComplete at the end", async () => {

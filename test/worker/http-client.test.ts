@@ -6,6 +6,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import {
+  ExecutionTimeoutError,
   FileNotFoundError,
   PathOutsideWorkspaceError,
   ProcessNotFoundError,
@@ -38,6 +39,16 @@ function faultyFetch(matching: RegExp, bytes: number, log: string[]): typeof fet
 }
 
 describe("getHttpSandbox", () => {
+  it("rejects a timed-out command with ExecutionTimeoutError carrying its output so far, buffered or streamed", async () => {
+    const sandbox = client("http-timeout");
+    for (const stream of [false, true]) {
+      const error = await sandbox.exec("echo so far; echo warned >&2; sleep 30", { timeout: 300, stream }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ExecutionTimeoutError);
+      expect(error).toMatchObject({ code: "EXECUTION_TIMEOUT", httpStatus: 422, stdout: "so far\n", stderr: "warned\n", exitCode: 124, signal: "SIGTERM" });
+      expect((error as ExecutionTimeoutError).result).toMatchObject({ timedOut: true, killed: true });
+    }
+  });
+
   it("offers the same API over HTTP", async () => {
     const sandbox = client("http");
     expect(await sandbox.exec("echo over http")).toMatchObject({ success: true, stdout: "over http\n" });

@@ -37,7 +37,7 @@ describe("sessions", () => {
     await session.exec("mkdir -p kept && cd kept && export STAY=yes");
     expect((await session.exec("exit 3")).exitCode).toBe(3);
     expect((await session.exec("cat <<'EOF'\nline $STAY\nEOF")).stdout).toBe("line $STAY\n");
-    expect(await session.exec("sleep 10", { timeout: 200 })).toMatchObject({ timedOut: true });
+    await expect(session.exec("sleep 10", { timeout: 200 })).rejects.toMatchObject({ code: "EXECUTION_TIMEOUT", result: { timedOut: true } });
     expect((await session.exec('basename "$PWD"; echo "$STAY"')).stdout).toBe("kept\nyes\n");
   });
 

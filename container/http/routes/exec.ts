@@ -18,10 +18,15 @@
  * The buffered body is the ExecResult (engine/exec.ts decides its `success`; HTTP 200 either way,
  * an error response is told apart by its `code`). The stream's `complete.result` has empty
  * stdout/stderr: every byte was already sent as an event.
+ *
+ * An exec that ran out of its time limit answers EXECUTION_TIMEOUT instead (engine/exec.ts decides
+ * it): the buffered route as an error response whose context is the result so far, the stream as its
+ * last event, an `error` with that code and `result`. Cloudflare's own container fails such an exec
+ * too (an error response, no result), so their client rejects here as it does there.
  */
 import { EXEC_ROUTES, execRequestSchema, PROCESS_ROUTES } from "../../../protocol/process.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
-import { execResultOf } from "../../engine/exec.ts";
+import { execResultOf, execTimeoutOf } from "../../engine/exec.ts";
 import { readerStart } from "../../engine/log-reader.ts";
 import type { ResumePoint } from "../../../protocol/resume.ts";
 import type { ManagedProcess } from "../../engine/managed-process.ts";
@@ -42,6 +47,8 @@ async function execute(ctx: RequestContext): Promise<void> {
   await record.finished;
   ctx.res.off("close", onGone);
   try {
+    const timeout = execTimeoutOf(record);
+    if (timeout) throw new ServiceError("EXECUTION_TIMEOUT", timeout.message, timeout.result);
     if (!ctx.res.destroyed) sendJson(ctx.res, 200, execResultOf(record));
   } finally {
     // The record stays a while for late readers (status, log); the captured result need not, unless a retry may want it again.

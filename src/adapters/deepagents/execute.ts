@@ -7,6 +7,7 @@ import { SandboxError } from "deepagents";
 import type { ExecuteResponse } from "deepagents";
 import { errorFromCode, type SandboxClient } from "../../client/index.ts";
 import { outputText } from "../../rpc/bytes.ts";
+import { timedOutResult } from "../../../protocol/events.ts";
 
 export interface ExecuteLimits {
   /** Milliseconds; undefined: no limit. */
@@ -37,7 +38,11 @@ export async function executeInSandbox(client: SandboxClient, command: string, l
       } else if (event.type === "complete") {
         return { output: parts.join(""), exitCode: event.exitCode, truncated };
       } else if (event.type === "error") {
-        throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+        // deepagents' own shells answer a timeout as exit code 124 with a note, not as an error.
+        const timedOut = timedOutResult(event);
+        if (!timedOut) throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+        const output = parts.join("");
+        return { output: `${output}${output === "" || output.endsWith("\n") ? "" : "\n"}Error: ${event.error}`, exitCode: timedOut.exitCode, truncated };
       }
     }
   } catch (error) {

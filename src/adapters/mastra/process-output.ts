@@ -5,6 +5,7 @@
  * Both resume after the last event seen, so nothing arrives twice. A process that disappeared with
  * its container (destroy(), a crash) ends as killed by SIGKILL, which is what happened to it.
  */
+import { timedOutResult } from "../../../protocol/events.ts";
 import { isTerminalStatus } from "../../../protocol/process.ts";
 import {
   ContainerUnavailableError,
@@ -103,7 +104,11 @@ export async function* followExec(
       yield { type: "exit", exit: { exitCode: event.exitCode, timedOut: result.timedOut === true, killed: result.killed === true }, ...seqOf(event) };
       return;
     } else if (event.type === "error") {
-      throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+      // Mastra's commands end at their timeout as an exit (124, timed out, killed), not an error.
+      const timedOut = timedOutResult(event);
+      if (!timedOut) throw errorFromCode(event.code ?? "INTERNAL_ERROR", event.error);
+      yield { type: "exit", exit: { exitCode: timedOut.exitCode, timedOut: true, killed: timedOut.killed === true }, ...seqOf(event) };
+      return;
     }
   }
   // The exec stream broke for good; its output goes on in the process log of the same id.

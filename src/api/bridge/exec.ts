@@ -1,7 +1,8 @@
 /**
  * `POST /v1/sandbox/:id/exec {argv, timeout_ms?, cwd?}` (a `Session-Id` header runs it in that
  * session): the command's output as Server-Sent Events, `stdout` / `stderr` with the base64 of the
- * raw bytes, then `exit` `{"exit_code": N}`, or `error` `{error, code}`.
+ * raw bytes, then `exit` `{"exit_code": N}` (124 for a command killed at its `timeout_ms`), or
+ * `error` `{error, code}`.
  *
  * Without a session, argv runs as given (no shell). In a session it runs as one command line of the
  * session's shell, each word quoted, so that `cd` or `export` given as argv change the session, as
@@ -11,7 +12,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import type { ExecEvent } from "../../../protocol/events.ts";
+import { timedOutResult, type ExecEvent } from "../../../protocol/events.ts";
 import { LIMITS } from "../../../protocol/limits.ts";
 import { execEvents, newCommandId } from "../../rpc/event-streams.ts";
 import { SandboxError } from "../../rpc/errors.ts";
@@ -47,9 +48,13 @@ async function relay(events: AsyncIterable<ExecEvent>, out: BridgeEventStream): 
       case "complete":
         await out.send("exit", JSON.stringify({ exit_code: event.exitCode }));
         return;
-      case "error":
-        await out.send("error", JSON.stringify({ error: event.error, code: "exec_error" }));
+      case "error": {
+        // Past timeout_ms: an exit, 124, as the frameworks on the Bridge (ComputeSDK, OpenAI Agents) read a timed-out command.
+        const timedOut = timedOutResult(event);
+        if (timedOut) await out.send("exit", JSON.stringify({ exit_code: timedOut.exitCode }));
+        else await out.send("error", JSON.stringify({ error: event.error, code: "exec_error" }));
         return;
+      }
       case "truncated":
         // Only a reader that stayed away past the exec's retention sees this: say what is missing.
         await out.send("truncated", JSON.stringify({ dropped_bytes: event.droppedBytes }));

@@ -5,7 +5,7 @@
  * loses nothing; the text kept for the result is capped, the notifications are not.
  */
 import { z } from "zod";
-import type { ExecEvent } from "../../../protocol/events.ts";
+import { timedOutResult, type ExecEvent } from "../../../protocol/events.ts";
 import { execRequestSchema } from "../../../protocol/process.ts";
 import { errorFromCode, SandboxError } from "../../rpc/errors.ts";
 import { execEvents, newCommandId } from "../../rpc/event-streams.ts";
@@ -57,9 +57,11 @@ export const runCommand = defineTool({
         break;
       }
     }
-    if (end?.type === "error") throw errorFromCode(end.code ?? "SPAWN_FAILED", end.error);
-    if (end?.type !== "complete") throw new SandboxError(`The output of "${command}" ended before the command did`, "INTERNAL_ERROR");
-    const { exitCode, timedOut, duration } = end.result;
+    // A command past its time limit answers as one that exited 124, timed out: the tool's result, not its failure.
+    const result = end === undefined ? undefined : end.type === "complete" ? end.result : timedOutResult(end);
+    if (end?.type === "error" && result === undefined) throw errorFromCode(end.code ?? "SPAWN_FAILED", end.error);
+    if (result === undefined) throw new SandboxError(`The output of "${command}" ended before the command did`, "INTERNAL_ERROR");
+    const { exitCode, timedOut, duration } = result;
     // A command that exits non-zero ran as asked: that is its answer, not a failure of the tool.
     return jsonResult({
       exitCode,

@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   execRequestSchema,
   execResultSchema,
+  execTimeoutResponseSchema,
   generationQuerySchema,
   killAllQuerySchema,
   killQuerySchema,
@@ -16,6 +17,7 @@ import {
   streamQuerySchema,
 } from "../../../protocol/process.ts";
 import { execStreamUrlFieldsSchema, execStreamUrlSchema } from "../../../protocol/stream-url.ts";
+import { ERROR_CODES } from "../../../protocol/errors.ts";
 import type { Binding } from "./binding.ts";
 
 const resumeNote = "and from byte offsets per stream (stdoutOffset, stderrOffset)";
@@ -31,7 +33,14 @@ export const processBindings = {
       'Run a command to completion; or, with stream: "url", start it in the background and answer at once with its processId, pid and a ' +
       "signed URL of its event stream (GET /exec/{pid}/stream, for EventSource; resumable with Last-Event-ID)",
     described: "Result (success: exit code 0, not timed out)",
-    alsoAnswers: [{ status: 202, response: execStreamUrlSchema, described: 'Started (stream: "url"): { processId, pid, url, expiresAt }' }],
+    alsoAnswers: [
+      { status: 202, response: execStreamUrlSchema, described: 'Started (stream: "url"): { processId, pid, url, expiresAt }' },
+      {
+        status: ERROR_CODES.EXECUTION_TIMEOUT,
+        response: execTimeoutResponseSchema,
+        described: "EXECUTION_TIMEOUT: the command ran out of its time limit and was killed; `context` is its result so far (output up to the kill, exit code 124, signal)",
+      },
+    ],
     // stream: "url" starts the command in the background and mints its stream's URL.
     byHand: ["route"],
   },
@@ -43,7 +52,7 @@ export const processBindings = {
     answer: "sse",
     summary: "Run a command, streaming its output",
     described: "Exec events.",
-    events: "start, stdout, stderr, complete, error",
+    events: "start, stdout, stderr, complete, error (code EXECUTION_TIMEOUT with `result` when the command ran out of its time limit)",
   },
   resumeExecStream: {
     verb: "GET",
