@@ -26,6 +26,8 @@ interface StreamLog {
 }
 
 export class ExecutionBuilder {
+  /** The cell's code: the events do not carry it, whoever ran it knows it. */
+  readonly #code: string;
   readonly #limits: ExecutionLimits;
   #start: { executionId: string; contextId: string; language: CodeLanguage } | undefined;
   readonly #logs: Record<"stdout" | "stderr", StreamLog> = { stdout: { chunks: [], bytes: 0 }, stderr: { chunks: [], bytes: 0 } };
@@ -35,7 +37,8 @@ export class ExecutionBuilder {
   #truncated = false;
   #execution: Execution | undefined;
 
-  constructor(limits: ExecutionLimits = DEFAULT_EXECUTION_LIMITS) {
+  constructor(code: string, limits: ExecutionLimits = DEFAULT_EXECUTION_LIMITS) {
+    this.#code = code;
     this.#limits = limits;
   }
 
@@ -73,6 +76,7 @@ export class ExecutionBuilder {
         const start = this.#start ?? { executionId: "", contextId: "", language: "python" as const };
         const { type: _type, timestamp: _timestamp, seq: _seq, ...outcome } = event;
         this.#execution = {
+          code: this.#code,
           ...start,
           results: this.#results,
           logs: { stdout: this.#logs.stdout.chunks, stderr: this.#logs.stderr.chunks },

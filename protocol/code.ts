@@ -191,6 +191,8 @@ export const executionOutcomeSchema = z.object({
 export type ExecutionOutcome = z.infer<typeof executionOutcomeSchema>;
 
 export const executionSchema = executionOutcomeSchema.extend({
+  /** The cell's code, as Cloudflare's Execution carries it. */
+  code: z.string(),
   executionId: z.string(),
   contextId: z.string(),
   language: codeLanguageSchema,

@@ -51,13 +51,14 @@ export const keepAliveStatusSchema = z.object({
   sleepsAt: z
     .string()
     .nullable()
-    .describe("When it will sleep if nothing changes (ISO); null while work keeps it awake with no ceiling ahead"),
+    .describe("When it will sleep if nothing changes (ISO); null while work or keepAlive keeps it awake with no ceiling ahead"),
   why: z
     .enum(["idle", "maxIdle", "maxLifetime"])
     .nullable()
     .describe("What sleepsAt comes from: sleepAfter of idle time, the maxIdle ceiling, or the maxLifetime ceiling"),
   sleepAfter: z.string(),
-  maxIdle: z.string(),
+  maxIdle: z.string().nullable().describe("null: no such ceiling (keepAlive without a maxIdle set)"),
   maxLifetime: z.string().nullable().describe("null: a container's life is not bounded"),
+  keepAlive: z.boolean().describe("Set: it does not sleep for idle time, only at a ceiling or when destroyed"),
 });
 export type KeepAliveStatus = z.infer<typeof keepAliveStatusSchema>;

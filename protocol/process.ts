@@ -9,7 +9,7 @@ import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
 import { idempotencyKeySchema } from "./idempotency.ts";
 import { resumeQuerySchema } from "./resume.ts";
-import { commandSessionIdSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
+import { commandEnvVarsSchema, commandSessionIdSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 import type { LogEvent } from "./events.ts";
 
@@ -150,7 +150,8 @@ const processIdSchema = z
 /** What every way of running a command shares. */
 export const commandOptionsSchema = z.strictObject({
   args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
-  env: envVarsSchema.optional(),
+  /** On top of the sandbox's and the session's; null unsets a variable for this command. */
+  env: commandEnvVarsSchema.optional(),
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
   sessionId: commandSessionIdSchema.optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),

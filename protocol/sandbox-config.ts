@@ -34,6 +34,10 @@ export const sandboxConfigSchema = z.object({
     .nullable()
     .optional()
     .describe("The longest one container runs, busy or not; then it sleeps (saving a durable workspace first). null: unbounded (the default)"),
+  keepAlive: z
+    .boolean()
+    .optional()
+    .describe("true: the container does not sleep for idle time, only at a maxIdle or maxLifetime set here, or when destroyed; false turns it off"),
   envVars: envVarsSchema.optional().describe("Environment of the container (replaces the sandbox env vars; applied to the running container too)"),
   persistence: persistenceConfigSchema
     .strict()

@@ -59,6 +59,14 @@ export const envValueSchema = withoutNul(z.string(), "env values");
 /** Variables by name, wherever a set of them is given. */
 export const envVarsSchema = z.record(envNameSchema, envValueSchema);
 
+/**
+ * The variables of one command (exec, execStream, startProcess) on top of the sandbox's and its
+ * session's: a null value unsets that variable for the command, hiding the sandbox's and the
+ * session's value from it; an undefined one (kept by Workers RPC, never in JSON) is no change.
+ */
+export const commandEnvVarsSchema = z.record(envNameSchema, envValueSchema.nullish());
+export type CommandEnvVars = z.output<typeof commandEnvVarsSchema>;
+
 export const createSessionRequestSchema = z.strictObject({
   id: sessionIdSchema.optional(),
   env: envVarsSchema.optional(),

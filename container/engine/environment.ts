@@ -1,8 +1,10 @@
 /**
  * The environment commands see. Never the server's own environment (it may hold secrets and
- * toolchain noise): a small base, then the sandbox-level variables, then the per-call ones.
+ * toolchain noise): a small base, then the sandbox-level variables, then the per-call ones, where
+ * a null value unsets the variable for that command.
  * One per server: two servers in one process (tests, benchmarks) never see each other's variables.
  */
+import type { CommandEnvVars } from "../../protocol/sessions.ts";
 
 export { DEFAULT_PATH } from "../../server-kit/default-path.ts";
 
@@ -32,10 +34,18 @@ export class CommandEnvironment {
   }
 
   /** base ← sandbox env ← per-call env (later wins). */
-  forCommand(callEnv: Record<string, string> | undefined): Record<string, string> {
+  forCommand(callEnv: CommandEnvVars | undefined): Record<string, string> {
     const env: Record<string, string> = { ...this.base };
     for (const [name, value] of this.#sandbox) env[name] = value;
-    if (callEnv) Object.assign(env, callEnv);
-    return env;
+    return withCallEnv(env, callEnv);
   }
+}
+
+/** `env` with a command's own variables laid over it: a string sets, null unsets, undefined leaves as is. */
+export function withCallEnv(env: Record<string, string>, callEnv: CommandEnvVars | undefined): Record<string, string> {
+  for (const [name, value] of Object.entries(callEnv ?? {})) {
+    if (value === null) delete env[name];
+    else if (value !== undefined) env[name] = value;
+  }
+  return env;
 }

@@ -11,6 +11,7 @@
  * with that code and the record ends in status `error`.
  */
 import type { ProcessInfo } from "../../protocol/process.ts";
+import type { CommandEnvVars } from "../../protocol/sessions.ts";
 
 /** What the caller asked for, as hooks see it (read-only). */
 export interface SpawnRequest {
@@ -22,8 +23,8 @@ export interface SpawnRequest {
   readonly args: readonly string[] | undefined;
   /** The per-call cwd exactly as given (undefined: the caller did not set one). */
   readonly cwd: string | undefined;
-  /** The per-call env (undefined: none given). */
-  readonly env: Readonly<Record<string, string>> | undefined;
+  /** The per-call env (undefined: none given; a null value unsets that variable). */
+  readonly env: Readonly<CommandEnvVars> | undefined;
   readonly sessionId: string | undefined;
   readonly workspace: string;
   /**

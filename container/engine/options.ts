@@ -4,6 +4,7 @@
  */
 import { effectiveTimeout, normaliseEncoding } from "../../protocol/process.ts";
 import type { ExecRequest, OutputEncoding, StartProcessRequest } from "../../protocol/process.ts";
+import type { CommandEnvVars } from "../../protocol/sessions.ts";
 import type { ServerLimits } from "../config.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { fingerprintOf } from "./run-keys.ts";
@@ -13,7 +14,7 @@ export interface CommandSpec {
   command: string;
   /** Direct exec of `command` with these arguments; undefined → `bash -c command`. */
   args: string[] | undefined;
-  env: Record<string, string> | undefined;
+  env: CommandEnvVars | undefined;
   cwd: string | undefined;
   sessionId: string | undefined;
   processId: string | undefined;

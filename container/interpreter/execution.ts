@@ -72,7 +72,7 @@ export class CodeExecution {
     this.spec = spec;
     this.#limits = limits;
     this.log = new OutputLog(limits.defaultLogRetentionBytes);
-    this.#builder = spec.capture ? new ExecutionBuilder(spec.capture) : undefined;
+    this.#builder = spec.capture ? new ExecutionBuilder(spec.code, spec.capture) : undefined;
     this.finished = new Promise((resolve) => (this.#resolveFinished = resolve));
     this.#record({ type: "start", executionId: id, contextId: context.id, language: context.language });
   }

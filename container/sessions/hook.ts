@@ -11,6 +11,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { ProcessInfo } from "../../protocol/process.ts";
 import { HOOK_ORDER, type PreparedSpawn, type SpawnHook, type SpawnPlan, type SpawnRequest } from "../engine/hooks.ts";
+import { withCallEnv } from "../engine/environment.ts";
 import { capturePrelude, diffState, readCapturedState } from "./capture.ts";
 import type { Session, SessionStore } from "./store.ts";
 
@@ -59,12 +60,11 @@ export function sessionSpawnHook(store: SessionStore, options: SessionHookOption
 }
 
 /** base ← sandbox (already in plan.env) ← session ← call. */
-function sessionEnv(planEnv: Readonly<Record<string, string>>, session: Session, callEnv: Readonly<Record<string, string>> | undefined): Record<string, string> {
+function sessionEnv(planEnv: Readonly<Record<string, string>>, session: Session, callEnv: SpawnRequest["env"]): Record<string, string> {
   const env: Record<string, string> = { ...planEnv };
   for (const name of session.unset) delete env[name];
   for (const [name, value] of session.env) env[name] = value;
-  if (callEnv) Object.assign(env, callEnv);
-  return env;
+  return withCallEnv(env, callEnv);
 }
 
 /** Exited by itself (any exit code): not killed, not timed out, not failed to start. */

@@ -22,7 +22,7 @@ export async function runCodeBuffered(sandbox: SandboxRpc, code: string, options
   const callerGone = new AbortController();
   let probe: ReturnType<typeof setInterval> | undefined;
   const pump = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    const builder = new ExecutionBuilder(limits);
+    const builder = new ExecutionBuilder(code, limits);
     try {
       for await (const event of readEventStream<CodeEvent>(events, callerGone.signal)) builder.add(event);
       const execution = builder.result();

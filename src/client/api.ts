@@ -5,7 +5,7 @@
  */
 import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import type { ExecResult, ProcessStatus } from "../../protocol/process.ts";
-import type { SessionInfo } from "../../protocol/sessions.ts";
+import type { CommandEnvVars, SessionInfo } from "../../protocol/sessions.ts";
 import type { WriteFileOptions, WriteFileResult } from "../rpc/files.ts";
 import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
 import type { ChangesOptions, ChangesResult, WatchEvent, WatchOptions } from "../rpc/watch.ts";
@@ -25,7 +25,8 @@ export interface BaseExecOptions {
    * with ExecutionTimeoutError carrying the result so far (a background process ends `timedOut: true`).
    */
   timeout?: number;
-  env?: Record<string, string>;
+  /** On top of the sandbox's and the session's; null unsets a variable for this command. */
+  env?: CommandEnvVars;
   cwd?: string;
   /** "base64" returns raw output bytes base64-encoded. */
   encoding?: "utf8" | "base64";

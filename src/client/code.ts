@@ -69,7 +69,7 @@ export class CodeInterpreterClient implements CodeInterpreter {
   async runCode(code: string, options: RunCodeOptions = {}): Promise<Execution> {
     const streaming = options.onStdout || options.onStderr || options.onResult || options.onError || options.signal;
     if (!streaming) return this.#connection.rpc.runCode(code, runWire(options));
-    const builder = new ExecutionBuilder({ ...DEFAULT_EXECUTION_LIMITS, ...(options.maxOutputBytes === undefined ? {} : { maxOutputBytes: options.maxOutputBytes }) });
+    const builder = new ExecutionBuilder(code, { ...DEFAULT_EXECUTION_LIMITS, ...(options.maxOutputBytes === undefined ? {} : { maxOutputBytes: options.maxOutputBytes }) });
     for await (const event of this.runCodeStream(code, options)) {
       builder.add(event);
       if (event.type === "stdout") options.onStdout?.(event.data);

@@ -5,6 +5,7 @@
  * generation a process lives in.
  */
 import type { ResumePoint } from "../../protocol/resume.ts";
+import type { CommandEnvVars } from "../../protocol/sessions.ts";
 import type {
   ExecRequest,
   GetProcessLogsResponse,
@@ -41,7 +42,8 @@ export interface StartRequestOptions {
   sessionId?: string;
   timeout?: number;
   timeoutMs?: number;
-  env?: Record<string, string>;
+  /** null unsets a variable for this command. */
+  env?: CommandEnvVars;
   cwd?: string;
   args?: string[];
   encoding?: "utf8" | "utf-8" | "base64";

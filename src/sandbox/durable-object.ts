@@ -103,7 +103,7 @@ import { guardStream } from "./stream-guard.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
 import { keptLogs, keptLogStream, keptRecord, ProcessLedger, type LedgerEntry } from "./process-ledger.ts";
 import { RunKeyClaims } from "./run-key-claims.ts";
-import { decide, DEFAULT_KEEP_ALIVE, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
+import { decide, DEFAULT_KEEP_ALIVE, keepAliveSettingsOf, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
 
@@ -151,7 +151,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** Where no local runtime's proxy stands in front of the container: the platform's interception (cloudflare-egress/). */
   readonly #platformEgress: PlatformEgress;
   /** The ceilings on staying awake for work (keep-alive.ts), from the config. */
-  #keepAlive: Pick<KeepAliveSettings, "maxIdle" | "maxLifetime"> = { ...DEFAULT_KEEP_ALIVE };
+  #keepAlive: Omit<KeepAliveSettings, "sleepAfter"> = { ...DEFAULT_KEEP_ALIVE };
   /** The last call, or the end of the last open stream. */
   #lastActivityAt = Date.now();
   /** When the running container started, once known (its start here, or its uptime in a report). */
@@ -349,7 +349,10 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
       this.renewActivityTimeout();
     }
     if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
-    this.#keepAlive = { maxIdle: config.maxIdle ?? DEFAULT_KEEP_ALIVE.maxIdle, maxLifetime: config.maxLifetime ?? undefined };
+    const wasKeptAlive = this.#keepAlive.keepAlive;
+    this.#keepAlive = keepAliveSettingsOf(config);
+    // Turned off: idle time counts from now, as sleepAfter from a call would.
+    if (wasKeptAlive && !this.#keepAlive.keepAlive) this.renewActivityTimeout();
     this.#backupQuota = config.backupQuota ?? {};
     this.#persistence.configure(config.persistence);
     const local = this.#localContainer();

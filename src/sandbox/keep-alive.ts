@@ -9,17 +9,31 @@
  *  - maxIdle: that long after the last call or stream, whatever work still runs (a forgotten
  *    `sleep infinity` must not keep a container forever);
  *  - maxLifetime: that long after its container started, busy or not.
+ *
+ * `keepAlive` (Cloudflare's option of that name) is the caller saying the sandbox is in use even when
+ * nothing shows it: no idle sleep, and no default maxIdle (which exists to catch work forgotten by
+ * a caller who never said so). The ceilings a caller set (maxIdle, maxLifetime) still hold, and so
+ * does the local runtime's room-making at its sandbox cap (the operator's).
  */
 import { durationSeconds, KEEP_ALIVE_DEFAULTS, type ContainerWork, type KeepAliveReason, type KeepAliveStatus } from "../../protocol/keep-alive.ts";
 
 export interface KeepAliveSettings {
   sleepAfter: string | number;
-  maxIdle: string | number;
+  /** undefined: no ceiling on idle time with work running (keepAlive without a maxIdle set). */
+  maxIdle: string | number | undefined;
   /** undefined: a container's life is not bounded. */
   maxLifetime: string | number | undefined;
+  /** Stays awake with nothing running: it sleeps only at a ceiling, when destroyed, or once this is turned off. */
+  keepAlive: boolean;
 }
 
-export const DEFAULT_KEEP_ALIVE: Pick<KeepAliveSettings, "maxIdle" | "maxLifetime"> = { maxIdle: KEEP_ALIVE_DEFAULTS.maxIdle, maxLifetime: undefined };
+export const DEFAULT_KEEP_ALIVE: Omit<KeepAliveSettings, "sleepAfter"> = { maxIdle: KEEP_ALIVE_DEFAULTS.maxIdle, maxLifetime: undefined, keepAlive: false };
+
+/** The settings a sandbox config gives (the default maxIdle only without keepAlive). */
+export function keepAliveSettingsOf(config: { maxIdle?: string | number | undefined; maxLifetime?: string | number | null | undefined; keepAlive?: boolean | undefined }): Omit<KeepAliveSettings, "sleepAfter"> {
+  const keepAlive = config.keepAlive ?? false;
+  return { maxIdle: config.maxIdle ?? (keepAlive ? undefined : DEFAULT_KEEP_ALIVE.maxIdle), maxLifetime: config.maxLifetime ?? undefined, keepAlive };
+}
 
 export interface KeepAliveFacts {
   now: number;
@@ -52,8 +66,8 @@ export function decide(settings: KeepAliveSettings, facts: KeepAliveFacts): Keep
   const sleepAfterMs = ms(settings.sleepAfter);
 
   const candidates: { at: number; why: NonNullable<KeepAliveStatus["why"]> }[] = [];
-  if (!busy) candidates.push({ at: Math.max(lastActivityAt, now - workIdleMs) + sleepAfterMs, why: "idle" });
-  if (openStreams === 0) candidates.push({ at: lastActivityAt + ms(settings.maxIdle), why: "maxIdle" });
+  if (!busy && !settings.keepAlive) candidates.push({ at: Math.max(lastActivityAt, now - workIdleMs) + sleepAfterMs, why: "idle" });
+  if (openStreams === 0 && settings.maxIdle !== undefined) candidates.push({ at: lastActivityAt + ms(settings.maxIdle), why: "maxIdle" });
   if (settings.maxLifetime !== undefined && containerStartedAt !== undefined) candidates.push({ at: containerStartedAt + ms(settings.maxLifetime), why: "maxLifetime" });
   const first = candidates.sort((a, b) => a.at - b.at)[0];
 
@@ -75,7 +89,8 @@ export function keepAliveStatus(settings: KeepAliveSettings, facts: KeepAliveFac
     sleepsAt: verdict.sleepsAt === null ? null : new Date(verdict.sleepsAt).toISOString(),
     why: verdict.why,
     sleepAfter: String(settings.sleepAfter),
-    maxIdle: String(settings.maxIdle),
+    maxIdle: settings.maxIdle === undefined ? null : String(settings.maxIdle),
     maxLifetime: settings.maxLifetime === undefined ? null : String(settings.maxLifetime),
+    keepAlive: settings.keepAlive,
   };
 }

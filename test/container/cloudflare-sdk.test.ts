@@ -10,7 +10,7 @@ import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CodeInterpreter, collectFile, parseSSEStream, SandboxClient } from "@cloudflare/sandbox";
+import { CodeInterpreter, collectFile, parseSSEStream, Sandbox, SandboxClient } from "@cloudflare/sandbox";
 import { cloudflareClient, NO_SESSION } from "./cloudflare-client.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
 
@@ -101,6 +101,30 @@ describe("commands", () => {
     expect(all.filter((e) => e.type === "stdout").map((e) => e.data).join("")).toBe("one\n");
     expect(all.filter((e) => e.type === "stderr").map((e) => e.data).join("")).toBe("two\n");
     expect(all.at(-1)).toMatchObject({ type: "complete", exitCode: 4 });
+  });
+
+  it("takes the origin their client marks its own commands with, and refuses one it does not define", async () => {
+    const result = await client.commands.execute("echo inside", NO_SESSION, { origin: "internal" });
+    expect(result).toMatchObject({ success: true, stdout: "inside\n" });
+    const started = await client.processes.startProcess("true", NO_SESSION, { origin: "user" });
+    expect(started.processId).toBeTruthy();
+    for (const body of [{ command: "true", origin: "robot" }, { command: "true", nobodysKey: 1 }]) {
+      const refused = await fetch(`${t.url}/api/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect(refused.status).toBe(400);
+      const error = (await refused.json()) as { code: string; message: string };
+      expect(error.code).toBe("INVALID_REQUEST");
+      expect(error.message).toMatch(/origin|nobodysKey/);
+    }
+  });
+
+  it("runs their Durable Object's setEnvVars (export and unset as internal commands) in the default session", async () => {
+    await client.utils.createSession({ id: "env-session" });
+    // Their method, on the two fields it reads of its Durable Object: its route client and default session.
+    const durableObject = { envVars: {}, defaultSession: "env-session", client };
+    await Sandbox.prototype.setEnvVars.call(durableObject as never, { GREETING: "it's here", GONE: "soon" });
+    await Sandbox.prototype.setEnvVars.call(durableObject as never, { GONE: undefined });
+    const seen = await client.commands.execute('echo "$GREETING|${GONE-unset}"', "env-session");
+    expect(seen.stdout).toBe("it's here|unset\n");
   });
 });
 

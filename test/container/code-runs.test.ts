@@ -40,6 +40,7 @@ describe("a run's own env", () => {
       const context = await createContext(sandbox, { language, env: { CTX_VAR: "context" } });
       const withEnv = await run(sandbox, context.id, reads[language], { env: { RUN_ONLY: "run", CTX_VAR: "override" } });
       expect(withEnv.error).toBeUndefined();
+      expect(withEnv.code).toBe(reads[language]);
       expect(stdoutText(withEnv)).toBe("run override run\n");
       const after = await run(sandbox, context.id, reads[language]);
       const unset = language === "python" || language === "bash" ? "None" : "undefined";

@@ -39,6 +39,26 @@ describe("sandbox env", () => {
     expect((await t.get("/api/env")).body.vars.SANDBOX_LEVEL).toBeUndefined();
   });
 
+  it("unsets a variable for one command with a null in its env, hiding the sandbox's and the session's value", async () => {
+    await t.post("/api/env", { vars: { HIDDEN: "sandbox" } });
+    await t.post("/api/session/create", { id: "null-env", env: { SESSION_ONLY: "session" } });
+    const hidden = await t.exec({ command: 'echo "[${HIDDEN-unset}] [${SESSION_ONLY-unset}] $KEPT"', sessionId: "null-env", env: { HIDDEN: null, SESSION_ONLY: null, KEPT: "k" } });
+    expect(hidden.body.stdout).toBe("[unset] [unset] k\n");
+    // Only for that command: the next one sees both again.
+    expect((await t.exec({ command: 'echo "$HIDDEN $SESSION_ONLY"', sessionId: "null-env" })).body.stdout).toBe("sandbox session\n");
+    const started = await t.post("/api/process/start", { command: 'echo "[${HIDDEN-unset}]"', env: { HIDDEN: null } });
+    expect(started.status).toBe(200);
+    const id = (started.body as { processId: string }).processId;
+    let logs: { stdout: string; status?: number } = { stdout: "" };
+    for (let i = 0; i < 50 && logs.stdout === ""; i++) {
+      logs = (await t.get(`/api/process/${id}/logs`)).body as typeof logs;
+      if (logs.stdout === "") await new Promise((done) => setTimeout(done, 50));
+    }
+    expect(logs.stdout).toBe("[unset]\n");
+    expect((await t.exec({ command: "true", env: { HIDDEN: 1 } })).status).toBe(400);
+    await t.post("/api/env", { vars: { HIDDEN: null } });
+  });
+
   it("rejects malformed variable names", async () => {
     expect(await t.post("/api/env", { vars: { "A=B": "x" } })).toMatchObject({ status: 400, body: { code: "INVALID_REQUEST" } });
     expect(await t.post("/api/env", { vars: "nope" })).toMatchObject({ status: 400 });

@@ -30,12 +30,16 @@ describe("code interpreter through getSandbox", () => {
     await sandbox.runCode("numbers = [1, 2, 3]", { context });
     const sum = await sandbox.runCode("sum(numbers) * 7", { context: context.id });
     expect(text(sum)).toBe("42");
-    expect(sum).toMatchObject({ contextId: context.id, executionCount: 2, logs: { stdout: [], stderr: [] } });
+    expect(sum).toMatchObject({ code: "sum(numbers) * 7", contextId: context.id, executionCount: 2, logs: { stdout: [], stderr: [] } });
+    // Built on this side from the events (a callback asks for them): it carries the cell's code all the same.
+    const streamed = await sandbox.runCode("print(len(numbers))", { context, onStdout: () => {} });
+    expect(streamed.code).toBe("print(len(numbers))");
+    expect(streamed.logs.stdout.join("")).toBe("3\n");
     const failed = await sandbox.runCode("numbers[10]", { context });
     expect(failed.error).toMatchObject({ name: "IndexError", value: "list index out of range" });
     expect(failed.error!.traceback.at(-1)).toBe("IndexError: list index out of range");
     expect((await sandbox.listCodeContexts()).map((c) => c.id)).toContain(context.id);
-    expect(await sandbox.getCodeContext(context.id)).toMatchObject({ id: context.id, executionCount: 3 });
+    expect(await sandbox.getCodeContext(context.id)).toMatchObject({ id: context.id, executionCount: 4 });
   });
 
   it("feeds the callbacks as the cell runs, and resolves with the Execution they add up to", async () => {
@@ -177,6 +181,7 @@ describe("code interpreter over HTTP (getHttpSandbox)", () => {
       await sandbox.runCode("import pandas as pd\nframe = pd.DataFrame({'a': [1, 2]})", { context });
       const shown = await sandbox.runCode("frame", { context });
       expect(shown.results[0]).toMatchObject({ isMainResult: true, html: expect.stringContaining("<table") });
+      expect(shown.code).toBe("frame");
       const events = await collect(sandbox.runCodeStream("import time\nfor i in range(6):\n    print(i, flush=True)\n    time.sleep(0.05)", { context }));
       expect(events.flatMap((event) => (event.type === "stdout" ? [event.data] : [])).join("")).toBe("0\n1\n2\n3\n4\n5\n");
       expect(events.at(-1)).toMatchObject({ type: "complete" });
@@ -202,7 +207,7 @@ describe("/v1 code routes", () => {
 
     const ran = await apiCall(`${base}/code/run`, { method: "POST", json: { code: "x = 6\nx * 7", contextId: context.id } });
     expect(ran.status).toBe(200);
-    expect(await ran.json()).toMatchObject({ contextId: context.id, results: [{ text: "42", isMainResult: true }], executionCount: 1 });
+    expect(await ran.json()).toMatchObject({ code: "x = 6\nx * 7", contextId: context.id, results: [{ text: "42", isMainResult: true }], executionCount: 1 });
 
     const stream = await apiCall(`${base}/code/run/stream`, { method: "POST", json: { code: "print('hi')\ndisplay('mid')\nx", contextId: context.id } });
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);

@@ -3,17 +3,43 @@
  * environment reaching commands) and what a sandbox says about itself: getInfo, getInstructions,
  * detectIsolation.
  */
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
-import { sandboxPool } from "./helpers.ts";
+import { getHttpSandbox } from "../../src/client/http.ts";
+import { apiCall, collect, sandboxPool, stdoutOf } from "./helpers.ts";
 
 const sandboxes = sandboxPool();
 afterAll(() => sandboxes.destroyAll());
 
 /** What bash adds by itself to any environment. */
 const SHELL_VARS = ["PWD", "SHLVL", "_", "OLDPWD"];
+
+describe("a command's env", () => {
+  it("unsets a variable for that one command with null: exec, execStream, startProcess, a session's, over RPC, HTTP and /v1", async () => {
+    const sandbox = sandboxes.create("null-env", { envVars: { HIDDEN: "sandbox" } });
+    const line = 'echo "[${HIDDEN-unset}]"';
+    const unset = { env: { HIDDEN: null } };
+    expect((await sandbox.exec(line, unset)).stdout).toBe("[unset]\n");
+    expect(stdoutOf(await collect(sandbox.execStream(line, unset)))).toBe("[unset]\n");
+    const process = await sandbox.startProcess(line, unset);
+    await process.waitForExit(10_000);
+    expect((await process.getLogs()).stdout).toBe("[unset]\n");
+    expect((await sandbox.exec(line)).stdout).toBe("[sandbox]\n");
+
+    const session = await sandbox.createSession({ id: "with-value", env: { HIDDEN: "session" } });
+    expect((await session.exec(line, unset)).stdout).toBe("[unset]\n");
+    expect((await session.exec(line)).stdout).toBe("[session]\n");
+
+    const workerFetch: typeof fetch = (input, init) => (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default.fetch(new Request(input, init));
+    const overHttp = getHttpSandbox(sandbox.id, { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: workerFetch });
+    expect((await overHttp.exec(line, unset)).stdout).toBe("[unset]\n");
+    const v1 = await apiCall(`/v1/sandboxes/${sandbox.id}/exec`, { method: "POST", json: { command: line, env: { HIDDEN: null } } });
+    expect(v1.status).toBe(200);
+    expect(((await v1.json()) as { stdout: string }).stdout).toBe("[unset]\n");
+  });
+});
 
 describe("setEnvVars", () => {
   it("sets and unsets sandbox env vars, under per-call env, and keeps them across a restart", async () => {

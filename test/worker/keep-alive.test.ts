@@ -1,8 +1,8 @@
 /**
  * Work keeps a sandbox awake: a running process, a code cell or a live terminal, with nobody calling
  * and no stream open, holds the container up past sleepAfter, and once the work ends it sleeps
- * sleepAfter later. A process started with `keepAlive: false` does not; `maxIdle` and `maxLifetime`
- * bound what work can hold; getInfo() says why the sandbox is awake and when it will sleep. The
+ * sleepAfter later. A process started with `keepAlive: false` does not; a sandbox with `keepAlive`
+ * stays awake with nothing running; `maxIdle` and `maxLifetime` bound what work can hold; getInfo() says why the sandbox is awake and when it will sleep. The
  * container is watched at the runtime, never through the sandbox (a call would be activity).
  */
 import { env } from "cloudflare:workers";
@@ -103,6 +103,27 @@ describe("ceilings", () => {
     await expect(following).rejects.toMatchObject({ code: "CONTAINER_UNAVAILABLE" });
     expect(await eventually(async () => !(await running(id)), 10_000, 200)).toBe(true);
     expect(events.some((event) => event.type === "stdout")).toBe(true);
+    await sandbox.destroy();
+  });
+
+  it("keepAlive: with nothing running it stays past sleepAfter and maxIdle's default; turned off, it sleeps", async () => {
+    const id = uniqueId("keep-alive");
+    const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s", keepAlive: true });
+    const info = await sandbox.getInfo();
+    expect(info.keepAlive).toMatchObject({ reasons: [], keepAlive: true, maxIdle: null, sleepsAt: null, why: null });
+    await pause(3_500);
+    expect(await running(id)).toBe(true);
+    await sandbox.configure({ keepAlive: false });
+    expect(await eventually(async () => !(await running(id)), 15_000, 200)).toBe(true);
+    await sandbox.destroy();
+  });
+
+  it("keepAlive: a ceiling set beside it still holds", async () => {
+    const id = uniqueId("keep-alive-capped");
+    const sandbox = getSandbox(env.Sandbox, id, { sleepAfter: "1s", keepAlive: true, maxIdle: "3s" });
+    const info = await sandbox.getInfo();
+    expect(info.keepAlive).toMatchObject({ keepAlive: true, maxIdle: "3s", why: "maxIdle" });
+    expect(await eventually(async () => !(await running(id)), 20_000, 200)).toBe(true);
     await sandbox.destroy();
   });
 

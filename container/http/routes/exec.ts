@@ -36,9 +36,13 @@ import { sendJson } from "../../../server-kit/http/response.ts";
 import { streamLogAsSse, type StreamEnd } from "../streams/sse.ts";
 import { execFramer } from "../streams/sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
+import { acceptingTheirOrigin } from "./cloudflare/requests.ts";
+
+/** Our exec request; Cloudflare's client shares the route and adds its `origin`. */
+const execBodySchema = acceptingTheirOrigin(execRequestSchema);
 
 async function execute(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, execRequestSchema);
+  const request = await readJson(ctx, execBodySchema);
   const { record, attached } = await ctx.server.processes.run(execSpec(request, ctx.server.limits, "buffered"));
   const onGone = () => {
     if (!ctx.res.writableEnded) record.kill("SIGTERM");
@@ -57,7 +61,7 @@ async function execute(ctx: RequestContext): Promise<void> {
 }
 
 async function executeStream(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, execRequestSchema);
+  const request = await readJson(ctx, execBodySchema);
   const { record, attached } = await ctx.server.processes.run(execSpec(request, ctx.server.limits, "stream"));
   if (attached) record.flushOutput();
   await streamExecEvents(ctx, record, attached ? readResumePoint(ctx) : {});

@@ -18,6 +18,10 @@ import { readJson, readResumePoint } from "../request.ts";
 import { streamLogAsSse } from "../streams/sse.ts";
 import { logFramer } from "../streams/sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
+import { acceptingTheirOrigin } from "./cloudflare/requests.ts";
+
+/** Our start request; Cloudflare's client shares the route and adds its `origin`. */
+const startBodySchema = acceptingTheirOrigin(startProcessRequestSchema);
 
 function sessionFilter(ctx: RequestContext): ProcessFilter {
   const sessionId = ctx.url.searchParams.get("sessionId");
@@ -43,7 +47,7 @@ function signalParam(ctx: RequestContext): NodeJS.Signals {
 }
 
 async function start(ctx: RequestContext): Promise<void> {
-  const request = await readJson(ctx, startProcessRequestSchema);
+  const request = await readJson(ctx, startBodySchema);
   // A retry of the same start (by idempotency key or process id) answers with the first run.
   const { record } = await ctx.server.processes.run(startSpec(request, ctx.server.limits));
   const info = record.info();

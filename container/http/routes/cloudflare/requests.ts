@@ -3,6 +3,11 @@
  * (`reshape`), then validated by our own schema, so the limits and checks stay the ones our routes
  * apply. Fields of theirs we have no use for (`sessionId` on file calls, `origin`) are dropped here,
  * by name: our schemas refuse any other field they do not know.
+ *
+ * Their client also sends `origin` on the calls that share our own routes (`/api/execute`, its
+ * stream, `/api/process/start`): it tells their logs whether a user or the SDK itself ran the
+ * command (their `setEnvVars` runs `export …` as `internal`). We log nothing by it, so it is checked
+ * and dropped (`acceptingTheirOrigin`).
  */
 import { z } from "zod";
 import { readJson } from "../../request.ts";
@@ -21,6 +26,20 @@ function withoutUnused(body: Body, ours: z.ZodType): Body {
   const kept = { ...body };
   for (const field of THEIR_UNUSED_FIELDS) if (!(shape !== undefined && field in shape)) delete kept[field];
   return kept;
+}
+
+/** The values their client gives `origin`. */
+const theirOriginSchema = z.enum(["user", "internal"]);
+
+/** `ours`, also taking their `origin` (one of its values, else a 400 naming it), which it drops. */
+export function acceptingTheirOrigin<S extends z.ZodType>(ours: S) {
+  return z.preprocess((value, ctx) => {
+    if (!isBody(value) || !("origin" in value)) return value;
+    const { origin, ...rest } = value;
+    const checked = theirOriginSchema.safeParse(origin);
+    if (!checked.success) ctx.addIssue({ code: "custom", path: ["origin"], message: 'origin is "user" or "internal"', input: origin });
+    return rest;
+  }, ours);
 }
 
 export function readTheirJson<S extends z.ZodType>(ctx: RequestContext, ours: S, reshape: (body: Body) => Body = (body) => body): Promise<z.output<S>> {
