@@ -42,8 +42,10 @@ async function createArchive(ctx: RequestContext): Promise<void> {
 
 /**
  * The folder an archive is of: the workspace, or `dir` found by the file routes' walk (anywhere in
- * the sandbox but its server) and held open, its path then the descriptor's, so a command that swaps
- * it for a link meanwhile cannot move the archive elsewhere.
+ * the sandbox but its server). An extraction works in it by its descriptor, held open, so a command
+ * that swaps it for a link meanwhile cannot move the extraction elsewhere. A pack reads it by the
+ * walked path (node-tar names the folder's own entry by lstat-ing it, which a descriptor's path would
+ * answer as a link): a swap then yields at most names and empty files (security.md).
  */
 async function archiveFolder(ctx: RequestContext, dir: string | undefined, access: Access): Promise<{ path: string; close(): Promise<void> }> {
   const { workspace, services } = ctx.server;
@@ -51,6 +53,10 @@ async function archiveFolder(ctx: RequestContext, dir: string | undefined, acces
   if (access === "write") await makeDirectory(services.paths, dir, { recursive: true });
   const entry = await locate(services.paths, dir, access);
   const handle = await openEntryDirectory(entry).finally(() => entry.dir.close());
+  if (access === "read") {
+    await handle.close();
+    return { path: handle.real, close: async () => {} };
+  }
   return { path: handle.self, close: () => handle.close() };
 }
 
