@@ -3,8 +3,10 @@
  * server streams a gzip-compressed (or plain) tar of given paths out (`POST /api/archive/create`) and extracts
  * one streamed in (`PUT /api/archive/extract`); neither side holds an archive whole in memory.
  *
- * Paths are relative to the workspace and stay inside it: an archive names entries relative to the
- * workspace root, and extraction refuses absolute paths, `..` and writing through a symbolic link.
+ * An archive is of one folder (`dir`: default the workspace; relative to it, or absolute anywhere in
+ * the sandbox, as file paths are). Paths are relative to that folder and stay inside it: an archive
+ * names entries relative to it, and extraction refuses absolute paths, `..` and writing through a
+ * symbolic link.
  */
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";
@@ -50,8 +52,17 @@ export const archivePathSchema = z
 
 export const archivePathsSchema = z.array(archivePathSchema).min(1).max(ARCHIVE_LIMITS.maxPaths);
 
+/** The folder an archive is of, or is extracted into: a file path (relative to the workspace, or absolute). */
+export const archiveDirSchema = z
+  .string()
+  .min(1)
+  .max(ARCHIVE_LIMITS.maxPathLength)
+  .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
+
 export const createArchiveRequestSchema = z.strictObject({
-  /** What to archive (default: the whole workspace). */
+  /** The folder archived (default: the workspace); `paths` and `exclude` are relative to it. */
+  dir: archiveDirSchema.optional(),
+  /** What to archive (default: the whole folder). */
   paths: archivePathsSchema.optional(),
   /** Workspace paths left out, with everything below them. */
   exclude: archivePathsSchema.optional(),
@@ -65,10 +76,15 @@ export type CreateArchiveRequest = z.output<typeof createArchiveRequestSchema>;
  * the whole workspace) before extracting, so what is there afterwards is exactly what was saved.
  */
 export const extractArchiveQuerySchema = z.object({
+  /** The folder extracted into (default: the workspace; made when missing). */
+  dir: archiveDirSchema.optional(),
   clear: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
   paths: archivePathsSchema.optional(),
 });
 export type ExtractArchiveQuery = z.output<typeof extractArchiveQuerySchema>;
+
+/** importArchive()'s options, as the /v1 route takes them from its query. */
+export const importArchiveOptionsSchema = z.strictObject({ dir: archiveDirSchema.optional() });
 
 export const importArchiveResultSchema = z.object({
   entries: z.number().int().describe("Entries written (files, folders, links)"),

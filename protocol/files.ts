@@ -3,9 +3,10 @@
  * raw bytes for the streamed pair (`GET|PUT /api/files/stream?path=…`), so a large file never sits
  * whole in memory on either side.
  *
- * Paths are relative to the sandbox's workspace; absolute paths are accepted when they point inside
- * the workspace or a configured read-write path (reads may also name a read-only path). Anything else,
- * including `..` and symlinks that lead out, is refused with `PATH_OUTSIDE_WORKSPACE`.
+ * Paths are relative to the sandbox's workspace, or absolute anywhere in the sandbox (`/workspace`
+ * naming the workspace): the kernel refuses what the sandbox may not touch (`PERMISSION_DENIED`), and
+ * the server refuses its own process (`/proc/self`, …: `PERMISSION_DENIED`). A server that wraps each
+ * command in bwrap keeps to the workspace and the configured paths (`PATH_OUTSIDE_WORKSPACE`).
  */
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";

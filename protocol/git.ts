@@ -36,7 +36,7 @@ export const gitCloneRequestSchema = z.strictObject({
   repoUrl: withoutNul(z.string().min(1).max(GIT_LIMITS.maxRepoUrlLength), "repository URLs"),
   /** Branch or tag to check out (default: the repository's default branch). */
   branch: branchSchema.optional(),
-  /** Where to clone (relative: in the workspace). Default: the repository's name in the workspace. */
+  /** Where to clone (relative: in the workspace; absolute: anywhere in the sandbox). Default: the repository's name in the workspace. */
   targetDir: withoutNul(z.string().min(1).max(4096), "paths").optional(),
   /** Shallow clone of this many commits. */
   depth: z.number().int().positive().max(2 ** 31 - 1).optional(),

@@ -1,7 +1,7 @@
 /**
  * Opening files for the file routes, inside a directory held open (locate.ts). The open refuses a
  * symlink in the last component (O_NOFOLLOW), so the file opened is the one the walk found, or the
- * call fails; it never lands outside the workspace.
+ * call fails; it never lands anywhere the walk did not check.
  */
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";

@@ -13,6 +13,7 @@
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { isServerProcessEntry, serverProcessRefusal } from "./server-process.ts";
 
 const { O_DIRECTORY, O_NOFOLLOW } = constants;
 /** Linux's O_PATH (the same value on every architecture Node runs containers on); Node does not export it. */
@@ -54,10 +55,12 @@ export class DirHandle {
 
   /**
    * Opens the directory `name` inside this one. A symlink there is not followed: it fails with
-   * ENOTDIR (or ELOOP), and the caller decides what the link may lead to.
+   * ENOTDIR (or ELOOP), and the caller decides what the link may lead to. Every step into a folder
+   * goes through here, so this is where the server's own /proc entries are refused (server-process.ts).
    */
   async openChild(name: string): Promise<DirHandle> {
     const real = name === "." ? this.real : `${this.real === "/" ? "" : this.real}/${name}`;
+    if (await isServerProcessEntry(this.self, name)) throw serverProcessRefusal(real);
     return new DirHandle(await open(this.at(name), O_PATH | O_DIRECTORY | O_NOFOLLOW), real);
   }
 

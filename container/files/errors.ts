@@ -4,6 +4,7 @@
  */
 import type { ErrorCode } from "../../protocol/index.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { SERVER_PROCESS_ERRNO } from "./server-process.ts";
 
 const SYSTEM_CODES: Record<string, { code: ErrorCode; what: string }> = {
   ENOENT: { code: "FILE_NOT_FOUND", what: "no such file or directory" },
@@ -14,7 +15,14 @@ const SYSTEM_CODES: Record<string, { code: ErrorCode; what: string }> = {
   EACCES: { code: "PERMISSION_DENIED", what: "permission denied" },
   EPERM: { code: "PERMISSION_DENIED", what: "operation not permitted" },
   EROFS: { code: "PERMISSION_DENIED", what: "read-only file system" },
+  // What the kernel refuses outside the workspace too: a mount point moved or removed, a running program replaced, a device.
+  EBUSY: { code: "PERMISSION_DENIED", what: "device or resource busy (a mount point?)" },
+  ETXTBSY: { code: "PERMISSION_DENIED", what: "text file busy" },
+  ENXIO: { code: "INVALID_REQUEST", what: "no such device or address" },
+  ENODEV: { code: "INVALID_REQUEST", what: "no such device" },
+  EOPNOTSUPP: { code: "INVALID_REQUEST", what: "operation not supported here" },
   ELOOP: { code: "PATH_OUTSIDE_WORKSPACE", what: "symbolic link where none is allowed" },
+  [SERVER_PROCESS_ERRNO]: { code: "PERMISSION_DENIED", what: "it is the sandbox's server process (its memory, descriptors and environment), which the file API does not serve" },
   ENAMETOOLONG: { code: "INVALID_REQUEST", what: "name too long" },
   EINVAL: { code: "INVALID_REQUEST", what: "invalid argument" },
   ENOSPC: { code: "INSUFFICIENT_STORAGE", what: "no space left on device" },

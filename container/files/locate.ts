@@ -3,7 +3,8 @@
  * component is opened inside the last without following symlinks, and the operation then acts on a
  * name inside the last directory held open (dir-handle.ts). A symlink met on the way is read, its
  * target joined to the rest of the path, and the walk starts again from the root that target lies
- * in — so a symlink may lead anywhere inside the allowed roots, never outside, and a command that
+ * in — so a symlink may lead anywhere inside the allowed roots, never outside (nor into the server's
+ * own process: server-process.ts), and a command that
  * swaps directories for symlinks meanwhile cannot move the walk: every step was checked where it
  * was taken, and nothing is ever looked up again by a path string.
  */
@@ -13,6 +14,7 @@ import { ServiceError } from "../../server-kit/service-error.ts";
 import { DirHandle } from "./dir-handle.ts";
 import { toFileError } from "./errors.ts";
 import type { Access, PathPolicy } from "./paths.ts";
+import { isServerProcessEntry, serverProcessRefusal } from "./server-process.ts";
 
 /** Symlinks followed in one lookup before giving up, as the kernel does (a loop). */
 const MAX_SYMLINKS = 40;
@@ -78,6 +80,8 @@ export async function locate(policy: PathPolicy, input: string, access: Access, 
         target = redirect;
         continue;
       }
+      // The entry itself may be the server's /proc directory (steps into it are refused by openChild).
+      if (name !== "." && (await isServerProcessEntry(dir.self, name))) throw serverProcessRefusal(path.join(dir.real, name));
       const real = name === "." ? dir.real : path.join(dir.real, name);
       return { dir, name, input, display, real, isRoot: policy.isRoot(real), createdParents };
     } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * `git clone` into the workspace, run by the engine like any command: the sandbox's own git, under
+ * `git clone` into the workspace (or any folder of the sandbox), run by the engine like any command: the sandbox's own git, under
  * its isolation and run tag, in the caller's session (its env) when one is named. git gets its
  * arguments directly, never through a shell, with the URL after `--`; the URL passes
  * repo-url.ts first. The clone's time limit is the engine's: on expiry the clone's whole process
@@ -56,7 +56,7 @@ interface Target {
   existed: boolean;
 }
 
-/** The target inside the workspace (parents created): missing, or an empty directory, as git needs it. */
+/** The target (relative to the workspace, or anywhere in the sandbox; parents created): missing, or an empty directory, as git needs it. */
 async function prepareTarget(server: ServerContext, input: string): Promise<Target> {
   const entry = await locate(server.services.paths, input, "write", { createParents: true });
   try {

@@ -40,6 +40,9 @@ export function createServerServices(setup: ServicesSetup, given: ServiceOptions
   });
   const paths = new PathPolicy({
     workspace: setup.workspace,
+    // Commands wrapped one by one in bwrap see less than the server does: the file routes keep to
+    // what they see at the same path. Otherwise the server is the sandbox (its container, or none).
+    reach: isolationOptions.isolation === "bwrap" ? "roots" : "anywhere",
     readWritePaths: isolationOptions.readWritePaths,
     readOnlyPaths: isolationOptions.readOnlyPaths,
   });

@@ -1,6 +1,6 @@
 /**
  * What a watch or a change digest starts from: the caller's path found with the file routes' walk
- * (container/files/locate.ts: inside the workspace, symlinks checked step by step), and the options
+ * (container/files/locate.ts: anywhere in the sandbox but its server, symlinks checked step by step), and the options
  * read once into what the watcher and the digest take.
  */
 import { lstat } from "node:fs/promises";

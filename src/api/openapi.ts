@@ -32,8 +32,8 @@ export function openApiDocument(serverUrl?: string): Json {
       version: "1",
       description:
         "Run commands in per-sandbox containers. Every /v1/sandboxes route needs `Authorization: Bearer <SANDBOX_API_TOKEN>`. " +
-        "A sandbox's container starts on first use and sleeps when idle. File paths are relative to the sandbox's workspace; " +
-        "a path that leads out of it is refused with 403 PATH_OUTSIDE_WORKSPACE.",
+        "A sandbox's container starts on first use and sleeps when idle. File paths are relative to the sandbox's workspace, " +
+        "or absolute anywhere in the sandbox; what the sandbox may not touch, and its server's own process, is 403 PERMISSION_DENIED.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],

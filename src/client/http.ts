@@ -12,7 +12,7 @@ import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type { FileStream, WriteFileResult, WriteStreamOptions } from "../rpc/files.ts";
 import type { HandleRef, ProcessRecord, StdinOptions, StdinResult } from "../rpc/processes.ts";
 import { terminalInputBody, type TerminalWriteResult } from "../rpc/terminals.ts";
-import type { ExportArchiveOptions, ImportArchiveResult } from "../rpc/backups.ts";
+import type { ExportArchiveOptions, ImportArchiveOptions, ImportArchiveResult } from "../rpc/backups.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { ExposedPort, ExposePortOptions } from "../rpc/ports.ts";
 import type { EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
@@ -182,8 +182,8 @@ class HttpTransport {
     return response.body;
   }
 
-  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
-    return this.#json(...route("importArchive"), { bytes: body });
+  importArchive(body: ReadableStream<Uint8Array>, options: ImportArchiveOptions = {}): Promise<ImportArchiveResult> {
+    return this.#json(...route("importArchive"), { bytes: body, ...(options.dir === undefined ? {} : { query: { dir: options.dir } }) });
   }
 }
 

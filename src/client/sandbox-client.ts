@@ -16,7 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions, ForkOptions, ForkResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions, ForkOptions, ForkResult } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 import { auditEvents, type AuditStreamOptions } from "./audit-events.ts";
@@ -186,9 +186,9 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.exportArchive(options);
   }
 
-  /** Extracts a tar or tar.gz stream over the workspace. */
-  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
-    return this.rpc.importArchive(body);
+  /** Extracts a tar or tar.gz stream over the workspace (or the folder `dir`). */
+  importArchive(body: ReadableStream<Uint8Array>, options?: ImportArchiveOptions): Promise<ImportArchiveResult> {
+    return this.rpc.importArchive(body, options);
   }
 
   // ── network ──────────────────────────────────────────────────────────────

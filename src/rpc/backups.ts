@@ -30,14 +30,22 @@ export interface ListBackupsOptions {
 
 /** exportArchive(): what to put in the archive, and how. */
 export interface ExportArchiveOptions {
-  /** Workspace paths (default: the whole workspace). */
+  /** The folder archived (default: the workspace; relative to it, or absolute anywhere in the sandbox). */
+  dir?: string;
+  /** Paths in that folder (default: all of it). */
   paths?: string[];
-  /** Workspace paths left out, with everything below them. */
+  /** Paths in that folder left out, with everything below them. */
   exclude?: string[];
   /** "tar.gz" (default) or "tar". */
   format?: "tar.gz" | "tar";
 }
 
+
+/** importArchive(): where to extract. */
+export interface ImportArchiveOptions {
+  /** The folder extracted into (default: the workspace; relative to it, or absolute anywhere in the sandbox; made when missing). */
+  dir?: string;
+}
 
 export interface DestroyOptions {
   /** Save the durable workspace first, so the next start restores it (needs persistence configured). */

@@ -45,7 +45,7 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ForkResult, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "./backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ForkResult, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "./backups.ts";
 import type { AuditPage, AuditQuery, AuditResume, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
@@ -181,7 +181,7 @@ export interface SandboxRpc {
   /** The workspace (or paths of it) as a tar stream, gzip'd unless `format: "tar"`; links stay links. */
   exportArchive(options?: ExportArchiveOptions): Promise<ReadableStream<Uint8Array>>;
   /** Extracts a tar or tar.gz stream over the workspace; nothing can land outside it (INVALID_ARCHIVE). */
-  importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult>;
+  importArchive(body: ReadableStream<Uint8Array>, options?: ImportArchiveOptions): Promise<ImportArchiveResult>;
 
   /**
    * Where the sandbox may connect and which headers the proxy adds on the way out: in force at once

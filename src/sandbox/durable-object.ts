@@ -53,9 +53,9 @@ import { errorFromResponse } from "../rpc/error-response.ts";
 import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus, StartupTiming } from "../rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
 import { createBackupRequestSchema, listBackupsQuerySchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
-import { createArchiveRequestSchema } from "../../protocol/archive.ts";
+import { createArchiveRequestSchema, importArchiveOptionsSchema } from "../../protocol/archive.ts";
 import { extractOver, extractReplacing, openArchive } from "./persistence/archive-io.ts";
 import { forkRequestSchema, type ForkResult } from "../../protocol/fork.ts";
 import { Persistence } from "./persistence/persistence.ts";
@@ -910,10 +910,10 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     return this.#call(async ({ api }) => this.#guardStream(await openArchive(api, parseRequest(createArchiveRequestSchema, options, "archive request"))));
   }
 
-  async importArchive(body: ReadableStream<Uint8Array>): Promise<ImportArchiveResult> {
+  async importArchive(body: ReadableStream<Uint8Array>, options: ImportArchiveOptions = {}): Promise<ImportArchiveResult> {
     return this.#call(async ({ api }) => {
       if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
-      return extractOver(api, body);
+      return extractOver(api, body, parseRequest(importArchiveOptionsSchema, options, "archive import").dir);
     });
   }
 

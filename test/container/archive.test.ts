@@ -131,6 +131,37 @@ describe("archive round trip", () => {
   });
 });
 
+describe("archives of a folder anywhere in the sandbox", () => {
+  it("packs and extracts `dir` outside the workspace, and refuses the server's own process", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "sandbox-archive-dir-"));
+    try {
+      mkdirSync(join(outside, "from/sub"), { recursive: true });
+      writeFileSync(join(outside, "from/sub/a.txt"), "outside");
+      writeFileSync(join(outside, "from/b.txt"), "b");
+      const response = await fetch(source.url + ARCHIVE_ROUTES.create, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ dir: join(outside, "from") }),
+      });
+      expect(response.status).toBe(200);
+      const archive = Buffer.from(await response.arrayBuffer());
+      // Into a folder that is not there yet: it is made.
+      expect(await extract(target, archive, `?dir=${encodeURIComponent(join(outside, "to/deeper"))}`)).toMatchObject({ status: 200 });
+      expect(readFileSync(join(outside, "to/deeper/sub/a.txt"), "utf8")).toBe("outside");
+      expect(readFileSync(join(outside, "to/deeper/b.txt"), "utf8")).toBe("b");
+      // Relative to the workspace, as file paths are.
+      expect(await extract(target, archive, "?dir=unpacked")).toMatchObject({ status: 200 });
+      expect(readFileSync(join(target.workspace, "unpacked/sub/a.txt"), "utf8")).toBe("outside");
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+    for (const dir of ["/proc/self", "/dev/fd"]) {
+      expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { dir })).body.code, dir).toBe("PERMISSION_DENIED");
+      expect((await extract(target, rawArchive([{ path: "x", type: "File", body: "x" }]), `?dir=${encodeURIComponent(dir)}`)).body.code, dir).toBe("PERMISSION_DENIED");
+    }
+  });
+});
+
 describe("hostile archives", () => {
   function outsideNames(): string[] {
     return readdirSync(outside);

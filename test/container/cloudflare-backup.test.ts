@@ -5,7 +5,8 @@
  * stands in for R2's part URLs: it keeps the bytes of each PUT and answers an ETag, as R2 does.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -123,11 +124,19 @@ describe("createArchive and restoreArchive", () => {
     expect(existsSync(join(restored, "build/out.js"))).toBe(true);
   });
 
-  it("refuses paths outside the allowed roots, a missing archive, a file that is not one, and an archive inside its folder", async () => {
+  it("takes folders and archives anywhere but the server's own process; refuses a missing archive, a file that is not one, and an archive inside its folder", async () => {
     const project = join(t.workspace, "project");
-    expect(await failure(client.backup.createArchive(project, "/var/backups-elsewhere/x.sqsh", NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
-    expect(await failure(client.backup.createArchive("/etc", join(t.workspace, "backups", "etc.sqsh"), NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED" });
-    expect(await failure(client.backup.restoreArchive("/etc", join(t.workspace, "backups", "one.sqsh"), NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED" });
+    const elsewhere = mkdtempSync(join(tmpdir(), "sandbox-backup-elsewhere-"));
+    try {
+      expect(await client.backup.createArchive(project, join(elsewhere, "x.sqsh"), NO_SESSION)).toMatchObject({ sizeBytes: expect.any(Number) });
+      await client.backup.restoreArchive(join(elsewhere, "restored"), join(elsewhere, "x.sqsh"), NO_SESSION);
+      expect(tree(join(elsewhere, "restored"))).toEqual(tree(project));
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    expect(await failure(client.backup.createArchive(project, "/proc/self/x.sqsh", NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
+    expect(await failure(client.backup.createArchive("/proc/self", join(t.workspace, "backups", "server.sqsh"), NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED" });
+    expect(await failure(client.backup.restoreArchive("/proc/self/fd", join(t.workspace, "backups", "one.sqsh"), NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED" });
     expect(await failure(client.backup.createArchive(join(t.workspace, "nothing"), join(t.workspace, "backups", "n.sqsh"), NO_SESSION))).toMatchObject({ code: "FILE_NOT_FOUND" });
     expect(await failure(client.backup.createArchive(project, join(project, "self.sqsh"), NO_SESSION))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 400 });
 
@@ -233,6 +242,6 @@ describe("uploadParts", () => {
     expect(await failure(client.backup.uploadParts({ archivePath: archive, parts: past }, NO_SESSION))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 400 });
     const elsewhere = [{ partNumber: 1, url: "file:///etc/passwd", offset: 0, size: 1 }];
     expect(await failure(client.backup.uploadParts({ archivePath: archive, parts: elsewhere }, NO_SESSION))).toMatchObject({ code: "VALIDATION_FAILED" });
-    expect(await failure(client.backup.uploadParts({ archivePath: "/etc/passwd", parts: partsOf(store, 10, 1) }, NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED" });
+    expect(await failure(client.backup.uploadParts({ archivePath: "/proc/self/environ", parts: partsOf(store, 10, 1) }, NO_SESSION))).toMatchObject({ code: "PERMISSION_DENIED" });
   });
 });

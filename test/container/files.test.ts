@@ -1,13 +1,13 @@
 /**
  * The JSON file API on real directories: write/read round trips (text, every byte value, MIME types,
- * modes, no setuid carried over), directory operations, and the walls: `..`, absolute paths and
- * symlinks that lead out of the workspace are refused, configured read-only and read-write paths
- * honoured, and filesystem refusals (loops, long names) answered as 400 rather than 500.
+ * modes, no setuid carried over), directory operations, paths anywhere in the sandbox (absolute,
+ * `..`, symlinks wherever they lead; `/workspace` naming the workspace), configured read-only paths
+ * honoured, and filesystem refusals (read-only, loops, long names) answered as coded 4xx, never 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
 let t: SandboxServer;
@@ -187,21 +187,36 @@ describe("directories and entries", () => {
   });
 });
 
-describe("paths that escape", () => {
-  it("refuses .. and absolute paths outside the workspace", async () => {
-    for (const path of ["../outside.txt", "a/../../outside.txt", join(outside, "secret.txt"), "/etc/passwd"]) {
-      expect(await files("read", { path })).toMatchObject({ status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } });
-      expect(await files("write", { path, content: "pwned" })).toMatchObject({ status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } });
-    }
-    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
-    expect(await files("list", { path: ".." })).toMatchObject({ status: 403 });
-    expect(await files("mkdir", { path: join(outside, "new"), recursive: true })).toMatchObject({ status: 403 });
-    expect(await files("delete", { path: join(outside, "secret.txt") })).toMatchObject({ status: 403 });
-    expect(await files("rename", { oldPath: "r2.txt", newPath: join(outside, "stolen.txt") })).toMatchObject({ status: 403 });
-    expect(await files("move", { sourcePath: join(outside, "secret.txt"), destinationPath: "got-it.txt" })).toMatchObject({ status: 403 });
-    expect(await files("exists", { path: join(outside, "secret.txt") })).toMatchObject({ status: 403 });
-    expect(existsSync(join(outside, "new"))).toBe(false);
-    expect(existsSync(join(outside, "secret.txt"))).toBe(true);
+describe("paths anywhere in the sandbox", () => {
+  it("reads, writes, lists, moves and deletes absolute paths outside the workspace, and .. from it", async () => {
+    const secret = join(outside, "secret.txt");
+    expect((await files("read", { path: secret })).body).toMatchObject({ path: secret, content: "top secret" });
+    expect((await files("read", { path: relative(t.workspace, secret) })).body).toMatchObject({ path: secret, content: "top secret" });
+    expect((await files("write", { path: join(outside, "deep/new.txt"), content: "made" })).status).toBe(200);
+    expect(readFileSync(join(outside, "deep/new.txt"), "utf8")).toBe("made");
+    expect((await files("list", { path: outside })).body.files.map((f: { name: string }) => f.name)).toEqual(["deep", "secret.txt"]);
+    expect(await files("exists", { path: secret })).toMatchObject({ status: 200, body: { exists: true, type: "file" } });
+    expect((await files("mkdir", { path: join(outside, "made/below"), recursive: true })).status).toBe(200);
+    expect((await files("rename", { oldPath: join(outside, "deep/new.txt"), newPath: join(outside, "renamed.txt") })).status).toBe(200);
+    expect((await files("move", { sourcePath: join(outside, "renamed.txt"), destinationPath: "fetched.txt" })).status).toBe(200);
+    expect(readFileSync(ws("fetched.txt"), "utf8")).toBe("made");
+    expect((await files("delete", { path: join(outside, "made"), recursive: true })).status).toBe(200);
+    expect(readdirSync(outside).sort()).toEqual(["deep", "secret.txt"]);
+    const upload = await fetch(`${t.url}/api/files/stream?path=${encodeURIComponent(join(outside, "up.bin"))}`, { method: "PUT", body: "streamed" });
+    expect(upload.status).toBe(200);
+    expect(await (await fetch(`${t.url}/api/files/stream?path=${encodeURIComponent(join(outside, "up.bin"))}`)).text()).toBe("streamed");
+  });
+
+  it("reads the system's files, as a command can", async () => {
+    expect((await files("read", { path: "/etc/passwd" })).body.content).toBe(readFileSync("/etc/passwd", "utf8"));
+    expect((await files("list", { path: "/" })).body.files.map((f: { name: string }) => f.name)).toContain("etc");
+  });
+
+  it("takes /workspace as the workspace, wherever its folder is", async () => {
+    expect((await files("write", { path: "/workspace/named.txt", content: "by name" })).body).toMatchObject({ path: ws("named.txt") });
+    expect(readFileSync(ws("named.txt"), "utf8")).toBe("by name");
+    expect((await files("read", { path: "/workspace/../workspace/named.txt" })).body.content).toBe("by name");
+    expect((await files("list", { path: "/workspace" })).body.path).toBe(t.workspace);
   });
 
   it("accepts absolute paths inside the workspace", async () => {
@@ -209,29 +224,18 @@ describe("paths that escape", () => {
     expect((await files("read", { path: ws("absolute.txt") })).body.content).toBe("abs");
   });
 
-  it("refuses symlinks that lead out, for reading, writing, listing and creating through them", async () => {
+  it("follows symlinks wherever they lead, and deletes a link as a link", async () => {
     symlinkSync(outside, ws("escape-dir"));
     symlinkSync(join(outside, "secret.txt"), ws("escape-file"));
-    symlinkSync(join(outside, "not-yet.txt"), ws("dangling"));
-    const denied = { status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } };
-    expect(await files("read", { path: "escape-file" })).toMatchObject(denied);
-    expect(await files("read", { path: "escape-dir/secret.txt" })).toMatchObject(denied);
-    expect(await files("write", { path: "escape-dir/new.txt", content: "x" })).toMatchObject(denied);
-    expect(await files("write", { path: "escape-file", content: "x" })).toMatchObject(denied);
-    expect(await files("write", { path: "dangling", content: "x" })).toMatchObject(denied);
-    expect(await files("mkdir", { path: "escape-dir/sub/dir", recursive: true })).toMatchObject(denied);
-    expect(await files("list", { path: "escape-dir" })).toMatchObject(denied);
-    const stream = await fetch(`${t.url}/api/files/stream?path=escape-file`);
-    expect(stream.status).toBe(403);
-    expect(existsSync(join(outside, "new.txt"))).toBe(false);
-    expect(existsSync(join(outside, "not-yet.txt"))).toBe(false);
-    expect(existsSync(join(outside, "sub"))).toBe(false);
-    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
-
-    // The link itself is inside: deleting it removes the link, not what it points to.
+    expect((await files("read", { path: "escape-file" })).body.content).toBe("top secret");
+    expect((await files("read", { path: "escape-dir/secret.txt" })).body.content).toBe("top secret");
+    expect((await files("write", { path: "escape-dir/through.txt", content: "x" })).status).toBe(200);
+    expect(readFileSync(join(outside, "through.txt"), "utf8")).toBe("x");
+    expect((await files("list", { path: "escape-dir" })).body.files.map((f: { name: string }) => f.name)).toContain("through.txt");
+    // The link itself is an entry of the workspace: deleting it removes the link, not what it points to.
     expect((await files("delete", { path: "escape-file" })).status).toBe(200);
     expect(existsSync(ws("escape-file"))).toBe(false);
-    expect(existsSync(join(outside, "secret.txt"))).toBe(true);
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("top secret");
   });
 
   it("follows symlinks that stay inside", async () => {
@@ -244,10 +248,22 @@ describe("paths that escape", () => {
 
   it("lets configured read-only paths be read but not written, read-write paths both", async () => {
     expect((await files("read", { path: join(extraRo, "readme.txt") })).body.content).toBe("read only");
-    expect(await files("write", { path: join(extraRo, "readme.txt"), content: "x" })).toMatchObject({ status: 403 });
-    expect(await files("delete", { path: join(extraRo, "readme.txt") })).toMatchObject({ status: 403 });
+    const readOnly = { status: 403, body: { code: "PERMISSION_DENIED" } };
+    expect(await files("write", { path: join(extraRo, "readme.txt"), content: "x" })).toMatchObject(readOnly);
+    expect(await files("delete", { path: join(extraRo, "readme.txt") })).toMatchObject(readOnly);
+    expect(readFileSync(join(extraRo, "readme.txt"), "utf8")).toBe("read only");
     expect((await files("write", { path: join(extraRw, "ok.txt"), content: "fine" })).status).toBe(200);
     expect(readFileSync(join(extraRw, "ok.txt"), "utf8")).toBe("fine");
+  });
+
+  it("answers what the kernel refuses with a coded 4xx, never a 500", async () => {
+    const refused = { status: 403, body: { code: "PERMISSION_DENIED" } };
+    expect(await files("write", { path: "/sys/planted.txt", content: "x" })).toMatchObject(refused);
+    expect(await files("mkdir", { path: "/sys/planted" })).toMatchObject(refused);
+    expect(await files("delete", { path: "/proc/version" })).toMatchObject(refused);
+    expect(await files("rename", { oldPath: "/sys/kernel", newPath: "/sys/renamed" })).toMatchObject(refused);
+    // A mount point cannot be moved (EBUSY).
+    expect(await files("rename", { oldPath: "/proc", newPath: "/proc-moved" })).toMatchObject(refused);
   });
 });
 

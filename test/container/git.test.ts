@@ -98,9 +98,16 @@ describe("git clone", () => {
     expect(existsSync(join(t.workspace, "refused"))).toBe(false);
   });
 
-  it("refuses a target outside the workspace or one that is not empty", async () => {
-    const outside = await clone({ repoUrl, targetDir: "../escape" });
-    expect(outside.body).toMatchObject({ code: "PATH_OUTSIDE_WORKSPACE" });
+  it("clones anywhere in the sandbox, and refuses the server's own process or a target that is not empty", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "sandbox-clone-elsewhere-"));
+    try {
+      const cloned = await clone({ repoUrl, targetDir: join(elsewhere, "checkout") });
+      expect(cloned).toMatchObject({ status: 200, body: { targetDir: join(elsewhere, "checkout") } });
+      expect(existsSync(join(elsewhere, "checkout", ".git"))).toBe(true);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    expect((await clone({ repoUrl, targetDir: "/proc/self/checkout" })).body).toMatchObject({ code: "PERMISSION_DENIED" });
     mkdirSync(join(t.workspace, "occupied"));
     writeFileSync(join(t.workspace, "occupied", "file"), "x");
     expect((await clone({ repoUrl, targetDir: "occupied" })).body).toMatchObject({ code: "FILE_EXISTS" });

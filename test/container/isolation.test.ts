@@ -171,6 +171,20 @@ describe.skipIf(unavailable !== undefined)("under bwrap", () => {
     expect((await a.exec({ command: "mount -o remount,rw /usr" })).body.exitCode).not.toBe(0);
   });
 
+  it("keeps the file API to what its commands see at the same path: the workspace and the configured paths", async () => {
+    writeFileSync(join(outside, "host.txt"), "host only");
+    const outsideWorkspace = { status: 403, body: { code: "PATH_OUTSIDE_WORKSPACE" } };
+    for (const path of [join(outside, "host.txt"), "/etc/hostname", "../x", "/tmp/x"]) {
+      expect(await a.post("/api/files/read", { path }), path).toMatchObject(outsideWorkspace);
+      expect(await a.post("/api/files/write", { path, content: "x" }), path).toMatchObject(outsideWorkspace);
+    }
+    expect(readFileSync(join(outside, "host.txt"), "utf8")).toBe("host only");
+    expect((await a.post("/api/files/read", { path: join(readOnly, "data.txt") })).body.content).toBe("shared data");
+    expect(await a.post("/api/files/write", { path: join(readOnly, "data.txt"), content: "x" })).toMatchObject(outsideWorkspace);
+    expect((await a.post("/api/files/write", { path: "/workspace/by-name.txt", content: "x" })).status).toBe(200);
+    expect(readFileSync(join(a.workspace, "by-name.txt"), "utf8")).toBe("x");
+  });
+
   it("has a private /tmp that persists between commands but never reaches the host's /tmp", async () => {
     const marker = `sandbox-private-${process.pid}`;
     expect((await a.exec({ command: `echo kept > /tmp/${marker}` })).body.exitCode).toBe(0);

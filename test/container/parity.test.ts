@@ -48,6 +48,25 @@ describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a
     await target.call("DELETE", "/api/process/parity-paths");
   });
 
+  it("serves files anywhere in the sandbox as its commands see them, and refuses what they cannot write", async () => {
+    const files = (op: string, body: unknown) => target.call("POST", `/api/files/${op}`, body);
+    expect((await files("write", { path: "/tmp/parity-x/file.txt", content: "from the API" })).status).toBe(200);
+    expect((await run("cat /tmp/parity-x/file.txt")).stdout).toBe("from the API");
+    await run("echo from a command > /var/tmp/parity-y");
+    expect((await files("read", { path: "/var/tmp/parity-y" })).body).toMatchObject({ path: "/var/tmp/parity-y", content: "from a command\n" });
+    expect((await files("read", { path: "/etc/hostname" })).body.content).toBe((await run("cat /etc/hostname")).stdout);
+    expect((await files("list", { path: "/tmp/parity-x" })).body.files.map((f: { absolutePath: string }) => f.absolutePath)).toEqual(["/tmp/parity-x/file.txt"]);
+    expect((await files("move", { sourcePath: "/tmp/parity-x/file.txt", destinationPath: "/workspace/parity-moved.txt" })).status).toBe(200);
+    expect((await run("cat parity-moved.txt")).stdout).toBe("from the API");
+    // The container's root and system folders are read-only: a coded 403, as a command gets EROFS.
+    const readOnly = { status: 403, body: { code: "PERMISSION_DENIED" } };
+    expect(await files("write", { path: "/test-file.txt", content: "x" })).toMatchObject(readOnly);
+    expect(await files("mkdir", { path: "/usr/bin/parity-dir" })).toMatchObject(readOnly);
+    expect((await run("test -e /test-file.txt || echo absent")).stdout).toBe("absent\n");
+    // The server's own process is not served, however it is named.
+    for (const path of ["/proc/self/environ", "/proc/self/mem", "/dev/fd/0", "/dev/stdin"]) expect(await files("read", { path }), path).toMatchObject(readOnly);
+  });
+
   it("keeps a daemon a command started, answering the next command on its port", async () => {
     const started = await run("nohup python3 -m http.server 8765 --bind 127.0.0.1 >/tmp/http.log 2>&1 & echo started");
     expect(started.stdout).toBe("started\n");

@@ -4,7 +4,8 @@
  * that moves with every change). Real directories, real inotify, real HTTP.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WATCH_LIMITS, type WatchEvent } from "../../protocol/watch.ts";
@@ -184,10 +185,26 @@ describe("watch", () => {
     expect(rest.map(changeOf)).toContain("delete inner/");
   });
 
-  it("refuses paths outside the workspace, files and missing directories before the stream starts", async () => {
+  it("watches a folder outside the workspace by its absolute path", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "sandbox-watch-outside-"));
+    try {
+      const watch = await watchOf({ path: outside });
+      expect(watch.first).toEqual({ type: "watching", path: outside, recursive: true });
+      writeFileSync(join(outside, "seen.txt"), "x");
+      await watch.changesUntil((e) => changeOf(e) === "create seen.txt");
+      watch.close();
+      const version = (await t.post("/api/files/changes", { path: outside })).body;
+      expect(version).toMatchObject({ path: outside, version: expect.any(String) });
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses the server's own process, files and missing directories before the stream starts", async () => {
     writeFileSync(ws("plain.txt"), "x");
     for (const [path, code, status] of [
-      ["../", "PATH_OUTSIDE_WORKSPACE", 403],
+      ["/proc/self", "PERMISSION_DENIED", 403],
+      ["/dev/fd", "PERMISSION_DENIED", 403],
       ["plain.txt", "NOT_A_DIRECTORY", 409],
       ["missing", "FILE_NOT_FOUND", 404],
     ] as const) {

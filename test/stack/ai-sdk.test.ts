@@ -99,9 +99,11 @@ describe.concurrent("edge-sandbox/ai-sdk", () => {
       expect(directory).toMatchObject({ code: "IS_A_DIRECTORY" });
       const notADirectory = await Promise.resolve(tools.listDirectory({ path: "streamed.txt" })).catch((error: unknown) => error);
       expect(notADirectory).toMatchObject({ code: "NOT_A_DIRECTORY" });
-      const outside = await Promise.resolve(tools.readTextFile({ path: "/etc/hostname" })).catch((error: unknown) => error);
-      expect(outside).toBeInstanceOf(EdgeSandboxError);
-      expect(outside).toMatchObject({ code: "PATH_OUTSIDE_WORKSPACE", httpStatus: 403 });
+      // Absolute paths are the sandbox's, as the contract has them; only the sandbox's server itself is refused.
+      expect(await tools.readTextFile({ path: "/etc/hostname" })).toEqual(expect.any(String));
+      const server = await Promise.resolve(tools.readTextFile({ path: "/proc/self/environ" })).catch((error: unknown) => error);
+      expect(server).toBeInstanceOf(EdgeSandboxError);
+      expect(server).toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
       await expect(tools.writeTextFile({ path: "x.txt", content: "x", encoding: "latin1" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
       // Arguments of the wrong type are refused by the service, as coded harness errors.
       await expect(tools.run({ command: 42 as never })).rejects.toMatchObject({ name: "EdgeSandboxError", code: "INVALID_REQUEST", httpStatus: 400 });

@@ -240,8 +240,9 @@ describe.concurrent("the Bridge API as it is framed", () => {
     expect(await deleted.json()).toMatchObject({ success: true, sessionId: "work" });
   });
 
-  it("moves raw bytes both ways through /file/, inside /workspace only", async () => {
-    const { sandboxId } = await newSandbox();
+  it("moves raw bytes both ways through /file/, anywhere in the sandbox", async () => {
+    // In a container, so the paths outside /workspace are the sandbox's own.
+    const { sandboxId } = await newConfinedSandbox();
     const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 31) % 256);
     const put = await bridge(`/v1/sandbox/${sandboxId}/file/workspace/bin/data.bin`, { method: "PUT", body: bytes });
     expect(await put.json()).toEqual({ ok: true });
@@ -249,9 +250,15 @@ describe.concurrent("the Bridge API as it is framed", () => {
     expect(got.headers.get("content-type")).toBe("application/octet-stream");
     expect(new Uint8Array(await got.arrayBuffer())).toEqual(bytes);
 
-    const outside = await bridge(`/v1/sandbox/${sandboxId}/file/etc/passwd`);
-    expect(outside.status).toBe(403);
-    expect(await outside.json()).toMatchObject({ code: "invalid_request" });
+    // Outside /workspace too (the Bridge itself refuses those): the sandbox's /tmp, its system files.
+    const scratch = "tmp/bridge/x.bin";
+    expect(await (await bridge(`/v1/sandbox/${sandboxId}/file/${scratch}`, { method: "PUT", body: bytes.subarray(0, 10) })).json()).toEqual({ ok: true });
+    expect(new Uint8Array(await (await bridge(`/v1/sandbox/${sandboxId}/file/${scratch}`)).arrayBuffer())).toEqual(bytes.subarray(0, 10));
+    expect((await bridge(`/v1/sandbox/${sandboxId}/file/etc/passwd`)).status).toBe(200);
+    // Never the sandbox's server itself.
+    const server = await bridge(`/v1/sandbox/${sandboxId}/file/proc/self/environ`);
+    expect(server.status).toBe(403);
+    expect(await server.json()).toMatchObject({ code: "permission_denied" });
     const missing = await bridge(`/v1/sandbox/${sandboxId}/file/workspace/nothing.txt`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: "workspace_read_not_found", error: expect.any(String) });

@@ -129,19 +129,20 @@ describe("files over /v1", () => {
     expect(tooBig.status).toBe(413);
   });
 
-  it("answers escapes with 403 PATH_OUTSIDE_WORKSPACE and missing files with 404 FILE_NOT_FOUND", async () => {
-    const escapes = [
-      await call(`${base}/files/content?path=../container.log`),
-      await call(`${base}/files/content?path=${encodeURIComponent("/etc/passwd")}`),
-      await call(`${base}/files/content?path=../planted.bin`, { method: "PUT", body: "x" }),
-      await post("read", { path: "../container.log" }),
-      await post("write", { path: "/tmp/planted.txt", content: "x" }),
-      await post("list", { path: "../.." }),
+  it("answers the server's own process with 403 PERMISSION_DENIED and missing files with 404 FILE_NOT_FOUND", async () => {
+    const refused = [
+      await call(`${base}/files/content?path=${encodeURIComponent("/proc/self/environ")}`),
+      await call(`${base}/files/content?path=${encodeURIComponent("/dev/fd/0")}`, { method: "PUT", body: "x" }),
+      await post("read", { path: "/proc/self/mem" }),
+      await post("write", { path: "/proc/self/comm", content: "x" }),
+      await post("list", { path: "/proc/self/fd" }),
     ];
-    for (const response of escapes) {
+    for (const response of refused) {
       expect(response.status).toBe(403);
-      expect(await response.json()).toMatchObject({ success: false, code: "PATH_OUTSIDE_WORKSPACE", httpStatus: 403 });
+      expect(await response.json()).toMatchObject({ success: false, code: "PERMISSION_DENIED", httpStatus: 403 });
     }
+    // Anywhere else is the sandbox's: here (no isolation) the machine's files, as its commands see them.
+    expect(await (await call(`${base}/files/content?path=${encodeURIComponent("/etc/hostname")}`)).text()).toBe((await exec(base, "cat /etc/hostname")).stdout);
     for (const response of [await call(`${base}/files/content?path=nope.txt`), await post("read", { path: "nope.txt" }), await post("delete", { path: "nope.txt" })]) {
       expect(response.status).toBe(404);
       expect(await response.json()).toMatchObject({ code: "FILE_NOT_FOUND" });

@@ -161,6 +161,21 @@ describe("workspace archives", () => {
     await expect(third.importArchive(new Blob(["not an archive"]).stream())).rejects.toMatchObject({ code: "INVALID_ARCHIVE", httpStatus: 400 });
     await expect(third.exportArchive({ paths: ["../up"] })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
   });
+
+  it("archives a folder anywhere in the sandbox (`dir`), over RPC and HTTP", async () => {
+    // In a container of its own, so /tmp and /var/tmp are the sandbox's.
+    const boxed = sandboxes.create("archive-dir", { isolation: "bwrap" });
+    await boxed.exec("mkdir -p /tmp/src/d && echo t > /tmp/src/d/f.txt");
+    expect(await boxed.importArchive(await boxed.exportArchive({ dir: "/tmp/src" }), { dir: "/var/tmp/copy" })).toMatchObject({ entries: expect.any(Number) });
+    expect((await boxed.exec("cat /var/tmp/copy/d/f.txt")).stdout).toBe("t\n");
+    const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+    const options = { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: ((input, init) => worker.fetch(new Request(input, init))) as typeof fetch };
+    const overHttp = getHttpSandbox(boxed.id, options);
+    await overHttp.importArchive(await overHttp.exportArchive({ dir: "/var/tmp/copy", format: "tar" }), { dir: "/tmp/over-http" });
+    expect((await boxed.exec("cat /tmp/over-http/d/f.txt")).stdout).toBe("t\n");
+    await expect(boxed.exportArchive({ dir: "/proc/self" })).rejects.toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
+    await expect(boxed.importArchive(await boxed.exportArchive({ dir: "/tmp/src" }), { dir: "/proc/self/fd" })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+  });
 });
 
 describe("snapshots with getHttpSandbox", () => {

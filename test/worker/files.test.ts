@@ -1,9 +1,10 @@
 /**
  * Files through getSandbox → Durable Object → container: every operation, binary round trip, a
- * 20 MB file streamed both ways through the chain, paths that escape the workspace, missing files.
+ * 20 MB file streamed both ways through the chain, paths anywhere in the sandbox (the server's own
+ * process refused), missing files.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { FileNotFoundError, PathOutsideWorkspaceError } from "../../src/client/index.ts";
+import { FileNotFoundError } from "../../src/client/index.ts";
 import { patternStream, sandboxPool, sha256Hex } from "./helpers.ts";
 
 const sandboxes = sandboxPool();
@@ -80,28 +81,41 @@ describe("files", () => {
     await expect(sandbox.readFile("big/stream.bin")).rejects.toMatchObject({ code: "PAYLOAD_TOO_LARGE", httpStatus: 413 });
   });
 
-  it("refuses paths that lead out of the workspace with PATH_OUTSIDE_WORKSPACE (403)", async () => {
-    await sandbox.exec("ln -sfn /etc escape");
+  it("takes paths anywhere in the sandbox, refusing only the server's own process", async () => {
+    // In a container of its own, so / is the sandbox's (here, without one, it would be the machine's).
+    const contained = sandboxes.create("files-anywhere", { isolation: "bwrap" });
+    await contained.writeFile("/tmp/x/note.txt", "outside the workspace");
+    expect((await contained.exec("cat /tmp/x/note.txt")).stdout).toBe("outside the workspace");
+    expect((await contained.readFile("/etc/hostname")).content).toBe((await contained.exec("cat /etc/hostname")).stdout);
+    expect(await sha256Hex(await contained.readFileStream("/tmp/x/note.txt"))).toMatchObject({ bytes: 21 });
+    await contained.writeFileStream("/var/tmp/streamed.bin", patternStream(1000));
+    expect((await contained.exec("stat -c %s /var/tmp/streamed.bin")).stdout).toBe("1000\n");
+    expect((await contained.listFiles("/tmp/x")).files.map((f) => f.absolutePath)).toEqual(["/tmp/x/note.txt"]);
+    expect(await contained.exists("/usr/bin")).toMatchObject({ exists: true, type: "directory" });
+    await contained.moveFile("/tmp/x/note.txt", "/workspace");
+    expect((await contained.readFile("note.txt")).content).toBe("outside the workspace");
+    await contained.mkdir("/tmp/made/below", { recursive: true });
+    await contained.deleteFile("/tmp/made", { recursive: true });
+    expect(await contained.exists("/tmp/made")).toMatchObject({ exists: false });
+    // The container's root and system folders are read-only: a coded 403, as a command gets EROFS.
+    for (const attempt of [() => contained.writeFile("/test-file.txt", "x"), () => contained.mkdir("/usr/planted")]) {
+      await expect(attempt()).rejects.toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
+    }
+    expect((await contained.exec("ls /test-file.txt 2>&1 | grep -c 'No such'")).stdout.trim()).toBe("1");
+    // The server's own process, however it is named or linked to.
+    await contained.exec("ln -sfn /proc/self server");
     const attempts: [string, () => Promise<unknown>][] = [
-      ["read ..", () => sandbox.readFile("../outside.txt")],
-      ["read absolute", () => sandbox.readFile("/etc/hostname")],
-      ["read through symlink", () => sandbox.readFile("escape/hostname")],
-      ["stream read", () => sandbox.readFileStream("../../etc/hostname")],
-      ["write", () => sandbox.writeFile("../planted.txt", "x")],
-      ["stream write", () => sandbox.writeFileStream("../planted.bin", patternStream(10))],
-      ["mkdir", () => sandbox.mkdir("/tmp/planted-dir")],
-      ["delete", () => sandbox.deleteFile("../container.log")],
-      ["rename out", () => sandbox.renameFile("run.sh", "../run.sh")],
-      ["move out", () => sandbox.moveFile("run.sh", "/tmp")],
-      ["list", () => sandbox.listFiles("..")],
-      ["exists", () => sandbox.exists("/etc/passwd")],
+      ["read environ", () => contained.readFile("/proc/self/environ")],
+      ["stream read mem", () => contained.readFileStream("/proc/self/mem")],
+      ["read through a planted link", () => contained.readFile("server/environ")],
+      ["stream write descriptor", () => contained.writeFileStream("/dev/fd/1", patternStream(10))],
+      ["list descriptors", () => contained.listFiles("/proc/thread-self/fd")],
+      ["stdin", () => contained.readFile("/dev/stdin")],
     ];
     for (const [what, attempt] of attempts) {
       const error = await attempt().then(() => undefined, (e: unknown) => e);
-      expect(error, what).toBeInstanceOf(PathOutsideWorkspaceError);
-      expect(error, what).toMatchObject({ code: "PATH_OUTSIDE_WORKSPACE", httpStatus: 403 });
+      expect(error, what).toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
     }
-    expect((await sandbox.exec("ls ../planted.txt ../planted.bin 2>&1 | grep -c 'No such'")).stdout.trim()).toBe("2");
   });
 
   it("reports missing files as FILE_NOT_FOUND (404)", async () => {

@@ -8,8 +8,8 @@ import type { ExecEvent, LogEvent } from "../../protocol/events.ts";
 import {
   ExecutionTimeoutError,
   FileNotFoundError,
-  PathOutsideWorkspaceError,
   ProcessNotFoundError,
+  SandboxError,
   SandboxAuthError,
   SandboxConnectionError,
   SessionNotFoundError,
@@ -158,7 +158,9 @@ describe("getHttpSandbox: sessions, files, env and info", () => {
     await sandbox.mkdir("down");
     await sandbox.moveFile("up/bytes.bin", "down");
     expect(await sandbox.exists("down/bytes.bin")).toMatchObject({ exists: true, type: "file" });
-    await expect(sandbox.readFile("../container.log")).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
+    const refused = await sandbox.readFile("/proc/self/environ").then(() => undefined, (error: unknown) => error);
+    expect(refused).toBeInstanceOf(SandboxError);
+    expect(refused).toMatchObject({ code: "PERMISSION_DENIED", httpStatus: 403 });
     await expect(sandbox.readFileStream("missing.bin")).rejects.toBeInstanceOf(FileNotFoundError);
     await sandbox.destroy();
   });

@@ -1,8 +1,8 @@
 /**
  * The file half of the AI SDK's sandbox session on the service's file API. Paths are the
  * contract's: relative ones resolve against the workspace (the session's default working
- * directory), absolute ones are used as they are, and the service keeps them inside the sandbox's
- * allowed roots (PATH_OUTSIDE_WORKSPACE otherwise). Reads stream any size; a missing file is `null`
+ * directory), absolute ones are used as they are: anywhere in the sandbox, as its commands see it
+ * (the service refuses only its own process, with PERMISSION_DENIED). Reads stream any size; a missing file is `null`
  * as the contract says, never an error; `stat` follows symbolic links (the sandbox's own `stat -L`).
  */
 import type { Experimental_SandboxDirectoryEntry as DirectoryEntry, Experimental_SandboxFileStat as FileStat } from "ai";

@@ -5,7 +5,7 @@
 import type { SandboxConnection } from "../shared/connection.ts";
 
 export type EdgeDeepAgentsSandboxOptions = SandboxConnection & {
-  /** Files written by initialize(): path (relative to the workspace, or absolute inside it) → content. */
+  /** Files written by initialize(): path (relative to the workspace, or absolute) → content. */
   initialFiles?: Record<string, string | Uint8Array>;
   /** Time limit of `execute` in seconds unless the call gives one; 0 disables it. Default 30 minutes. */
   defaultTimeout?: number;

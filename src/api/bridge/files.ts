@@ -1,21 +1,22 @@
 /**
  * A file's raw bytes through the Bridge API: `GET /v1/sandbox/:id/file/<path>` streams it out,
  * `PUT` streams the request body into it (missing parent directories are created) → `{ok: true}`.
- * The path after `/file/` is absolute without its leading slash (`workspace/main.py`). Both are our
- * streamed file calls, so a file of any size passes through in chunks.
+ * The path after `/file/` is absolute without its leading slash (`workspace/main.py`), anywhere in
+ * the sandbox (the Bridge keeps it inside `/workspace`; our file API serves the whole sandbox). Both
+ * are our streamed file calls, so a file of any size passes through in chunks.
  */
 import { Hono, type Context } from "hono";
 import type { ApiEnv } from "../types.ts";
-import { workspaceRelative } from "./paths.ts";
+import { sandboxFilePath } from "./paths.ts";
 import { sessionHeader, SESSION_HEADER } from "./sessions.ts";
 
 const emptyBody = () => new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
 
-/** The file a `/file/<path>` route names, as our workspace-relative path. */
+/** The file a `/file/<path>` route names, as our file calls take it. */
 function filePath(c: Context<ApiEnv>): string {
   const marker = "/file/";
   const raw = new URL(c.req.url).pathname;
-  return workspaceRelative(`/${decodeURIComponent(raw.slice(raw.indexOf(marker) + marker.length))}`);
+  return sandboxFilePath(`/${decodeURIComponent(raw.slice(raw.indexOf(marker) + marker.length))}`);
 }
 
 export const bridgeFileRoutes = new Hono<ApiEnv>()

@@ -14,5 +14,6 @@ export const archiveRoutes = new Hono<ApiEnv>()
   })
   .put(API_METHODS.importArchive.path, async (c) => {
     if (!c.req.raw.body) throw new InvalidRequestError(`PUT ${API_METHODS.importArchive.path} needs a tar or tar.gz body`, "INVALID_REQUEST");
-    return c.json(await c.var.sandbox.importArchive(c.req.raw.body));
+    const dir = c.req.query("dir");
+    return c.json(await c.var.sandbox.importArchive(c.req.raw.body, dir === undefined ? {} : { dir }));
   });

@@ -1,7 +1,7 @@
 /**
  * The workspace's files as tools: read (text as text, images as image content), write, list, and
  * search by content (grep run in the sandbox, so it reads only what the sandbox may read).
- * Relative paths are against /workspace; paths outside it are refused as they are on /v1.
+ * Relative paths are against /workspace; absolute ones may name anything in the sandbox, as on /v1.
  */
 import { z } from "zod";
 import { listFilesRequestSchema, readFileRequestSchema, writeFileRequestSchema } from "../../../protocol/files.ts";

@@ -60,7 +60,7 @@ export const backupBindings = {
     args: ["body"],
     body: createArchiveRequestSchema,
     summary:
-      'The workspace (or `paths`, less `exclude`) as a tar stream: gzip\'d (`application/gzip`) unless `format` is "tar" (`application/x-tar`). Links stay links.',
+      'The workspace (or the folder `dir`; `paths` in it, less `exclude`) as a tar stream: gzip\'d (`application/gzip`) unless `format` is "tar" (`application/x-tar`). Links stay links.',
     // Raw bytes, streamed as they are made.
     byHand: ["route", "client", "openapi"],
   },
@@ -69,7 +69,7 @@ export const backupBindings = {
     path: "/archive",
     args: ["body"],
     response: importArchiveResultSchema,
-    summary: "Extract a tar or tar.gz body over the workspace, streamed. Absolute paths, `..`, hard links out and writing through a link are 400 INVALID_ARCHIVE.",
+    summary: "Extract a tar or tar.gz body over the workspace (or the folder `?dir=`, made when missing), streamed. Absolute paths, `..`, hard links out and writing through a link are 400 INVALID_ARCHIVE.",
     described: "Extracted",
     // The body is the archive's raw bytes, streamed.
     byHand: ["route", "client", "openapi"],

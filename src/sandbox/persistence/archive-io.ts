@@ -7,9 +7,10 @@ export function openArchive(api: ContainerApi, request: CreateArchiveRequest): P
   return api.stream("POST", ARCHIVE_ROUTES.create, request, { accept: ARCHIVE_MEDIA_TYPE });
 }
 
-/** Extracts the stream over the workspace (nothing emptied first); what was written. */
-export function extractOver(api: ContainerApi, body: ReadableStream<Uint8Array>): Promise<{ entries: number; bytes: number }> {
-  return api.upload<ExtractArchiveResponse>("PUT", ARCHIVE_ROUTES.extract, body);
+/** Extracts the stream over the workspace, or the folder `dir` (nothing emptied first); what was written. */
+export function extractOver(api: ContainerApi, body: ReadableStream<Uint8Array>, dir?: string): Promise<{ entries: number; bytes: number }> {
+  const route = dir === undefined ? ARCHIVE_ROUTES.extract : `${ARCHIVE_ROUTES.extract}?${new URLSearchParams({ dir })}`;
+  return api.upload<ExtractArchiveResponse>("PUT", route, body);
 }
 
 /** Extracts the stream into the workspace after emptying `paths`, so they hold exactly the archive's. */
