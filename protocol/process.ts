@@ -8,7 +8,7 @@ import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
 import { idempotencyKeySchema } from "./idempotency.ts";
 import { resumeQuerySchema } from "./resume.ts";
-import { commandSessionIdSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
+import { envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 import type { LogEvent } from "./events.ts";
 
@@ -148,7 +148,10 @@ export const commandOptionsSchema = z.strictObject({
   args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
   env: envVarsSchema.optional(),
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
-  sessionId: commandSessionIdSchema.optional(),
+  /** The session to run in (default: the sandbox's default session; NO_SESSION_ID: none, as `isolated`). */
+  sessionId: sessionIdSchema.optional(),
+  /** Run from a clean state (the sandbox env, the workspace) and leave nothing behind in any session. */
+  isolated: z.boolean().optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
   /** Time limit in milliseconds (Cloudflare's Sandbox SDK name). */
   timeout: timeoutSchema.optional(),
