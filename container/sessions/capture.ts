@@ -2,8 +2,8 @@
  * Carrying a command's shell state out of it, without a long-lived shell: the command runs as
  * `bash -c '<prelude><command>'`, where the one-line prelude turns on `expand_aliases`, installs an
  * EXIT trap, and defines the session's functions, aliases and options (when it has any). The trap
- * writes `$PWD`, `export -p`, `declare -f`, `alias -p`, `set +o` and `shopt -p` to a per-run state
- * file: builtins writing into one redirection, no process started. It runs on `exit N`, on a
+ * writes `$PWD`, `export -p`, `declare -f`, `alias -p` and the options that are on (`$SHELLOPTS`,
+ * `$BASHOPTS`) to a per-run state file: builtins writing into one redirection, no process started. It runs on `exit N`, on a
  * `set -e` failure and at the normal end; a killed command writes nothing (or a file without the end
  * marker), which leaves the session as it was. The command text itself is not rewritten or quoted:
  * heredocs, `$0`, `$#` and syntax errors behave exactly as under a plain `bash -c`.
@@ -19,7 +19,7 @@
 import { readFile } from "node:fs/promises";
 import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { parseExportList } from "./export-list.ts";
-import { changedOptions, parseOptions, type ShellOptions } from "./shell-state.ts";
+import { changedOptions, enabledOptions, type ShellOptions } from "./shell-state.ts";
 import type { SessionChanges } from "./store.ts";
 
 const MAGIC = "sandbox-state-v2";
@@ -32,8 +32,8 @@ export const SHELL_STATE_VAR = "__SANDBOX_SESSION_SHELL";
 const SHELL_MAINTAINED = new Set(["PWD", "OLDPWD", "SHLVL", "_", RUN_TAG_VAR, SHELL_STATE_VAR]);
 
 /**
- * The one-line prelude. The state file is `MAGIC\0cwd\0<export -p>\0<declare -f>\0<alias -p>\0<set +o;
- * shopt -p>\0end\0`: bash strings cannot hold NUL, so the fields cannot blur. The trap's output and
+ * The one-line prelude. The state file is `MAGIC\0cwd\0<export -p>\0<declare -f>\0<alias -p>\0
+ * <SHELLOPTS>\0<BASHOPTS>\0end\0`: bash strings cannot hold NUL, so the fields cannot blur. The trap's output and
  * any `set -x` trace of it go nowhere, and `|| true` keeps a failed write (full disk) from changing
  * the command's exit status under `set -e`.
  */
@@ -42,7 +42,7 @@ export function capturePrelude(stateFile: string, restores: boolean): string {
   const sep = "\\builtin printf '\\0';";
   const save =
     `{ \\builtin printf '%s\\0' ${MAGIC} "\${PWD:-$(pwd)}"; \\builtin export -p; ${sep} \\builtin declare -f; ${sep} ` +
-    `\\builtin alias -p; ${sep} \\builtin set +o; \\builtin shopt -p; \\builtin printf '\\0${END}\\0'; } >| ${file} 2>/dev/null || \\builtin true`;
+    `\\builtin alias -p; ${sep} \\builtin printf '%s\\0' "$SHELLOPTS" "$BASHOPTS" ${END}; } >| ${file} 2>/dev/null || \\builtin true`;
   return (
     `\\builtin shopt -s expand_aliases; \\builtin trap ${shellQuote(save)} EXIT;` +
     (restores ? ` \\builtin eval "$${SHELL_STATE_VAR}";` : "") +
@@ -60,7 +60,8 @@ export interface CapturedState {
   env: Record<string, string>;
   functions: string;
   aliases: string;
-  options: ShellOptions;
+  /** The options that were on (`set:NAME`, `shopt:NAME`); every other option was off. */
+  enabledOptions: Set<string>;
 }
 
 /** Reads a state file; undefined when it is missing or incomplete (the command did not end normally). */
@@ -68,14 +69,14 @@ export async function readCapturedState(stateFile: string): Promise<CapturedStat
   const text = await readFile(stateFile, "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   const fields = text.split("\0");
-  if (fields.length !== 8 || fields[0] !== MAGIC || fields[6] !== END || fields[7] !== "") return undefined;
+  if (fields.length !== 9 || fields[0] !== MAGIC || fields[7] !== END || fields[8] !== "") return undefined;
   try {
     return {
       cwd: fields[1]!,
       env: parseExportList(fields[2]!),
       functions: fields[3]!,
       aliases: fields[4]!,
-      options: parseOptions(fields[5]!),
+      enabledOptions: enabledOptions(fields[5]!, fields[6]!),
     };
   } catch {
     return undefined;
@@ -104,7 +105,7 @@ export function diffState(before: StartState, after: CapturedState): SessionChan
   for (const name of Object.keys(before.env)) {
     if (!SHELL_MAINTAINED.has(name) && !(name in after.env)) unset.push(name);
   }
-  const options = before.options === undefined ? undefined : changedOptions(before.options, after.options, before.defaults);
+  const options = before.options === undefined ? undefined : changedOptions(before.options, after.enabledOptions, before.defaults);
   return {
     ...(after.cwd !== before.cwd ? { cwd: after.cwd } : {}),
     set,

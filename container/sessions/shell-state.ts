@@ -58,11 +58,21 @@ export function restoreScript(functions: string, aliases: string, options: Shell
   return parts.join("\n");
 }
 
-/** The options a command left that differ from those it started with. */
-export function changedOptions(before: ShellOptions, after: ShellOptions, defaults: ShellOptions): ShellOptionChanges {
+/** The options that are on, from `$SHELLOPTS` and `$BASHOPTS` (colon-separated names). */
+export function enabledOptions(shellopts: string, bashopts: string): Set<string> {
+  const names = (text: string, kind: string) => (text === "" ? [] : text.split(":").map((name) => `${kind}:${name}`));
+  return new Set([...names(shellopts, "set"), ...names(bashopts, "shopt")]);
+}
+
+/**
+ * The options a command left that differ from those it started with. Every option bash has is in
+ * `before` (its defaults overlaid with the session's); one not in `enabled` was off at the end.
+ */
+export function changedOptions(before: ShellOptions, enabled: ReadonlySet<string>, defaults: ShellOptions): ShellOptionChanges {
   const changes: ShellOptionChanges = new Map();
-  for (const [key, on] of after) {
-    if (before.get(key) !== on) changes.set(key, { on, isDefault: defaults.get(key) === on });
+  for (const [key, was] of before) {
+    const on = enabled.has(key);
+    if (on !== was) changes.set(key, { on, isDefault: defaults.get(key) === on });
   }
   return changes;
 }

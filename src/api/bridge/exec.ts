@@ -3,9 +3,9 @@
  * session): the command's output as Server-Sent Events, `stdout` / `stderr` with the base64 of the
  * raw bytes, then `exit` `{"exit_code": N}`, or `error` `{error, code}`.
  *
- * argv runs as one command line of a session's shell, each word quoted, in the session the header
- * names or else the sandbox's default session (as Cloudflare's bridge runs it through its sandbox's
- * default session), so that `cd` or `export` given as argv carry to the next call. The events are our exec stream read with the client's
+ * Without a `Session-Id`, argv runs as given (no shell), from the default session's cwd and env. In a
+ * named session it runs as one command line of the session's shell, each word quoted, so that `cd`
+ * or `export` given as argv change the session, as they do in Cloudflare's bridge. The events are our exec stream read with the client's
  * resumable reader: when the stream to the Durable Object breaks, it picks up after the last event it
  * had, so the tail of the output is never lost; keepalives hold quiet commands' connections open.
  */
@@ -77,8 +77,10 @@ export function bridgeExecResponse(rpc: SandboxRpc, command: string, wire: ExecR
 export const bridgeExecRoutes = new Hono<ApiEnv>().post("/exec", jsonBody(bridgeExecRequestSchema), async (c) => {
   const { argv, timeout_ms, cwd } = c.req.valid("json");
   const sessionId = sessionHeader(c.req.header(SESSION_HEADER));
-  const command = argv.map(shellWord).join(" ");
+  const [program, ...args] = argv as [string, ...string[]];
+  const command = sessionId === undefined ? program : argv.map(shellWord).join(" ");
   const wire: ExecRequestOptions = {
+    ...(sessionId === undefined ? { args } : {}),
     encoding: "base64",
     ...(cwd === undefined ? {} : { cwd: workspaceRelative(cwd) }),
     ...(timeout_ms === undefined ? {} : { timeout: timeout_ms }),
