@@ -16,7 +16,7 @@
  * ours and leaves the session unchanged. Every word of the prelude and trap is `\builtin`, so
  * aliases (and functions named printf or export) of the session do not reach into them.
  */
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { parseExportList } from "./export-list.ts";
 import { changedOptions, enabledOptions, type ShellOptions } from "./shell-state.ts";
@@ -64,10 +64,17 @@ export interface CapturedState {
   enabledOptions: Set<string>;
 }
 
-/** Reads a state file; undefined when it is missing or incomplete (the command did not end normally). */
-export async function readCapturedState(stateFile: string): Promise<CapturedState | undefined> {
-  const text = await readFile(stateFile, "utf8").catch(() => undefined);
-  if (text === undefined) return undefined;
+/**
+ * Reads a state file; undefined when it is missing or incomplete (the command did not end normally).
+ * Synchronous on purpose: a few KiB from the page cache cost less than a trip through the thread pool.
+ */
+export function readCapturedState(stateFile: string): CapturedState | undefined {
+  let text: string;
+  try {
+    text = readFileSync(stateFile, "utf8");
+  } catch {
+    return undefined;
+  }
   const fields = text.split("\0");
   if (fields.length !== 9 || fields[0] !== MAGIC || fields[7] !== END || fields[8] !== "") return undefined;
   try {

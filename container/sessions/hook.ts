@@ -8,8 +8,7 @@
  * are never revived by a command that finishes after the delete.
  */
 import { randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { ProcessInfo } from "../../protocol/process.ts";
 import { HOOK_ORDER, type PreparedSpawn, type SpawnHook, type SpawnPlan, type SpawnRequest } from "../engine/hooks.ts";
@@ -58,7 +57,7 @@ export function sessionSpawnHook(store: SessionStore, options: SessionHookOption
         onExit: async (info: ProcessInfo) => {
           try {
             if (!endedNormally(info)) return;
-            const after = await readCapturedState(hostFile);
+            const after = readCapturedState(hostFile);
             if (!after) return;
             const defaults = await bashDefaultOptions();
             // Without bash's defaults to tell changes from, options are not carried (the rest is).
@@ -66,7 +65,7 @@ export function sessionSpawnHook(store: SessionStore, options: SessionHookOption
             const before: StartState = { cwd, env: startEnv, functions, aliases, options: startOptions, defaults };
             store.applyChanges(session, diffState(before, after));
           } finally {
-            await rm(hostFile, { force: true });
+            rmSync(hostFile, { force: true });
           }
         },
       };
