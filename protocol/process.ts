@@ -9,7 +9,7 @@ import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
 import { idempotencyKeySchema } from "./idempotency.ts";
 import { resumeQuerySchema } from "./resume.ts";
-import { commandEnvVarsSchema, commandSessionIdSchema, sessionIdSchema } from "./sessions.ts";
+import { commandEnvVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 import type { LogEvent } from "./events.ts";
 
@@ -153,7 +153,10 @@ export const commandOptionsSchema = z.strictObject({
   /** On top of the sandbox's and the session's; null unsets a variable for this command. */
   env: commandEnvVarsSchema.optional(),
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
-  sessionId: commandSessionIdSchema.optional(),
+  /** The session to run in (default: the sandbox's default session; NO_SESSION_ID: none, as `isolated`). */
+  sessionId: sessionIdSchema.optional(),
+  /** Run from a clean state (the sandbox env, the workspace) and leave nothing behind in any session. */
+  isolated: z.boolean().optional(),
   encoding: z.enum(["utf8", "utf-8", "base64"]).optional(),
   /** Time limit in milliseconds (Cloudflare's Sandbox SDK name). */
   timeout: timeoutSchema.optional(),

@@ -1,8 +1,13 @@
 /**
- * Sessions: named state (cwd and env) that commands start in and leave behind, without a long-lived
- * shell. A command run with `sessionId` starts in the session's cwd with the session's env layered
- * between the sandbox env and the call's own env; when it exits normally (any exit code, not killed
- * or timed out) the cwd it ended in and the exported variables it set or unset become the session's.
+ * Sessions: named shell state that commands start in and leave behind, without a long-lived shell:
+ * cwd, exported and unset variables, shell functions, aliases and shell options (`set -o`, `shopt`).
+ * A command starts in its session's cwd with the session's env layered between the sandbox env and
+ * the call's own env, and its functions, aliases and options defined; when it exits normally (any
+ * exit code, not killed or timed out) what it changed of that state becomes the session's.
+ *
+ * Every sandbox has a default session (DEFAULT_SESSION_ID): a command that names no session runs in
+ * it, so `cd app` then `npm test` runs in `app`. `isolated: true` (or Cloudflare's NO_SESSION_ID)
+ * runs a command from a clean state that it leaves nowhere.
  *
  *   POST   /api/session            {id?, env?, cwd?}  → {session}   (409 SESSION_EXISTS)
  *   GET    /api/session/list                          → {sessions}
@@ -10,12 +15,14 @@
  *   DELETE /api/session/{id}                          → {sessionId, killed}  kills its processes
  *
  * A command naming a session that does not exist creates it (empty env, the workspace as cwd), as
- * Cloudflare's sandbox API does; only the session routes answer 404 for an unknown id.
+ * Cloudflare's sandbox API does; only the session routes answer 404 for an unknown id. The default
+ * session is always listed; deleting it kills its processes and leaves a fresh default in its place.
  */
 import { z } from "zod";
 import type { SuccessEnvelope } from "./process.ts";
 import { withoutNul } from "./validation.ts";
 import { idRoute } from "./route-path.ts";
+import { LIMITS } from "./limits.ts";
 
 export const SESSION_ROUTES = {
   create: "/api/session",
@@ -29,7 +36,20 @@ export const SESSION_ROUTES = {
 export const SESSION_LIMITS = {
   maxSessions: 1024,
   maxSessionIdLength: 128,
+  /**
+   * Functions, aliases and options a session carries, as the script that restores them. It reaches
+   * each command in one environment variable, and the kernel refuses an exec with a single
+   * environment string over 128 KiB: a change that would make it larger is not carried.
+   */
+  maxShellStateBytes: 96 * 1024,
 } as const;
+
+/**
+ * The session a command runs in when it names none. Cloudflare's Durable Object names its default
+ * session after the sandbox (`sandbox-<id>`) and sends that id with every command; a container
+ * server does not know its sandbox's name, and one fixed id reads the same on every sandbox.
+ */
+export const DEFAULT_SESSION_ID = "default";
 
 /**
  * One word without whitespace or control characters. Wider than a name needs to be because Cloudflare's
@@ -50,6 +70,24 @@ export const NO_SESSION_ID = "__DISABLE_SESSION__";
 
 /** The `sessionId` of a command: a session's id, or NO_SESSION_ID read as none. */
 export const commandSessionIdSchema = sessionIdSchema.transform((id) => (id === NO_SESSION_ID ? undefined : id));
+
+/**
+ * The session a command runs in: the one it names, none when it asks to be isolated (or names
+ * NO_SESSION_ID), else the default session. Naming a session and asking for isolation is refused
+ * where the request is read (a caller asking for both has a bug worth hearing about).
+ */
+export function commandSessionOf(request: { sessionId?: string | undefined; isolated?: boolean | undefined }): string | undefined {
+  if (request.isolated === true || request.sessionId === NO_SESSION_ID) return undefined;
+  return request.sessionId ?? DEFAULT_SESSION_ID;
+}
+
+/** True when a request both names a session and asks to be isolated. */
+export function isolatedInSession(request: { sessionId?: string | undefined; isolated?: boolean | undefined }): boolean {
+  return request.isolated === true && request.sessionId !== undefined && request.sessionId !== NO_SESSION_ID;
+}
+
+/** A session's default time limit for its commands (Cloudflare's createSession option). */
+export const sessionCommandTimeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
 
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
 export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
@@ -72,6 +110,8 @@ export const createSessionRequestSchema = z.strictObject({
   env: envVarsSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the workspace. */
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
+  /** Time limit (ms) of each command of the session that gives none of its own. */
+  commandTimeoutMs: sessionCommandTimeoutSchema.optional(),
 });
 export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
 
@@ -94,6 +134,15 @@ export const sessionInfoSchema = z.object({
   env: z.record(z.string(), z.string()),
   /** Variables the session removed (e.g. with `unset`), hidden from its commands. */
   unsetEnv: z.array(z.string()),
+  /** Time limit (ms) of each command of the session that gives none of its own. */
+  commandTimeoutMs: z.number().int().optional(),
+  /** Names of the shell functions and aliases the session carries. */
+  functions: z.array(z.string()).optional(),
+  aliases: z.array(z.string()).optional(),
+  /** Shell options the session sets away from bash's defaults, as the commands that set them (`set -o pipefail`, `shopt -s globstar`). */
+  shellOptions: z.array(z.string()).optional(),
+  /** True for the sandbox's default session. */
+  isDefault: z.boolean().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   /** Live processes started in this session. */

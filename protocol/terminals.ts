@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { ErrorCode } from "./errors.ts";
-import { commandSessionIdSchema, envVarsSchema } from "./sessions.ts";
+import { envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 import { idRoute } from "./route-path.ts";
 
@@ -38,7 +38,10 @@ export const createTerminalRequestSchema = z.strictObject({
   env: envVarsSchema.optional(),
   cols: colsSchema.default(TERMINAL_LIMITS.defaultCols),
   rows: rowsSchema.default(TERMINAL_LIMITS.defaultRows),
-  sessionId: commandSessionIdSchema.optional(),
+  /** The session whose cwd and env the terminal starts from (default: the default session). */
+  sessionId: sessionIdSchema.optional(),
+  /** Start from a clean state (the sandbox env, the workspace) instead. */
+  isolated: z.boolean().optional(),
   terminalId: terminalIdSchema.optional(),
 });
 export type CreateTerminalRequest = z.input<typeof createTerminalRequestSchema>;

@@ -26,6 +26,8 @@ export interface SpawnRequest {
   /** The per-call env (undefined: none given; a null value unsets that variable). */
   readonly env: Readonly<CommandEnvVars> | undefined;
   readonly sessionId: string | undefined;
+  /** The call's own time limit (undefined: it gave none). */
+  readonly timeoutMs?: number | undefined;
   readonly workspace: string;
   /**
    * Host files the program itself needs beyond the system directories (an interpreter installed
@@ -42,6 +44,8 @@ export interface SpawnPlan {
   env: Record<string, string>;
   /** Absolute working directory. */
   cwd: string;
+  /** A time limit a hook gives a call that set none (a session's commandTimeoutMs). */
+  timeoutMs?: number;
 }
 
 /** Runs after exit with the record as it will be reported (terminal status, exit code). */

@@ -105,8 +105,8 @@ export class ManagedProcess {
     return (this.endTime?.getTime() ?? Date.now()) - this.#spawnedAt;
   }
 
-  /** The child started: log `running`, feed its pipes into the log, arm the timeout. */
-  attach(child: ChildProcess, cwd: string, onExit: ExitHook[]): void {
+  /** The child started: log `running`, feed its pipes into the log, arm the timeout (the call's, else its session's). */
+  attach(child: ChildProcess, cwd: string, onExit: ExitHook[], timeoutMs: number | undefined = this.spec.timeoutMs): void {
     this.pid = child.pid;
     this.cwd = cwd;
     this.#spawnedAt = Date.now();
@@ -140,11 +140,11 @@ export class ManagedProcess {
       void this.#finish(code, signal, onExit);
     });
 
-    if (this.spec.timeoutMs !== undefined) {
+    if (timeoutMs !== undefined) {
       this.#timeoutTimer = setTimeout(() => {
         this.#timedOut = true;
         this.#signal("SIGTERM");
-      }, this.spec.timeoutMs);
+      }, timeoutMs);
     }
   }
 

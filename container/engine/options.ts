@@ -7,6 +7,7 @@ import type { ExecRequest, OutputEncoding, StartProcessRequest } from "../../pro
 import type { CommandEnvVars } from "../../protocol/sessions.ts";
 import type { ServerLimits } from "../config.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { commandSessionOf, isolatedInSession } from "../../protocol/sessions.ts";
 import { fingerprintOf } from "./run-keys.ts";
 
 export interface CommandSpec {
@@ -16,6 +17,7 @@ export interface CommandSpec {
   args: string[] | undefined;
   env: CommandEnvVars | undefined;
   cwd: string | undefined;
+  /** The session it runs in (the default session unless it named another or asked to be isolated); undefined: none. */
   sessionId: string | undefined;
   processId: string | undefined;
   /** Names the run for retries (protocol/idempotency.ts); a caller's processId does too. */
@@ -47,12 +49,15 @@ const BUFFERED_EXEC_LOG_RETENTION = 1024 * 1024;
 
 /** What every way of running a command reads the same way from its request. */
 function commandFields(req: ExecRequest | StartProcessRequest) {
+  if (isolatedInSession(req)) {
+    throw new ServiceError("INVALID_REQUEST", "a command runs either in a session (sessionId) or isolated, not both", { sessionId: req.sessionId });
+  }
   return {
     command: req.command,
     args: req.args,
     env: req.env,
     cwd: req.cwd,
-    sessionId: req.sessionId,
+    sessionId: commandSessionOf(req),
     processId: req.processId,
     idempotencyKey: req.idempotencyKey,
     encoding: normaliseEncoding(req.encoding),

@@ -131,6 +131,7 @@ export class ProcessTable {
       cwd: spec.cwd,
       env: spec.env,
       sessionId: spec.sessionId,
+      timeoutMs: spec.timeoutMs,
       workspace: this.workspace,
     };
     try {
@@ -141,7 +142,7 @@ export class ProcessTable {
       checkCwd(plan.cwd);
       const stdin = spec.keepStdinOpen || spec.stdin !== undefined ? "pipe" : "ignore";
       const child = await spawnChild(plan, spec.args === undefined ? plan.file : spec.command, stdin);
-      record.attach(child, plan.cwd, onExit);
+      record.attach(child, plan.cwd, onExit, spec.timeoutMs ?? plan.timeoutMs);
       return record;
     } catch (error) {
       const failure = isServiceError(error)

@@ -91,7 +91,7 @@ async function run(server: ServerContext, options: { args: string[]; timeoutMs: 
       args: options.args,
       env: GIT_ENV,
       timeoutMs: options.timeoutMs,
-      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      ...(options.sessionId === undefined ? { isolated: true } : { sessionId: options.sessionId }),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     },
     server.limits,

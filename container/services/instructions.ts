@@ -33,6 +33,6 @@ export function describeSandbox(options: {
   }
   lines.push(isolation.allowNetwork ? "Network access is available." : "There is no network access: downloads and package installs will fail.");
   lines.push(tools.length > 0 ? `Available tools include: ${tools.join(", ")}.` : "Only basic shell tools are available.");
-  lines.push("Each command runs in a fresh shell; use a session (sessionId) to keep the working directory and exported variables between commands.");
+  lines.push("Commands run in one session, as in a shell: the working directory, exported variables, functions, aliases and shell options carry over from one command to the next (isolated: true runs one in a fresh shell).");
   return lines.join("\n");
 }

@@ -1,18 +1,20 @@
 /**
- * The session spawn hook. A command with `sessionId` starts in the session's cwd (unless the call
- * names one) with env = base ← sandbox ← session ← call. A shell command is wrapped so that, after it
- * exits normally, its final cwd and exported env flow back into the session (see capture.ts). A
- * direct exec (`args`) gets cwd and env but no capture. Deleted sessions are never revived by a
- * command that finishes after the delete.
+ * The session spawn hook. A command in a session (every command but an isolated one: the default
+ * session is the session of a call that names none) starts in the session's cwd (unless the call
+ * names one) with env = base ← sandbox ← session ← call, and the session's time limit when the call
+ * gives none. A shell command is wrapped so that it starts with the session's functions, aliases and
+ * options, and, after it exits normally, the state it left behind flows back into the session (see
+ * capture.ts). A direct exec (`args`) gets cwd, env and time limit but no capture. Deleted sessions
+ * are never revived by a command that finishes after the delete.
  */
 import { randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { ProcessInfo } from "../../protocol/process.ts";
 import { HOOK_ORDER, type PreparedSpawn, type SpawnHook, type SpawnPlan, type SpawnRequest } from "../engine/hooks.ts";
 import { withCallEnv } from "../engine/environment.ts";
-import { capturePrelude, diffState, readCapturedState } from "./capture.ts";
+import { capturePrelude, diffState, readCapturedState, SHELL_STATE_VAR, shellStateValue, type StartState } from "./capture.ts";
+import { bashDefaultOptions, effectiveOptions } from "./shell-state.ts";
 import type { Session, SessionStore } from "./store.ts";
 
 export interface SessionHookOptions {
@@ -24,6 +26,8 @@ export interface SessionHookOptions {
 
 export function sessionSpawnHook(store: SessionStore, options: SessionHookOptions): SpawnHook {
   const hostPathOf = options.hostPathOf ?? ((p: string) => p);
+  // Asked now, so the first command's capture does not wait for it.
+  void bashDefaultOptions();
   return {
     name: "session",
     order: HOOK_ORDER.session,
@@ -33,25 +37,36 @@ export function sessionSpawnHook(store: SessionStore, options: SessionHookOption
       // A session whose directory was removed since starts again from the default.
       const cwd = request.cwd !== undefined ? plan.cwd : isDirectory(hostPathOf(session.cwd)) ? session.cwd : store.defaultCwd;
       const env = sessionEnv(plan.env, session, request.env);
-      if (request.args !== undefined || !isBashPlan(plan)) return { ...plan, cwd, env };
+      const timeoutMs = request.timeoutMs ?? session.commandTimeoutMs;
+      const limit = timeoutMs === undefined ? {} : { timeoutMs };
+      if (request.args !== undefined || !isBashPlan(plan)) return { ...plan, cwd, env, ...limit };
 
       const runFile = `${request.processId.replace(/[^A-Za-z0-9._-]/g, "_")}-${randomBytes(6).toString("hex")}`;
       const hostFile = path.join(options.runsDir.host, runFile);
       // bash keeps a logical $PWD when PWD names its start directory: a cwd through a symlink stays as given.
       env.PWD = cwd;
-      const before = { cwd, env: { ...env } };
+      const { functions, aliases, restore } = session;
+      const sessionOptions = new Map(session.options);
+      const startEnv = { ...env };
+      if (restore !== "") env[SHELL_STATE_VAR] = shellStateValue(restore);
       return {
         ...plan,
         cwd,
         env,
-        args: ["-c", capturePrelude(path.join(options.runsDir.visible, runFile)) + request.command],
+        ...limit,
+        args: ["-c", capturePrelude(path.join(options.runsDir.visible, runFile), restore !== "") + request.command],
         onExit: async (info: ProcessInfo) => {
           try {
             if (!endedNormally(info)) return;
-            const after = await readCapturedState(hostFile);
-            if (after) store.applyChanges(session, diffState(before, after));
+            const after = readCapturedState(hostFile);
+            if (!after) return;
+            const defaults = await bashDefaultOptions();
+            // Without bash's defaults to tell changes from, options are not carried (the rest is).
+            const startOptions = defaults.size === 0 ? undefined : effectiveOptions(defaults, sessionOptions);
+            const before: StartState = { cwd, env: startEnv, functions, aliases, options: startOptions, defaults };
+            store.applyChanges(session, diffState(before, after));
           } finally {
-            await rm(hostFile, { force: true });
+            rmSync(hostFile, { force: true });
           }
         },
       };

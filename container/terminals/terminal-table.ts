@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
+import { commandSessionOf, isolatedInSession } from "../../protocol/sessions.ts";
 import { TERMINAL_LIMITS, type createTerminalRequestSchema } from "../../protocol/terminals.ts";
 import { isServiceError, ServiceError } from "../../server-kit/service-error.ts";
 import type { z } from "zod";
@@ -60,6 +61,11 @@ export class TerminalTable {
         limit: this.#limits.maxTerminals,
       });
     }
+    if (isolatedInSession(options)) {
+      throw new ServiceError("INVALID_REQUEST", "a terminal starts either in a session (sessionId) or isolated, not both", { sessionId: options.sessionId });
+    }
+    // Like a command, a terminal that names no session starts from the default session's cwd and env.
+    const sessionId = commandSessionOf(options);
     const command = options.command ?? LOGIN_SHELL_COMMAND;
     const tag = `${this.#runTag}/t${++this.#starts}`;
     const spec = { command, args: undefined, cwd: options.cwd, env: options.env };
@@ -70,7 +76,7 @@ export class TerminalTable {
       args: undefined,
       cwd: options.cwd,
       env: options.env,
-      sessionId: options.sessionId,
+      sessionId,
       workspace: this.#workspace,
     };
     try {
@@ -84,7 +90,7 @@ export class TerminalTable {
       const terminal = new Terminal({
         id,
         command,
-        sessionId: options.sessionId,
+        sessionId,
         tag,
         pty,
         cols: options.cols,

@@ -19,7 +19,10 @@ import type { AuditStreamOptions } from "./audit-events.ts";
 export type OutputCallback = (stream: "stdout" | "stderr", data: string) => void;
 
 export interface BaseExecOptions {
+  /** The session to run in (default: the sandbox's default session, whose cwd, env, functions, aliases and options carry between commands). */
   sessionId?: string;
+  /** Run from a clean state (the sandbox's env, the workspace) and leave nothing behind in any session. */
+  isolated?: boolean;
   /**
    * Time limit in milliseconds: past it the command is killed (its whole tree) and the call rejects
    * with ExecutionTimeoutError carrying the result so far (a background process ends `timedOut: true`).

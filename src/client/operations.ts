@@ -53,6 +53,7 @@ import { ProcessHandle } from "./process.ts";
 function execWire(options: ExecOptions & ExecStreamOptions & RunOptions): ExecRequestOptions {
   const wire: ExecRequestOptions = {};
   if (options.sessionId !== undefined) wire.sessionId = options.sessionId;
+  if (options.isolated !== undefined) wire.isolated = options.isolated;
   if (options.timeout !== undefined) wire.timeout = options.timeout;
   if (options.env !== undefined) wire.env = options.env;
   if (options.cwd !== undefined) wire.cwd = options.cwd;

@@ -40,6 +40,8 @@ export interface StartRequestOptions {
   /** false: the process does not keep the sandbox awake. */
   keepAlive?: boolean;
   sessionId?: string;
+  /** Run from a clean state, outside every session (default: the default session). */
+  isolated?: boolean;
   timeout?: number;
   timeoutMs?: number;
   /** null unsets a variable for this command. */

@@ -9,6 +9,8 @@ export interface CreateSessionOptions {
   env?: Record<string, string>;
   /** Starting directory (relative: against the workspace). */
   cwd?: string;
+  /** Time limit (ms) of each command of the session that gives none of its own. */
+  commandTimeoutMs?: number;
 }
 
 export type DeleteSessionResult = WithoutEnvelope<DeleteSessionResponse>;

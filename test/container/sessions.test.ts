@@ -101,11 +101,14 @@ describe("what cannot break a session", () => {
     expect(check.body.stdout).toBe("literal $HOME `x`\nok\n");
   });
 
-  it("set -e and a failing command", async () => {
+  it("set -e and a failing command: the failure ends that command, errexit carries as an option", async () => {
     const id = newSession();
     const { body } = await run(id, "set -e; export BEFORE_FAIL=1; false; export AFTER_FAIL=1");
     expect(body.exitCode).toBe(1);
-    expect((await run(id, 'echo "${BEFORE_FAIL:-} ${AFTER_FAIL:-none}"; echo $-')).body.stdout).toMatch(/^1 none\n[^e]*\n$/);
+    expect((await run(id, 'echo "${BEFORE_FAIL:-} ${AFTER_FAIL:-none}"; echo $-')).body.stdout).toMatch(/^1 none\n[^\n]*e[^\n]*\n$/);
+    // A later failure again ends only its own command; the session lives on.
+    expect((await run(id, "false; echo not reached")).body).toMatchObject({ exitCode: 1, stdout: "" });
+    expect((await run(id, "set +e; false; echo reached")).body).toMatchObject({ exitCode: 0, stdout: "reached\n" });
   });
 
   it("a syntax error", async () => {

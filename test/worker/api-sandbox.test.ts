@@ -33,7 +33,7 @@ describe("sessions over /v1", () => {
     expect((await exec(base, 'basename "$PWD"; echo "${A:-}${B:-none}"', { sessionId: "other" })).stdout).toBe("workspace\nnone\n");
 
     const list = (await (await call(`${base}/sessions`)).json()) as { sessions: { id: string }[] };
-    expect(list.sessions.map((s) => s.id).sort()).toEqual(["other", "web"]);
+    expect(list.sessions.map((s) => s.id).sort()).toEqual(["default", "other", "web"]);
     expect(await (await call(`${base}/sessions/web`)).json()).toMatchObject({ session: { id: "web", cwd: expect.stringMatching(/\/sub$/), env: { B: "2" } } });
 
     await call(`${base}/processes`, { method: "POST", json: { command: "sleep 30", sessionId: "web" } });

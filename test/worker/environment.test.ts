@@ -98,7 +98,8 @@ describe("info", () => {
       sleepAfter: expect.any(String),
       workspace: expect.stringMatching(new RegExp(`/${sandbox.id}/workspace$`)),
       isolation: { mode: "none", pidNamespace: false },
-      sessions: 1,
+      // The default session and the one created.
+      sessions: 2,
       processes: { live: 0 },
       platform: { os: "linux" },
     });

@@ -1,5 +1,5 @@
 /**
- * Sessions: named cwd + env that commands with `sessionId` start in and leave behind (protocol/sessions.ts).
+ * Sessions: named shell state that commands start in and leave behind (protocol/sessions.ts).
  * Deleting a session kills its processes first, so none of them can write state back afterwards.
  */
 import { stat } from "node:fs/promises";
@@ -34,9 +34,13 @@ export const sessionOperations = {
       ...(request.id === undefined ? {} : { id: request.id }),
       ...(cwd === undefined ? {} : { cwd }),
       ...(request.env === undefined ? {} : { env: request.env }),
+      ...(request.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: request.commandTimeoutMs }),
     });
   },
-  /** SESSION_NOT_FOUND before anything is killed; then the session's processes are killed. */
+  /**
+   * SESSION_NOT_FOUND before anything is killed; then the session's processes are killed. The
+   * default session is replaced by a fresh one (a command naming no session always has one).
+   */
   async delete(server: ServerContext, id: string): Promise<{ sessionId: string; killed: number }> {
     const { sessions } = server.services;
     sessions.get(id);

@@ -60,7 +60,7 @@ export async function writeTextFile(client: SandboxClient, options: { path: stri
 /** `file`, `directory` or `other` (symbolic links followed), and the size; null when nothing is there. */
 export async function stat(client: SandboxClient, path: string): Promise<FileStat | null> {
   return asHarness(async () => {
-    const result = await client.exec("stat", { args: ["-L", "-c", "%F|%s", "--", path] });
+    const result = await client.exec("stat", { args: ["-L", "-c", "%F|%s", "--", path], isolated: true });
     if (result.exitCode !== 0) {
       // Nothing there: the path, or a folder on its way, is missing (or a file stands where a folder would be).
       if (/No such file or directory|Not a directory/.test(result.stderr)) return null;

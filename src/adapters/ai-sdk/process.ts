@@ -21,8 +21,10 @@ export interface CommandOptions {
 
 export type SpawnedProcess = SandboxProcess & { readonly stdin?: WritableStream<Uint8Array> };
 
+/** Each harness command is its own process in the given directory: isolated from the sandbox's default session. */
 function scoped(options: CommandOptions) {
   return {
+    isolated: true,
     ...(options.workingDirectory === undefined ? {} : { cwd: options.workingDirectory }),
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.abortSignal === undefined ? {} : { signal: options.abortSignal }),

@@ -73,7 +73,7 @@ export function createEdgeSandbox(settings: EdgeSandboxProviderSettings): EdgeSa
     options.abortSignal?.throwIfAborted();
     const client = clientFor(settings, await sandboxIdFor(prefix, options.sessionId));
     return asHarness(async () => {
-      const marked = await client.exec("printenv", { args: [SESSION_MARKER] });
+      const marked = await client.exec("printenv", { args: [SESSION_MARKER], isolated: true });
       if (marked.stdout.trim() !== options.sessionId) {
         // Looking started a container for a session that is not there: stop it again.
         await client.destroy().catch(() => undefined);

@@ -21,7 +21,8 @@ export async function executeInSandbox(client: SandboxClient, command: string, l
   let bytes = 0;
   let truncated = false;
   try {
-    for await (const event of client.execStream(command, limits.timeoutMs === undefined ? {} : { timeout: limits.timeoutMs })) {
+    // Each deepagents `execute` is its own shell: isolated, so no command inherits another's cd or exports.
+    for await (const event of client.execStream(command, { isolated: true, ...(limits.timeoutMs === undefined ? {} : { timeout: limits.timeoutMs }) })) {
       if (event.type === "stdout" || event.type === "stderr") {
         if (truncated) continue;
         const text = outputText(event);

@@ -74,7 +74,9 @@ export class EdgeExecHookSandbox implements ExecHookSandbox {
     };
     signal.addEventListener("abort", stopReading, { once: true });
     try {
+      // A hook's subprocess is a fresh process by the exec-hook contract: isolated from every session.
       process = await this.#client.startProcess(request.command, {
+        isolated: true,
         args: request.args,
         encoding: "base64",
         ...(request.env === undefined ? {} : { env: request.env }),

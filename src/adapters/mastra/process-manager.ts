@@ -21,6 +21,7 @@ export class EdgeProcessManager extends SandboxProcessManager<EdgeSandbox> {
     const env = definedEnv(options.env);
     const cwd = options.cwd ?? this.sandbox.workingDirectory;
     const process = await this.sandbox.client.startProcess(invocation.command, {
+      isolated: true,
       ...(invocation.args === undefined ? {} : { args: invocation.args }),
       ...(env === undefined ? {} : { env }),
       ...(cwd === undefined ? {} : { cwd }),

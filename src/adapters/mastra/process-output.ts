@@ -92,7 +92,8 @@ export async function* followExec(
   onStart: () => void,
 ): AsyncGenerator<ProcessOutput> {
   let last: number | undefined;
-  const wire: ExecStreamOptions = { ...options, processId, ...(invocation.args === undefined ? {} : { args: invocation.args }) };
+  // Mastra runs each command in a fresh process (as its LocalSandbox does): nothing carries between them.
+  const wire: ExecStreamOptions = { ...options, processId, isolated: true, ...(invocation.args === undefined ? {} : { args: invocation.args }) };
   for await (const event of client.execStream(invocation.command, wire)) {
     if (event.seq !== undefined) last = event.seq;
     if (event.type === "start") {

@@ -4,9 +4,9 @@
  * raw bytes, then `exit` `{"exit_code": N}` (124 for a command killed at its `timeout_ms`), or
  * `error` `{error, code}`.
  *
- * Without a session, argv runs as given (no shell). In a session it runs as one command line of the
- * session's shell, each word quoted, so that `cd` or `export` given as argv change the session, as
- * they do in Cloudflare's bridge. The events are our exec stream read with the client's
+ * Without a `Session-Id`, argv runs as given (no shell), from the default session's cwd and env. In a
+ * named session it runs as one command line of the session's shell, each word quoted, so that `cd`
+ * or `export` given as argv change the session, as they do in Cloudflare's bridge. The events are our exec stream read with the client's
  * resumable reader: when the stream to the Durable Object breaks, it picks up after the last event it
  * had, so the tail of the output is never lost; keepalives hold quiet commands' connections open.
  */

@@ -1,7 +1,7 @@
 /**
  * Sessions through the Bridge API: `POST /v1/sandbox/:id/session {id?, cwd?, env?}` → `{id}`, and
  * `DELETE /v1/sandbox/:id/session/:sid`. A `Session-Id` header on exec and file calls runs them in
- * that session; without one, every call starts from a fresh state.
+ * that session; without one, exec starts from the default session's cwd and env.
  */
 import { Hono } from "hono";
 import { createSessionRequestSchema, sessionIdSchema } from "../../../protocol/sessions.ts";

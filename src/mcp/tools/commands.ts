@@ -2,7 +2,8 @@
  * `run_command`: a shell command to its end, its output sent on as MCP progress notifications while
  * it runs (when the client gave a progressToken), then the exit code and the output as the result.
  * It is our exec stream read with the resumable reader, so a broken stream to the Durable Object
- * loses nothing; the text kept for the result is capped, the notifications are not.
+ * loses nothing; the text kept for the result is capped, the notifications are not. Commands run in
+ * the sandbox's default session, as a shell an agent types into would: `cd` and `export` carry over.
  */
 import { z } from "zod";
 import { timedOutResult, type ExecEvent } from "../../../protocol/events.ts";
@@ -19,7 +20,8 @@ const input = z.strictObject({
   cwd: execRequestSchema.shape.cwd.describe("Working directory (default /workspace)"),
   env: execRequestSchema.shape.env.describe("Variables on top of the sandbox's"),
   timeout: execRequestSchema.shape.timeout.describe("Time limit in milliseconds: then the command is killed (exit code 124)"),
-  sessionId: execRequestSchema.shape.sessionId.describe("Run in this session: its cwd and exported variables carry over between commands"),
+  sessionId: execRequestSchema.shape.sessionId.describe("Run in this session instead of the default one (each session keeps its own cwd, exported variables, functions, aliases and shell options)"),
+  isolated: execRequestSchema.shape.isolated.describe("Run in a fresh shell that inherits and leaves nothing (default: the default session)"),
 });
 
 /** One stream's text for the result, capped at the front of what came. */

@@ -90,7 +90,7 @@ export const searchFiles = defineTool({
     if (!where.exists) throw errorFromCode("FILE_NOT_FOUND", `No such file or directory: ${path}`);
     const flags = ["-rnIE", ...(ignoreCase ? ["-i"] : []), ...(glob === undefined ? [] : [`--include=${glob}`])];
     // No shell: the pattern and path are arguments as given, never a command line.
-    const result = await call.sandbox.exec("grep", { args: [...flags, "-e", pattern, "--", path], maxOutputBytes: SEARCH_OUTPUT_BYTES });
+    const result = await call.sandbox.exec("grep", { args: [...flags, "-e", pattern, "--", path], maxOutputBytes: SEARCH_OUTPUT_BYTES, isolated: true });
     // grep: 0 matches found, 1 none, 2 trouble (a bad expression, an unreadable file).
     if (result.exitCode > 1 && result.stdout === "") throw errorFromCode("INVALID_REQUEST", `search failed: ${result.stderr.trim()}`);
     const lines = result.stdout.split("\n").filter((line) => line !== "");

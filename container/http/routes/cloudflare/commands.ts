@@ -14,7 +14,7 @@ import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
 const LIST_TIMEOUT_MS = 10_000;
 
 async function commands(ctx: RequestContext): Promise<void> {
-  const record = await ctx.server.processes.launch(execSpec({ command: "compgen -c", timeoutMs: LIST_TIMEOUT_MS }, ctx.server.limits, "buffered"));
+  const record = await ctx.server.processes.launch(execSpec({ command: "compgen -c", timeoutMs: LIST_TIMEOUT_MS, isolated: true }, ctx.server.limits, "buffered"));
   await record.finished;
   const result = execResultOf(record);
   record.releaseCapture();

@@ -53,7 +53,7 @@ async function watchPort(ctx: RequestContext): Promise<void> {
   const { processes, limits } = ctx.server;
   // An unknown process is PROCESS_NOT_FOUND before the stream starts.
   const watched = request.processId === undefined ? undefined : processes.get(request.processId);
-  const probe = await processes.launch(execSpec({ command: probeCommand(request) }, limits, "buffered"));
+  const probe = await processes.launch(execSpec({ command: probeCommand(request), isolated: true }, limits, "buffered"));
   const { res } = ctx;
   res.writeHead(200, SSE_HEADERS);
   const { port } = request;

@@ -21,7 +21,6 @@ function placementId(): string | null {
 }
 
 async function create(ctx: RequestContext): Promise<void> {
-  // A per-session default time limit (`commandTimeoutMs`) has no counterpart here: it is dropped.
   const request = await readTheirJson(ctx, createSessionRequestSchema);
   try {
     const session = await sessionOperations.create(ctx.server, request);
