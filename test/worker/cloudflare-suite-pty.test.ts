@@ -17,22 +17,23 @@ interface Viewer {
   socket: WebSocket;
   text(): string;
   clear(): void;
+  /** The control frames received (JSON text messages). */
+  controls: Array<{ type?: string }>;
 }
 
-/** Connects to a terminal and resolves once it says `ready`, collecting its output. */
+/** Connects to a terminal, collecting its output and control frames. */
 async function view(terminal: Terminal): Promise<Viewer> {
   const response = await terminal.connect(new Request("http://sandbox.test/terminal", { headers: { upgrade: "websocket" } }));
   expect(response.status).toBe(101);
   const socket = response.webSocket!;
   socket.accept();
   const decoder = new TextDecoder();
+  const controls: Array<{ type?: string }> = [];
   let text = "";
   let pending = Promise.resolve();
-  let ready!: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
   socket.addEventListener("message", (event) => {
     if (typeof event.data === "string") {
-      if ((JSON.parse(event.data) as { type?: string }).type === "ready") ready();
+      controls.push(JSON.parse(event.data) as { type?: string });
       return;
     }
     const data = event.data as ArrayBuffer | Blob;
@@ -40,8 +41,7 @@ async function view(terminal: Terminal): Promise<Viewer> {
       text += decoder.decode(data instanceof Blob ? await data.arrayBuffer() : data, { stream: true });
     });
   });
-  await isReady;
-  return { socket, text: () => text, clear: () => void (text = "") };
+  return { socket, text: () => text, clear: () => void (text = ""), controls };
 }
 
 const type = (viewer: Viewer, line: string) => viewer.socket.send(new TextEncoder().encode(`${line}\n`));
@@ -49,6 +49,12 @@ const shows = (viewer: Viewer, marker: string) => eventually(async () => viewer.
 
 describe("PTY", () => {
   const sandbox = sandboxes.create("cf-pty");
+
+  it("says ready once connected", async () => {
+    const viewer = await view(await sandbox.createTerminal());
+    expect(await eventually(async () => viewer.controls.some((frame) => frame.type === "ready"), 10_000, 50)).toBe(true);
+    viewer.socket.close();
+  });
 
   it("runs a command and shows its output", async () => {
     const viewer = await view(await sandbox.createTerminal());
