@@ -1,9 +1,10 @@
 /**
- * Cloudflare's preview-URL cases (their preview-url lifecycle and restart workflows, WebSocket port
- * exposure and WebSocket connections), ported to getSandbox with the Worker serving the URLs: a URL
- * reaches the service while its port is exposed in the current container; once the container stops it
- * is stale (410 STALE_PREVIEW_URL) and wakes nothing, until exposePort is called again; revoked,
- * rotated and destroyed URLs are refused (404 INVALID_TOKEN); WebSockets pass through while active.
+ * Cloudflare's preview-URL cases (their preview-url lifecycle, restart and redirect-proxy workflows,
+ * WebSocket port exposure and WebSocket connections), ported to getSandbox with the Worker serving
+ * the URLs: a URL reaches the service while its port is exposed in the current container; once the
+ * container stops it is stale (410 STALE_PREVIEW_URL) and wakes nothing, until exposePort is called
+ * again; revoked, rotated and destroyed URLs are refused (404 INVALID_TOKEN); redirects and
+ * WebSockets pass through.
  */
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
@@ -181,6 +182,20 @@ describe("preview URL lifecycle", () => {
     const response = await visit(at(url, "/info"));
     expect(response.status).toBe(404);
     expect(await codeOf(response)).toBe("INVALID_TOKEN");
+  });
+});
+
+describe("redirects through a preview URL", () => {
+  it("passes a 3xx answer back as it is, without following it", async () => {
+    const sandbox = sandboxes.create("cf-preview-redirect");
+    await serve(sandbox, 9850);
+    const { url } = await sandbox.exposePort(9850, { name: "redirect" });
+    const target = new URL(at(url, "/reply"));
+    target.searchParams.set("status", "302");
+    target.searchParams.append("h", "location: /redirected");
+    const response = await visit(target.toString());
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/redirected");
   });
 });
 
