@@ -3,8 +3,8 @@
  * WebSocket port exposure and WebSocket connections), ported to getSandbox with the Worker serving
  * the URLs: a URL reaches the service while its port is exposed in the current container; once the
  * container stops it is stale (410 STALE_PREVIEW_URL) and wakes nothing, until exposePort is called
- * again; revoked, rotated and destroyed URLs are refused (404 INVALID_TOKEN); redirects and
- * WebSockets pass through.
+ * again; revoked, rotated and destroyed URLs are refused, saying why (theirs: always 404
+ * INVALID_TOKEN); redirects and WebSockets pass through.
  */
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
@@ -123,8 +123,8 @@ describe("preview URL lifecycle", () => {
     expect(fresh.url).not.toBe(old.url);
     await stopContainer(sandbox);
     const response = await visit(at(old.url, "/info"));
-    expect(response.status).toBe(404);
-    expect(await codeOf(response)).toBe("INVALID_TOKEN");
+    expect(response.status).toBe(403);
+    expect(await codeOf(response)).toBe("PORT_TOKEN_INVALID");
     expect(await isRunning(sandbox)).toBe(false);
   });
 
@@ -136,7 +136,7 @@ describe("preview URL lifecycle", () => {
     await sandbox.unexposePort(9856);
     const response = await visit(at(url, "/info"));
     expect(response.status).toBe(404);
-    expect(await codeOf(response)).toBe("INVALID_TOKEN");
+    expect(await codeOf(response)).toBe("PORT_NOT_EXPOSED");
     expect(await isRunning(sandbox)).toBe(false);
   });
 
@@ -181,7 +181,7 @@ describe("preview URL lifecycle", () => {
     await sandbox.destroy();
     const response = await visit(at(url, "/info"));
     expect(response.status).toBe(404);
-    expect(await codeOf(response)).toBe("INVALID_TOKEN");
+    expect(await codeOf(response)).toBe("PORT_NOT_EXPOSED");
   });
 });
 
