@@ -173,8 +173,9 @@ describe("isolated commands", () => {
 describe("a session's commandTimeoutMs", () => {
   it("limits each command of the session; a command's own timeout wins", async () => {
     expect((await t.post("/api/session", { id: "limited", commandTimeoutMs: 300 })).body.session.commandTimeoutMs).toBe(300);
-    const limited = await exec("sleep 5", { sessionId: "limited" });
-    expect(limited).toMatchObject({ timedOut: true, exitCode: 124 });
+    const limited = await t.exec({ command: "sleep 5", sessionId: "limited" });
+    expect(limited.status).toBe(422);
+    expect(limited.body).toMatchObject({ code: "EXECUTION_TIMEOUT", context: { timedOut: true, exitCode: 124, sessionId: "limited" } });
     const own = await exec("sleep 0.6; echo done", { sessionId: "limited", timeout: 5000 });
     expect(own).toMatchObject({ exitCode: 0, stdout: "done\n" });
     expect(own.timedOut).toBeFalsy();
@@ -186,7 +187,7 @@ describe("a session's commandTimeoutMs", () => {
   it("is accepted on Cloudflare's session create", async () => {
     const created = await t.post("/api/session/create", { id: "their-limited", commandTimeoutMs: 250 });
     expect(created.status).toBe(200);
-    expect(await exec("sleep 5", { sessionId: "their-limited" })).toMatchObject({ timedOut: true });
+    expect(await exec("sleep 5", { sessionId: "their-limited" })).toMatchObject({ code: "EXECUTION_TIMEOUT", context: { timedOut: true } });
   });
 });
 
