@@ -1,8 +1,8 @@
 /**
  * A container's writable layer: the folders a program in the image may write besides /workspace
- * (/tmp, /var, /root, /home, /opt, /srv, /mnt, /run, /usr/local), and the files of /etc that say
- * who the machine is (hostname, hosts, DNS). It is made anew at every start, as a container's
- * own disk is; only the workspace outlives a container.
+ * (the root directory itself, /tmp, /var, /root, /home, /opt, /srv, /mnt, /run, /usr/local), and
+ * the files of /etc that say who the machine is (hostname, hosts, DNS). It is made anew at every
+ * start, as a container's own disk is; only the workspace outlives a container.
  */
 import { chmodSync, lchownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,12 @@ import { NAMESPACE_ADDRESSES } from "../egress/namespace-addresses.ts";
 export const TRUST_BUNDLE = "ssl/certs/ca-certificates.crt";
 
 export const CONTAINER_HOSTNAME = "sandbox";
+
+/**
+ * Folder in the layer the container sees as `/`: what a program writes at the top level (`/data`,
+ * `/test-file.txt`) lands there, on the layer's disk, beside the mount points bwrap makes in it.
+ */
+export const LAYER_ROOT = { name: "root-dir", mode: 0o755 } as const;
 
 /** Folder in the layer → where the container sees it, and its mode. */
 export const LAYER_DIRS = [
@@ -52,6 +58,7 @@ export const ETC_FILES = ["hostname", "hosts", "resolv.conf", TRUST_BUNDLE] as c
 export function freshLayer(layer: string, user: HostUser | undefined, systemRoot = "/"): string {
   rmSync(layer, { recursive: true, force: true });
   mkdirSync(layer, { mode: 0o755 });
+  makeDir(join(layer, LAYER_ROOT.name), LAYER_ROOT.mode);
   for (const { name, mode } of LAYER_DIRS) makeDir(join(layer, name), mode);
   for (const [name, mode] of SUBDIRS) makeDir(join(layer, name), mode);
   // Mount points for what the runtime binds over the layer (the Node of the image).

@@ -4,12 +4,14 @@
  * (/tmp, /var, /root, /home, /opt, /srv, /mnt, /run, /usr/local); /etc with the container's own
  * hostname, hosts and DNS; the operator-allowed host paths at their own paths (checked through an open
  * handle first: path-handle.ts). bwrap resolves every source by path as the container's own host
- * user, so a source is reachable only where that user may walk. The root itself is bwrap's scratch
- * tmpfs, read-only once every mount point exists.
+ * user, so a source is reachable only where that user may walk. The root itself is a folder of the
+ * layer (on disk, as a container's root is: writable, as on Cloudflare, and made anew each start):
+ * bwrap makes every mount point in it, and a mount point in use can be neither removed nor renamed,
+ * so a program may write beside the system folders but never move one aside.
  */
 import { lstatSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { CONTAINER_HOSTNAME, ETC_FILES, LAYER_DIRS } from "./layer.ts";
+import { CONTAINER_HOSTNAME, ETC_FILES, LAYER_DIRS, LAYER_ROOT } from "./layer.ts";
 
 /** Top-level folders of a Debian root that programs need; links among them (merged /usr) stay links. */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
@@ -42,6 +44,9 @@ export function containerMounts(plan: MountPlan): string[] {
   const args: string[] = [];
   const bind = (kind: "--bind" | "--ro-bind", source: string, dest: string) => args.push(kind, source, dest);
 
+  // First: every later mount point is made in it (not in bwrap's scratch tmpfs, which is memory).
+  bind("--bind", join(plan.layer, LAYER_ROOT.name), "/");
+
   if (plan.systemBinaries) {
     for (const dir of SYSTEM_DIRS) {
       const source = join(plan.systemRoot, dir);
@@ -65,13 +70,18 @@ export function containerMounts(plan: MountPlan): string[] {
     bind("--bind", join(plan.layer, name), path);
   }
   if (plan.node) bind("--ro-bind", plan.node, "/usr/local/bin/node");
-  if (plan.app) for (const [name, source] of Object.entries(plan.app)) bind("--ro-bind", source, `/app/${name}`);
+  if (plan.app) {
+    // A folder of mount points only, read-only as the image's /app is, and a mount point itself, so
+    // the server's code cannot be moved aside from under it (a folder of the root could be).
+    args.push("--tmpfs", "/app");
+    for (const [name, source] of Object.entries(plan.app)) bind("--ro-bind", source, `/app/${name}`);
+    args.push("--remount-ro", "/app");
+  }
   for (const path of plan.readOnly) bind("--ro-bind", path, path);
   for (const path of plan.readWrite) bind("--bind", path, path);
   bind("--bind", plan.workspace, "/workspace");
   for (const [source, dest] of plan.groupBinds ?? []) bind("--ro-bind", source, dest);
   args.push(...plan.extraArgs);
-  args.push("--remount-ro", "/");
   return args;
 }
 

@@ -28,13 +28,16 @@ describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a
     expect(stdout).toBe("/workspace\n0\nroot\nroot\n/root\n/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nsandbox\n/root\n");
   });
 
-  it("has the image's folders, with /tmp, /var/tmp, /root and the workspace writable", async () => {
+  it("has the image's folders, with the root, /tmp, /var/tmp, /root and the workspace writable", async () => {
     const dirs = "/workspace /tmp /var/tmp /root /var /home /opt /usr/local /etc /usr/bin";
     expect((await run(`for d in ${dirs}; do test -d "$d" || echo "missing $d"; done`)).stdout).toBe("");
-    const write = await run("for d in /workspace /tmp /var/tmp /root; do echo hi > \"$d/parity-probe\" && cat \"$d/parity-probe\"; done");
-    expect(write).toMatchObject({ exitCode: 0, stdout: "hi\nhi\nhi\nhi\n" });
-    // System folders are the image's, not the sandbox's to change.
+    const write = await run("for d in '' /workspace /tmp /var/tmp /root; do echo hi > \"$d/parity-probe\" && cat \"$d/parity-probe\"; done");
+    expect(write).toMatchObject({ exitCode: 0, stdout: "hi\nhi\nhi\nhi\nhi\n" });
+    expect((await run("mkdir /parity-dir && touch /parity-dir/f && ls /parity-dir")).stdout).toBe("f\n");
+    // System folders are the image's, not the sandbox's to change, nor to move or remove from the root.
     expect((await run("touch /usr/bin/parity-probe")).exitCode).not.toBe(0);
+    const moved = await run("for d in /usr /etc /proc /dev /tmp /workspace /app; do mv \"$d\" /parity-moved 2>/dev/null && echo \"moved $d\"; rmdir \"$d\" 2>/dev/null && echo \"removed $d\"; done; ls /usr/bin/sh /etc/hostname >/dev/null && echo intact");
+    expect(moved.stdout).toBe("intact\n");
   });
 
   it("names paths as the sandbox sees them in what the API returns", async () => {
@@ -58,11 +61,14 @@ describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a
     expect((await files("list", { path: "/tmp/parity-x" })).body.files.map((f: { absolutePath: string }) => f.absolutePath)).toEqual(["/tmp/parity-x/file.txt"]);
     expect((await files("move", { sourcePath: "/tmp/parity-x/file.txt", destinationPath: "/workspace/parity-moved.txt" })).status).toBe(200);
     expect((await run("cat parity-moved.txt")).stdout).toBe("from the API");
-    // The container's root and system folders are read-only: a coded 403, as a command gets EROFS.
+    // The container's root is writable, as a container's is; its system folders are read-only: a coded 403, as a command gets EROFS.
+    expect((await files("write", { path: "/test-file.txt", content: "at the root" })).status).toBe(200);
+    expect((await run("cat /test-file.txt")).stdout).toBe("at the root");
+    expect((await files("mkdir", { path: "/parity-data/below", recursive: true })).status).toBe(200);
+    expect((await run("test -d /parity-data/below && echo made")).stdout).toBe("made\n");
     const readOnly = { status: 403, body: { code: "PERMISSION_DENIED" } };
-    expect(await files("write", { path: "/test-file.txt", content: "x" })).toMatchObject(readOnly);
     expect(await files("mkdir", { path: "/usr/bin/parity-dir" })).toMatchObject(readOnly);
-    expect((await run("test -e /test-file.txt || echo absent")).stdout).toBe("absent\n");
+    expect((await run("test -e /usr/bin/parity-dir || echo absent")).stdout).toBe("absent\n");
     // The server's own process is not served, however it is named.
     for (const path of ["/proc/self/environ", "/proc/self/mem", "/dev/fd/0", "/dev/stdin"]) expect(await files("read", { path }), path).toMatchObject(readOnly);
   });

@@ -1,10 +1,13 @@
 /**
  * The isolation each container server starts with (runtime/isolation.ts): the runtime's defaults,
  * overridden field by field by the sandbox's request, handed to the server as env vars written after
- * the sandbox's own (runtime/launch.ts); and a real server reporting what it was given.
+ * the sandbox's own (runtime/launch.ts); and a real server reporting what it was given. And the
+ * container's root directory: writable as a container's is, backed by the sandbox's own layer on
+ * disk and made anew each start, with nothing of the host or another sandbox reachable through it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { realpathSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ISOLATION_ENV, type IsolationSupport } from "../../protocol/isolation.ts";
 import type { RuntimeStartRequest } from "../../protocol/runtime.ts";
@@ -149,5 +152,68 @@ describe("a container server started with a sandbox's isolation", () => {
     // In its own pid namespace a command sees only its own processes.
     const ps = await containerCall(container, "POST", "/api/execute", { command: "ls /proc | grep -c '^[0-9]'" });
     expect(Number(ps.body.stdout.trim())).toBeLessThan(10);
+  });
+});
+
+describe.skipIf(!detectIsolation().bwrap.available)("a container's root directory", () => {
+  let dataDir: DataDir;
+  let pool: ContainerPool;
+  beforeAll(() => {
+    dataDir = tempDataDir();
+    // A warm container too: the second start of a sandbox takes it, layer and all.
+    pool = new ContainerPool({ dataDir: dataDir.path, launcher: directLauncher, isolation: { mode: "bwrap", env: {} }, stopGraceMs: 1_000, warmServers: 1 });
+  });
+  afterAll(async () => {
+    await pool.stopAll();
+    dataDir.remove();
+  });
+
+  const exec = async (container: Awaited<ReturnType<ContainerPool["start"]>>, command: string) =>
+    (await containerCall(container, "POST", "/api/execute", { command })).body as { exitCode: number; stdout: string; stderr: string };
+  const rootDir = (key: string) => join(dataDir.path, key, "layer", "root-dir");
+
+  it("takes writes at the top level into the sandbox's own layer on disk: not the host's root, not another sandbox's", async () => {
+    const [a, b] = await Promise.all([pool.start("root-a", {}), pool.start("root-b", {})]);
+    const made = await exec(a, "echo at-the-root > /root-probe && mkdir /data && head -c 100000 /dev/zero > /data/blob && awk '{print $2}' /proc/self/uid_map");
+    expect(made.exitCode).toBe(0);
+    const hostUid = Number(made.stdout.trim());
+    expect(existsSync("/root-probe")).toBe(false);
+    expect(statSync(join(rootDir("root-a"), "root-probe"))).toMatchObject({ uid: hostUid, size: 12 });
+    expect(statSync(join(rootDir("root-a"), "data", "blob")).size).toBe(100_000);
+    expect((await exec(b, "test -e /root-probe || test -e /data || echo absent")).stdout).toBe("absent\n");
+    // The mount points bwrap made are in the layer's root folder, empty on the host's side.
+    expect(readdirSync(join(rootDir("root-a"), "usr"))).toEqual([]);
+    // On the same disk as /tmp, under the same bounds (the data directory's file system), never in memory.
+    expect((await exec(a, "stat -f -c %i / /tmp | uniq | wc -l")).stdout).toBe("1\n");
+  });
+
+  it("reaches nothing outside the container through a link planted at the root, and a restart wipes the link, not its target", async () => {
+    const canary = join(dataDir.path, "canary");
+    mkdirSync(canary, { mode: 0o755 });
+    writeFileSync(join(canary, "secret"), "host only");
+    const a = await pool.start("root-links", {});
+    const b = await pool.start("root-other", {});
+    await exec(b, "echo other > /workspace/secret");
+    const otherSecret = join(dataDir.path, "root-other", "workspace", "secret");
+    const planted = await exec(a, `ln -s ${canary} /to-host && ln -s ${canary}/secret /to-file && ln -s ${otherSecret} /to-other && echo planted`);
+    expect(planted.stdout).toBe("planted\n");
+    const followed = await exec(a, "cat /to-host/secret /to-file /to-other 2>&1");
+    expect(followed.stdout).not.toMatch(/host only|other\n/);
+    expect(followed.stdout).toMatch(/No such file/);
+    // The files API resolves them as the container does.
+    expect((await containerCall(a, "POST", "/api/files/read", { path: "/to-file" })).status).toBe(404);
+    await pool.destroy("root-links");
+    const again = await pool.start("root-links", {});
+    expect((await exec(again, "ls -A / | grep -c '^to-' ; echo ok")).stdout).toBe("0\nok\n");
+    expect(readdirSync(canary)).toEqual(["secret"]);
+    expect(statSync(otherSecret).size).toBe(6);
+  });
+
+  it("is fresh after a restart, and writable again", async () => {
+    const first = await pool.start("root-fresh", {});
+    await exec(first, "echo before > /left-behind && mkdir -p /data/x");
+    await pool.destroy("root-fresh");
+    const second = await pool.start("root-fresh", {});
+    expect((await exec(second, "test -e /left-behind || test -e /data || echo fresh; echo after > /left-behind && cat /left-behind")).stdout).toBe("fresh\nafter\n");
   });
 });
