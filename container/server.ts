@@ -19,6 +19,7 @@ import type { CodeLanguage } from "../protocol/code.ts";
 import { interpreterPrograms, warmLanguages, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { platformTrustBundle } from "./boot/platform-trust.ts";
+import { imageEnvironment } from "./boot/server-env.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy/serving.ts";
 import { WorkClock } from "./services/work-clock.ts";
@@ -57,6 +58,11 @@ export interface StartServerOptions extends ServiceOptions {
   runTag?: string;
   /** The interpreters of code contexts (default: SANDBOX_PYTHON, SANDBOX_NODE, else /usr/bin/python3 and this Node). */
   interpreters?: Partial<InterpreterPrograms>;
+  /**
+   * The image's environment, under everything else of every command's (default: the process's, where
+   * it says it is the image's: boot/server-env.ts).
+   */
+  imageEnv?: Record<string, string>;
   /** Default code contexts started once the server is quiet after starting (default: SANDBOX_WARM_CODE, else python). */
   warmCodeLanguages?: readonly CodeLanguage[];
 }
@@ -79,6 +85,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const limits = resolveLimits(options.limits);
   const bundle = process.env[CA_BUNDLE_VAR] ?? platformTrustBundle();
   const environment = new CommandEnvironment({
+    ...(options.imageEnv ?? imageEnvironment(process.env)),
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
