@@ -53,8 +53,7 @@ function instructions(text: string): string[] {
   const joined: string[] = [];
   let current = "";
   for (const line of text.split("\n")) {
-    if (current === "" && /^\s*(#|$)/.test(line)) continue;
-    if (/^\s*#/.test(line)) continue; // a comment inside a continued instruction
+    if (/^\s*(#|$)/.test(line)) continue; // also inside a continued instruction, as the builder reads it
     if (/\\\s*$/.test(line)) {
       current += line.replace(/\\\s*$/, " ");
       continue;

@@ -15,6 +15,7 @@ describe("the image's ENV", () => {
       "# a comment",
       "ENV A=1 B=\"two words\" \\",
       "    # a comment inside the instruction",
+      "",
       "    C=${A}x D='$A' E=a\\ b",
       "env LEGACY some value",
       "ENV PATH=/opt/tools/bin:$PATH A=2",
