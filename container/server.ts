@@ -58,11 +58,6 @@ export interface StartServerOptions extends ServiceOptions {
   runTag?: string;
   /** The interpreters of code contexts (default: SANDBOX_PYTHON, SANDBOX_NODE, else /usr/bin/python3 and this Node). */
   interpreters?: Partial<InterpreterPrograms>;
-  /**
-   * The image's environment, under everything else of every command's (default: the process's, where
-   * it says it is the image's: boot/server-env.ts).
-   */
-  imageEnv?: Record<string, string>;
   /** Default code contexts started once the server is quiet after starting (default: SANDBOX_WARM_CODE, else python). */
   warmCodeLanguages?: readonly CodeLanguage[];
 }
@@ -85,7 +80,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const limits = resolveLimits(options.limits);
   const bundle = process.env[CA_BUNDLE_VAR] ?? platformTrustBundle();
   const environment = new CommandEnvironment({
-    ...(options.imageEnv ?? imageEnvironment(process.env)),
+    // Under everything else: the image's environment, where this process was told it has one.
+    ...imageEnvironment(process.env),
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",
