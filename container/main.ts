@@ -6,15 +6,16 @@
  * runtime sets it) the server reads its secret from stdin and answers only to requests carrying it.
  *
  * Before serving, it re-executes itself (same pid) for two reasons:
- * - with a scrubbed environment (boot/server-env.ts): only the variables the server reads, so the
- *   secrets a container was started with are not in /proc/<server pid>/environ for commands to read;
+ * - with a scrubbed environment (boot/server-env.ts): only the variables the server reads, so what
+ *   a server was started with is not in /proc/<server pid>/environ for commands to read (unless the
+ *   environment is marked as the image's, which commands start from anyway);
  * - started from the TypeScript sources, on the server's bundle (boot/bundle.ts: it loads several
  *   times faster than the sources, and a process without Node's TypeScript stripper resident spawns
  *   faster). SANDBOX_BUNDLE=0 turns that off.
  * The new process also gets a small young generation (server-kit/node-flags.ts), for the same reason.
  * The local runtime avoids both: it starts the bundle itself, with a scrubbed environment; the
- * image's command, the bundle's start.sh (boot/start-script.ts), scrubs it in the shell. A bundle
- * started with variables it does not read still re-executes itself, to scrub them.
+ * image's command, the bundle's start.sh (boot/start-script.ts), marks its environment as the
+ * image's. A bundle started with variables it does not read, unmarked, still re-executes itself, to scrub them.
  *
  * With SANDBOX_ASSIGNMENT_FROM_STDIN=1 the server is started before it knows its sandbox: it loads
  * its code, then reads its secret and its sandbox's environment from stdin (boot/assignment.ts).

@@ -19,6 +19,7 @@ import type { CodeLanguage } from "../protocol/code.ts";
 import { interpreterPrograms, warmLanguages, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
 import { platformTrustBundle } from "./boot/platform-trust.ts";
+import { imageEnvironment } from "./boot/server-env.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy/serving.ts";
 import { WorkClock } from "./services/work-clock.ts";
@@ -79,6 +80,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const limits = resolveLimits(options.limits);
   const bundle = process.env[CA_BUNDLE_VAR] ?? platformTrustBundle();
   const environment = new CommandEnvironment({
+    // Under everything else: the image's environment, where this process was told it has one.
+    ...imageEnvironment(process.env),
     PATH: process.env.PATH || DEFAULT_PATH,
     HOME: resolve(options.home ?? workspace),
     LANG: process.env.LANG || "C.UTF-8",

@@ -35,7 +35,7 @@ export const runtimeEgressSchema = z.strictObject({
 export type RuntimeEgress = z.output<typeof runtimeEgressSchema>;
 
 // The variables a server reads as it boots live in a module without zod, so the boot can read them cheaply.
-export { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";
+export { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";
 
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;

@@ -28,6 +28,14 @@ export const ASSIGNMENT_FROM_STDIN_VAR = "SANDBOX_ASSIGNMENT_FROM_STDIN";
  */
 export const RUN_TAG_VAR = "SANDBOX_RUN_TAG";
 
+/**
+ * Set to "1" where the environment a server is started with is its image's (the image's start script
+ * sets it; the local runtime sets it beside the image's ENV): every command starts from those
+ * variables, less the server's own (container/boot/server-env.ts). Unset (a server started from a
+ * shell, a test), the server keeps only what it reads and commands see none of the rest.
+ */
+export const IMAGE_ENV_VAR = "SANDBOX_IMAGE_ENV";
+
 /** The variable naming that descriptor (SERVER_LISTEN_FD in runtime.ts). */
 export const LISTEN_FD_VAR = "SANDBOX_LISTEN_FD";
 

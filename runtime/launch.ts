@@ -10,6 +10,10 @@
  * SANDBOX_* settings, NODE_*, LD_*, PATH, where it finds bubblewrap) are not taken from them.
  * Commands still see every sandbox env var: the Durable Object sets them through the env API.
  *
+ * Under both lies the image's environment (image-env.ts), as a built image's container starts with
+ * it, less what would steer the server here too; IMAGE_ENV_VAR tells the server that every command
+ * starts from it.
+ *
  * A launcher that can start a server before its sandbox is known (`unassigned`) lets the runtime keep
  * warm servers: such a server boots with a small environment of its own and is handed the very
  * environment `serverEnv` gives a sandbox on its stdin (protocol ServerAssignment). The default
@@ -19,7 +23,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BUNDLE_ENTRY } from "../server-kit/bundle-layout.ts";
 import type { IsolationMode } from "../protocol/isolation.ts";
-import { ASSIGNMENT_FROM_STDIN_VAR } from "../protocol/runtime.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR } from "../protocol/runtime.ts";
+import { imageEnv } from "./image-env.ts";
 import { serverNodeFlags } from "../server-kit/node-flags.ts";
 
 export interface LaunchSpec {
@@ -78,12 +83,21 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-/** The server's environment: a small base, the sandbox's env vars, then what the runtime decides. */
+/**
+ * The container's environment as a sandbox's server is handed it: `base`, then the image's and the
+ * sandbox's env vars without what would steer the server (the caller then adds what the runtime decides).
+ */
+export function containerEnv(sandboxEnv: Record<string, string>, base: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { ...base };
+  for (const [name, value] of Object.entries({ ...imageEnv(), ...sandboxEnv })) if (!isServerControlVar(name)) env[name] = value;
+  env[IMAGE_ENV_VAR] = "1";
+  return env;
+}
+
+/** The server's environment: a small base, the image's and the sandbox's env vars, then what the runtime decides. */
 export function serverEnv(spec: LaunchSpec): Record<string, string> {
-  const env = baseEnv();
-  for (const [name, value] of Object.entries(spec.env)) if (!isServerControlVar(name)) env[name] = value;
   return {
-    ...env,
+    ...containerEnv(spec.env, baseEnv()),
     PORT: String(spec.port),
     HOST: "127.0.0.1",
     WORKSPACE: spec.workspace,

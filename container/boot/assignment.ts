@@ -55,7 +55,7 @@ export function readAssignment(): ServerAssignment {
   return parsed.data;
 }
 
-/** Makes the assignment's environment the server's own (only the variables a server reads). */
+/** Makes the assignment's environment the server's own (what a server keeps of it: server-env.ts). */
 export function applyAssignment(assignment: ServerAssignment): void {
   const runTag = process.env[RUN_TAG_VAR];
   for (const name of Object.keys(process.env)) delete process.env[name];

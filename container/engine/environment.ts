@@ -1,7 +1,7 @@
 /**
- * The environment commands see. Never the server's own environment (it may hold secrets and
- * toolchain noise): a small base, then the sandbox-level variables, then the per-call ones, where
- * a null value unsets the variable for that command.
+ * The environment commands see. Never the server's own variables: a base (the image's environment,
+ * boot/server-env.ts, with PATH, HOME, LANG … as the server decided them at start), then the
+ * sandbox-level variables, then the per-call ones, where a null value unsets the variable for that command.
  * One per server: two servers in one process (tests, benchmarks) never see each other's variables.
  */
 import type { CommandEnvVars } from "../../protocol/sessions.ts";
@@ -9,7 +9,7 @@ import type { CommandEnvVars } from "../../protocol/sessions.ts";
 export { DEFAULT_PATH } from "../../server-kit/default-path.ts";
 
 export class CommandEnvironment {
-  /** PATH, HOME, LANG … as the server decided them at start. */
+  /** The image's environment with PATH, HOME, LANG … as the server decided them at start. */
   readonly base: Readonly<Record<string, string>>;
   /** Sandbox-level variables, shared by every command of this server. */
   readonly #sandbox = new Map<string, string>();

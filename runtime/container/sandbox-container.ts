@@ -16,7 +16,7 @@ import { ISOLATION_ENV } from "../../protocol/isolation.ts";
 import { CA_BUNDLE_VAR } from "../../protocol/network.ts";
 import { LISTEN_FD_VAR, SERVER_LISTEN_FD } from "../../protocol/runtime.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
-import { isServerControlVar, serverBundle } from "../launch.ts";
+import { containerEnv, serverBundle } from "../launch.ts";
 import { ServerChild } from "../server-child.ts";
 import { assertReachable } from "./reachable.ts";
 import { ownTree, type HostUser, type HostUsers } from "./host-users.ts";
@@ -159,12 +159,10 @@ export function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: bool
   rmSync(warmDir, { recursive: true, force: true });
 }
 
-/** The server's environment for its sandbox: the image's paths, the sandbox's env vars, then the walls (last: nothing above loosens them). */
+/** The server's environment for its sandbox: the image's and the sandbox's env vars, the image's paths, then the walls (last: nothing above loosens them). */
 export function containerServerEnv(key: string, sandboxEnv: Record<string, string>, walls: IsolationInEffect, trustBundle?: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(sandboxEnv)) if (!isServerControlVar(name)) env[name] = value;
   return {
-    ...env,
+    ...containerEnv(sandboxEnv),
     WORKSPACE: CONTAINER_PATHS.workspace,
     SANDBOX_HOME: CONTAINER_PATHS.home,
     SANDBOX_ID: key,

@@ -4,7 +4,7 @@
  * with its native binary; and it runs alone, copied away from the checkout (no node_modules above it
  * to fall back on): commands, a Python context whose driver is the copy's, a terminal, and the
  * terminal's WebSocket (the part of the server loaded on first use). Its start script, the image's
- * command, scrubs the environment in the shell and starts Node once.
+ * command, starts Node once, on the image's environment.
  */
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleServer } from "../../container/boot/bundle.ts";
 import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
-import { SERVER_ENV_NAMES } from "../../container/boot/server-env.ts";
+import { IMAGE_ENV_VAR } from "../../protocol/runtime.ts";
 import { SERVER_ASSETS } from "../../container/server-assets.ts";
 import { CODE_ROUTES } from "../../protocol/code.ts";
 import { INFO_ROUTES } from "../../protocol/info.ts";
@@ -55,17 +55,18 @@ describe("the server's bundle", () => {
       return { dir, ...(await startBundled(join(bundle, BUNDLE_START_SCRIPT), [], { cwd: dir, env: { ...base, ...env } })) };
     };
 
-    it("starts Node once, on main.js, with only the variables the server reads, their values as they were", async () => {
+    it("starts Node once, on main.js, on the image's environment: commands get it, less the server's own variables", async () => {
       const home = "/tmp/a home\nwith a newline";
-      const { dir, child, url, exited } = await start({ SECRET_TOKEN: "s3cret", SANDBOX_HOME: home, SANDBOX_PYTHON: "" });
+      const { dir, child, url, exited } = await start({ IMAGE_VARIABLE: "from the image", SANDBOX_HOME: home, SANDBOX_PYTHON: "" });
       try {
         // The script's own pid is the server's: the shell became Node, which did not re-execute itself.
         const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0");
         expect(cmdline.slice(1, 3)).toEqual(["--max-semi-space-size=1", join(bundle, BUNDLE_ENTRY)]);
         const environ = readFileSync(`/proc/${child.pid}/environ`, "utf8").split("\0").filter(Boolean);
-        expect(environ).toEqual(expect.arrayContaining([`SANDBOX_HOME=${home}`, "SANDBOX_PYTHON=", `WORKSPACE=${dir}`]));
-        expect(environ.map((entry) => entry.slice(0, entry.indexOf("="))).filter((name) => !SERVER_ENV_NAMES.has(name))).toEqual([]);
+        expect(environ).toEqual(expect.arrayContaining([`SANDBOX_HOME=${home}`, "SANDBOX_PYTHON=", `WORKSPACE=${dir}`, "IMAGE_VARIABLE=from the image", `${IMAGE_ENV_VAR}=1`]));
         expect((await call(url, "POST", EXEC_ROUTES.execute, { command: 'printf %s "$HOME"' })).body.stdout).toBe(home);
+        const seen = await call(url, "POST", EXEC_ROUTES.execute, { command: 'printf "%s|%s|%s" "$IMAGE_VARIABLE" "${WORKSPACE-unset}" "${SANDBOX_PYTHON-unset}"' });
+        expect(seen.body.stdout).toBe("from the image|unset|unset");
       } finally {
         child.kill("SIGTERM");
         expect(await exited).toBe(0);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RUN_TAG_VAR } from "../../protocol/runtime.ts";
+import { IMAGE_ENV_VAR, RUN_TAG_VAR } from "../../protocol/runtime.ts";
 import { call } from "./helpers.ts";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
@@ -77,19 +77,15 @@ describe("sandbox env", () => {
   });
 });
 
-describe("the server program never leaks its own environment", () => {
+/** The server program (main.ts) started with `env` over this process's, until the suite ends. */
+function serverProgram(env: (workspace: string) => Record<string, string>) {
+  const started = { url: "", workspace: "" };
   let child: ChildProcess;
-  let url: string;
-  let workspace: string;
-
   beforeAll(async () => {
-    workspace = mkdtempSync(join(tmpdir(), "sandbox-env-"));
+    started.workspace = mkdtempSync(join(tmpdir(), "sandbox-env-"));
     const entry = fileURLToPath(new URL("../../container/main.ts", import.meta.url));
-    child = spawn(process.execPath, [entry], {
-      env: { ...process.env, PORT: "0", WORKSPACE: workspace, SECRET_TOKEN: "s3cr3t-value", AWS_SECRET_ACCESS_KEY: "aws-secret" },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    url = await new Promise<string>((resolve, reject) => {
+    child = spawn(process.execPath, [entry], { env: { ...process.env, PORT: "0", ...env(started.workspace) }, stdio: ["ignore", "pipe", "inherit"] });
+    started.url = await new Promise<string>((resolve, reject) => {
       let output = "";
       child.stdout!.setEncoding("utf8").on("data", (text: string) => {
         output += text;
@@ -105,15 +101,50 @@ describe("the server program never leaks its own environment", () => {
       child.kill("SIGTERM");
       await exited;
     }
-    rmSync(workspace, { recursive: true, force: true });
+    rmSync(started.workspace, { recursive: true, force: true });
   });
+  return started;
+}
+
+describe("the server program never leaks its own environment", () => {
+  const server = serverProgram((workspace) => ({ WORKSPACE: workspace, SECRET_TOKEN: "s3cr3t-value", AWS_SECRET_ACCESS_KEY: "aws-secret" }));
 
   it("a command cannot see SECRET_TOKEN, through a shell or directly", async () => {
+    const url = server.url;
     const shell = await call(url, "POST", "/api/execute", { command: 'env; echo "token=[${SECRET_TOKEN:-}]"' });
     expect(shell.body.stdout).toContain("token=[]\n");
     expect(shell.body.stdout).not.toContain("s3cr3t-value");
     expect(shell.body.stdout).not.toContain("aws-secret");
     const direct = await call(url, "POST", "/api/execute", { command: "env", args: [] });
     expect(envNames(direct.body.stdout)).toEqual(["HOME", "LANG", "PATH", RUN_TAG_VAR]);
+  });
+});
+
+describe("a server started on its image's environment (the image's start script says so)", () => {
+  const image = { DEBIAN_FRONTEND: "noninteractive", PATH: `/opt/image-tools/bin:${process.env.PATH}`, LANG: "C.UTF-8" };
+  const server = serverProgram((workspace) => ({
+    ...image,
+    [IMAGE_ENV_VAR]: "1",
+    WORKSPACE: workspace,
+    SANDBOX_HOME: workspace,
+    NODE_ENV: "production",
+    SANDBOX_WARM_CODE: "none",
+    SANDBOX_ID: "runtime-given",
+  }));
+
+  it("gives every command the image's variables, under the sandbox's and the call's, and none of the server's own", async () => {
+    const { body } = await call(server.url, "POST", "/api/execute", { command: "env", args: [] });
+    expect(body.stdout).toContain("DEBIAN_FRONTEND=noninteractive\n");
+    expect(body.stdout).toContain(`PATH=${image.PATH}\n`);
+    expect(body.stdout).toContain(`HOME=${server.workspace}\n`);
+    for (const name of ["PORT", "WORKSPACE", "SANDBOX_HOME", "NODE_ENV", "SANDBOX_WARM_CODE", "SANDBOX_ID", IMAGE_ENV_VAR, "PWD"]) {
+      expect(envNames(body.stdout), name).not.toContain(name);
+    }
+    await call(server.url, "POST", "/api/env", { vars: { DEBIAN_FRONTEND: "readline" } });
+    expect((await call(server.url, "POST", "/api/execute", { command: "printenv DEBIAN_FRONTEND" })).body.stdout).toBe("readline\n");
+    const perCall = await call(server.url, "POST", "/api/execute", { command: 'echo "[${DEBIAN_FRONTEND-unset}]"', env: { DEBIAN_FRONTEND: null } });
+    expect(perCall.body.stdout).toBe("[unset]\n");
+    await call(server.url, "POST", "/api/env", { vars: { DEBIAN_FRONTEND: null } });
+    expect((await call(server.url, "POST", "/api/execute", { command: "printenv DEBIAN_FRONTEND" })).body.stdout).toBe("noninteractive\n");
   });
 });

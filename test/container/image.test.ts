@@ -27,11 +27,12 @@ describe.skipIf(testImage() === undefined)("the production image", () => {
     expect(await eventually(async () => (await zombies()) === "", 3000)).toBe(true);
   });
 
-  it("starts the server with a scrubbed environment (the base image's variables are not in it)", async () => {
+  it("starts the server on the image's environment: commands see the image's ENV (its base's too), not the server's own", async () => {
     const { stdout } = await run("tr '\\0' '\\n' < /proc/$PPID/environ");
     const names = stdout.trim().split("\n").map((line) => line.slice(0, line.indexOf("=")));
-    expect(names).toContain("WORKSPACE");
-    expect(names).not.toContain("NODE_VERSION");
+    expect(names).toEqual(expect.arrayContaining(["WORKSPACE", "NODE_VERSION", "DEBIAN_FRONTEND"]));
+    const seen = await run('printenv DEBIAN_FRONTEND NODE_VERSION >/dev/null && echo image; for v in PORT HOST WORKSPACE SANDBOX_HOME NODE_ENV SANDBOX_IMAGE_ENV; do printenv "$v" >/dev/null && echo "leaked $v"; done; echo end');
+    expect(seen.stdout).toBe("image\nend\n");
   });
 
   it("has the programs commands and the code interpreter expect", async () => {

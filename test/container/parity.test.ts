@@ -23,6 +23,23 @@ describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a
 
   const run = async (command: string, cwd?: string) => (await target.call("POST", "/api/execute", { command, ...(cwd ? { cwd } : {}) })).body as ExecBody;
 
+  it("gives commands, code contexts and terminals the image's ENV, never the server's own variables", async () => {
+    // DEBIAN_FRONTEND is the image's (container/Dockerfile); PORT, WORKSPACE, SANDBOX_HOME and NODE_ENV are set there for the server.
+    const probe = 'printenv DEBIAN_FRONTEND; for v in PORT HOST WORKSPACE SANDBOX_HOME NODE_ENV SANDBOX_IMAGE_ENV SANDBOX_ID; do printenv "$v" && echo "leaked $v"; done; echo end';
+    expect(await run(probe)).toMatchObject({ exitCode: 0, stdout: "noninteractive\nend\n" });
+
+    const code = (await target.call("POST", "/api/code/run", {
+      code: "import os\nprint(os.environ.get('DEBIAN_FRONTEND'), [n for n in ('PORT', 'WORKSPACE', 'NODE_ENV', 'SANDBOX_HOME') if n in os.environ])",
+    })).body as { logs: { stdout: string[] } };
+    expect(code.logs.stdout.join("")).toBe("noninteractive []\n");
+
+    const created = await target.call("POST", "/api/terminals", { terminalId: "image-env", command: probe });
+    expect(created.status).toBe(200);
+    await target.call("POST", "/api/terminals/image-env/wait", {});
+    const output = (await target.call("GET", "/api/terminals/image-env/output")).body as { data: string };
+    expect(Buffer.from(output.data, "base64").toString("utf8").replace(/\r/g, "")).toBe("noninteractive\nend\n");
+  });
+
   it("starts in /workspace, as root named root, with the image's HOME, PATH and hostname", async () => {
     const { stdout } = await run('pwd; id -u; id -un; id -gn; echo "$HOME"; echo "$PATH"; hostname; getent passwd root | cut -d: -f6');
     expect(stdout).toBe("/workspace\n0\nroot\nroot\n/root\n/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nsandbox\n/root\n");

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSy
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ISOLATION_ENV, type IsolationSupport } from "../../protocol/isolation.ts";
-import type { RuntimeStartRequest } from "../../protocol/runtime.ts";
+import { IMAGE_ENV_VAR, type RuntimeStartRequest } from "../../protocol/runtime.ts";
 import { directLauncher, serverEnv, type LaunchSpec } from "../../runtime/launch.ts";
 import { BWRAP_PATH_VAR, parseIsolationMode, resolveIsolation } from "../../runtime/isolation.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
@@ -115,6 +115,15 @@ describe("the server's environment", () => {
     expect(env.NODE_OPTIONS).toBeUndefined();
     expect(env.LD_PRELOAD).toBeUndefined();
     expect(env.PATH).toBe(process.env.PATH);
+  });
+
+  it("lays the sandbox's env vars over the image's ENV, less the image's settings for the server, and says it is the image's", () => {
+    const env = serverEnv(spec({ GREETING: "hi" }));
+    // container/Dockerfile: DEBIAN_FRONTEND for commands; PORT, HOST, SANDBOX_HOME and NODE_ENV for the server there, not here.
+    expect(env).toMatchObject({ GREETING: "hi", DEBIAN_FRONTEND: "noninteractive", [IMAGE_ENV_VAR]: "1", PORT: "4321", HOST: "127.0.0.1" });
+    expect(env.SANDBOX_HOME).toBeUndefined();
+    expect(env.NODE_ENV).toBeUndefined();
+    expect(serverEnv(spec({ DEBIAN_FRONTEND: "readline" })).DEBIAN_FRONTEND).toBe("readline");
   });
 });
 

@@ -57,10 +57,29 @@ describe("setEnvVars", () => {
     await expect(again.setEnvVars({ "BAD=NAME": "x" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
   });
 
-  it("commands see PATH, HOME, LANG, their run tag and the sandbox's vars, nothing of the server's environment", async () => {
+  it("commands see PATH, HOME, LANG, their run tag, the image's ENV and the sandbox's vars, nothing of the server's environment", async () => {
     const sandbox = sandboxes.create("noleak", { envVars: { MINE: "1" } });
     const names = (await sandbox.exec("env -0 | tr '\\0' '\\n' | cut -d= -f1")).stdout.split("\n").filter(Boolean);
-    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["HOME", "LANG", "MINE", "PATH", RUN_TAG_VAR]);
+    // DEBIAN_FRONTEND is the image's (container/Dockerfile), as a command in the built image sees it.
+    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["DEBIAN_FRONTEND", "HOME", "LANG", "MINE", "PATH", RUN_TAG_VAR]);
+  });
+
+  it("commands, code and terminals see the image's ENV under the sandbox's, the session's and the call's env", async () => {
+    const sandbox = sandboxes.create("image-env");
+    expect((await sandbox.exec("printenv DEBIAN_FRONTEND")).stdout).toBe("noninteractive\n");
+    const context = await sandbox.createCodeContext({ language: "python" });
+    const code = await sandbox.runCode("import os\nprint(os.environ.get('DEBIAN_FRONTEND'), 'PORT' in os.environ, 'WORKSPACE' in os.environ)", { context });
+    expect(code.logs.stdout.join("")).toBe("noninteractive False False\n");
+    const terminal = await sandbox.createTerminal({ command: 'printenv DEBIAN_FRONTEND; printenv PORT WORKSPACE SANDBOX_HOME NODE_ENV || echo "none of the server\'s"' });
+    await terminal.waitForExit();
+    expect(new TextDecoder().decode((await terminal.output()).data).replace(/\r/g, "")).toBe("noninteractive\nnone of the server's\n");
+    const session = await sandbox.createSession({ id: "image-env-session", env: { DEBIAN_FRONTEND: "session" } });
+    expect((await session.exec("printenv DEBIAN_FRONTEND")).stdout).toBe("session\n");
+    expect((await sandbox.exec("printenv DEBIAN_FRONTEND", { env: { DEBIAN_FRONTEND: "call" } })).stdout).toBe("call\n");
+    await sandbox.setEnvVars({ DEBIAN_FRONTEND: "sandbox" });
+    expect((await sandbox.exec("printenv DEBIAN_FRONTEND")).stdout).toBe("sandbox\n");
+    await sandbox.setEnvVars({ DEBIAN_FRONTEND: undefined });
+    expect((await sandbox.exec("printenv DEBIAN_FRONTEND")).stdout).toBe("noninteractive\n");
   });
 
   it("keeps sandbox env vars out of the container server's own environment", async () => {
