@@ -68,6 +68,13 @@ export const createBackupRequestSchema = z
     labels: backupLabelsSchema.optional().describe("Labels to find it by (listBackups({ labels }))"),
     ttl: z.number().int().positive().max(BACKUP_LIMITS.maxTtlSeconds).optional().describe("Seconds it is kept; then it is removed"),
     expiresAt: z.iso.datetime().optional().describe("When it is removed (ISO); instead of ttl"),
+    // Cloudflare's SDK sends these; checked, with no effect: ours always streams a gzip'd tar to the Worker's R2 binding.
+    localBucket: z.boolean().optional().describe("Accepted for Cloudflare's SDK; no effect"),
+    multipart: z.boolean().optional().describe("Accepted for Cloudflare's SDK; no effect"),
+    compression: z
+      .strictObject({ format: z.enum(["gzip", "lz4", "zstd"]).optional(), threads: z.number().int().positive().optional() })
+      .optional()
+      .describe("Accepted for Cloudflare's SDK; no effect (archives are gzip'd)"),
   })
   .refine((request) => request.ttl === undefined || request.expiresAt === undefined, "give ttl or expiresAt, not both");
 export type CreateBackupRequest = z.output<typeof createBackupRequestSchema>;

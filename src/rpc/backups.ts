@@ -14,6 +14,10 @@ export interface CreateBackupOptions {
   excludes?: string[];
   /** Leave out what git ignores in the folder (nothing, outside a repository). */
   gitignore?: boolean;
+  /** Cloudflare's SDK sends these: checked, with no effect (ours always streams a gzip'd tar to the Worker's R2 binding). */
+  localBucket?: boolean;
+  multipart?: boolean;
+  compression?: { format?: "gzip" | "lz4" | "zstd"; threads?: number };
   name?: string;
   /** Labels to find it by (listBackups({ label })). */
   labels?: Record<string, string>;
@@ -36,6 +40,8 @@ export interface RestoreBackupOptions {
 export interface BackupHandle {
   id: string;
   dir?: string;
+  /** Cloudflare's handle says where it was kept; ours are always in the Worker's R2 binding. */
+  localBucket?: boolean;
 }
 
 /** fork(): a snapshot to fork from instead of the live workspace. */

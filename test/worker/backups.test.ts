@@ -100,12 +100,13 @@ describe("Cloudflare's backup options: dir, excludes, gitignore; restore into an
       "mkdir -p proj/src/node_modules proj/node_modules/p proj/build proj/empty && cd proj && git init -q && printf 'build/\\n' > .gitignore && " +
         "echo app > src/app.ts && echo log > src/debug.log && echo y > src/node_modules/y.js && echo x > node_modules/p/i.js && echo built > build/out.js && ln -s src/app.ts link",
     );
-    const backup = await sandbox.createBackup({ dir: "proj", excludes: ["node_modules", "*.log"], gitignore: true, name: "proj" });
+    // Their localBucket, multipart and compression are taken, with no effect.
+    const backup = await sandbox.createBackup({ dir: "proj", excludes: ["node_modules", "*.log"], gitignore: true, name: "proj", localBucket: true, multipart: false, compression: { format: "zstd" } });
     expect(backup).toMatchObject({ dir: "proj", paths: ["."], name: "proj" });
     const saved = ".\n./.gitignore\n./empty\n./link\n./src\n./src/app.ts\n";
 
     // Cloudflare's handle shape, into a folder that is not there yet.
-    const restored = await sandbox.restoreBackup({ id: backup.id, dir: "elsewhere/copy" });
+    const restored = await sandbox.restoreBackup({ id: backup.id, dir: "elsewhere/copy", localBucket: true });
     expect(restored).toMatchObject({ id: backup.id, dir: "elsewhere/copy", backup });
     expect((await sandbox.exec(listing, { cwd: "elsewhere/copy" })).stdout).toBe(saved);
     expect((await sandbox.exec("cat elsewhere/copy/src/app.ts; readlink elsewhere/copy/link")).stdout).toBe("app\nsrc/app.ts\n");
@@ -123,6 +124,7 @@ describe("Cloudflare's backup options: dir, excludes, gitignore; restore into an
 
     await expect(sandbox.createBackup({ dir: "no-such-folder" })).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
     await expect(sandbox.createBackup({ gitignore: "yes" } as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(sandbox.createBackup({ compression: { format: "brotli" } } as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
     await expect(sandbox.restoreBackup(backup.id, { dri: "x" } as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
   });
 
