@@ -59,6 +59,21 @@ export const archiveDirSchema = z
   .max(ARCHIVE_LIMITS.maxPathLength)
   .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
 
+/**
+ * Wildcard patterns of entries left out (`node_modules`, `*.log`, `.cache/tmp`): `*` and `?` match
+ * within one path component, `[…]` a class; a pattern without `/` names an entry at any depth, one
+ * with `/` a path in the folder.
+ */
+export const archiveExcludePatternsSchema = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(ARCHIVE_LIMITS.maxPathLength)
+      .refine((p) => !p.includes("\0"), "patterns cannot contain NUL"),
+  )
+  .max(1024);
+
 export const createArchiveRequestSchema = z.strictObject({
   /** The folder archived (default: the workspace); `paths` and `exclude` are relative to it. */
   dir: archiveDirSchema.optional(),
@@ -66,6 +81,10 @@ export const createArchiveRequestSchema = z.strictObject({
   paths: archivePathsSchema.optional(),
   /** Workspace paths left out, with everything below them. */
   exclude: archivePathsSchema.optional(),
+  /** Entries matching these wildcard patterns left out, with everything below them. */
+  excludes: archiveExcludePatternsSchema.optional(),
+  /** Leave out what git ignores in the folder (nothing, outside a repository). */
+  gitignore: z.boolean().optional(),
   /** "tar.gz" (default) or "tar". Extraction takes either. */
   format: z.enum(ARCHIVE_FORMATS).optional(),
 });

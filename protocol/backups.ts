@@ -4,7 +4,7 @@
  * are workspace archives (archive.ts) kept in an R2 bucket of the Worker.
  */
 import { z } from "zod";
-import { archivePathsSchema } from "./archive.ts";
+import { archiveDirSchema, archiveExcludePatternsSchema, archivePathsSchema } from "./archive.ts";
 
 /** The Worker's R2 bucket binding that backups use unless a sandbox names another (wrangler.toml). */
 export const DEFAULT_BACKUP_BUCKET = "SANDBOX_BACKUPS";
@@ -16,7 +16,12 @@ export const BACKUP_LIMITS = {
   maxLabelValueLength: 64,
   /** Longest ttl: ten years, in seconds. */
   maxTtlSeconds: 10 * 365 * 24 * 3600,
+  /** The backed-up folder travels in the object's metadata too. */
+  maxDirLength: 1024,
 } as const;
+
+/** The folder a backup is of, or is restored into: relative to the workspace, or absolute anywhere in the sandbox. */
+const backupDirSchema = archiveDirSchema.max(BACKUP_LIMITS.maxDirLength);
 
 /** Labels of a backup: names like `kind`, `app.version`; values short text. */
 export const backupLabelsSchema = z
@@ -53,12 +58,23 @@ export type PersistenceConfig = z.output<typeof persistenceConfigSchema>;
 
 export const createBackupRequestSchema = z
   .strictObject({
-    /** Workspace paths to include (default: the whole workspace). */
+    /** The folder backed up (default: the workspace); `paths` are in it. Restores go back into it unless told otherwise. */
+    dir: backupDirSchema.optional(),
+    /** Paths in that folder to include (default: all of it). */
     paths: archivePathsSchema.optional(),
+    excludes: archiveExcludePatternsSchema.optional().describe("Wildcard patterns left out (`node_modules`, `*.log`, `.cache/tmp`)"),
+    gitignore: z.boolean().optional().describe("Leave out what git ignores in the folder"),
     name: z.string().min(1).max(BACKUP_LIMITS.maxNameLength).optional(),
     labels: backupLabelsSchema.optional().describe("Labels to find it by (listBackups({ labels }))"),
     ttl: z.number().int().positive().max(BACKUP_LIMITS.maxTtlSeconds).optional().describe("Seconds it is kept; then it is removed"),
     expiresAt: z.iso.datetime().optional().describe("When it is removed (ISO); instead of ttl"),
+    // Cloudflare's SDK sends these; checked, with no effect: ours always streams a gzip'd tar to the Worker's R2 binding.
+    localBucket: z.boolean().optional().describe("Accepted for Cloudflare's SDK; no effect"),
+    multipart: z.boolean().optional().describe("Accepted for Cloudflare's SDK; no effect"),
+    compression: z
+      .strictObject({ format: z.enum(["gzip", "lz4", "zstd"]).optional(), threads: z.number().int().positive().optional() })
+      .optional()
+      .describe("Accepted for Cloudflare's SDK; no effect (archives are gzip'd)"),
   })
   .refine((request) => request.ttl === undefined || request.expiresAt === undefined, "give ttl or expiresAt, not both");
 export type CreateBackupRequest = z.output<typeof createBackupRequestSchema>;
@@ -68,13 +84,22 @@ export const backupInfoSchema = z.object({
   size: z.number().int().describe("Compressed bytes in the bucket"),
   createdAt: z.string().describe("ISO time"),
   name: z.string().optional(),
-  paths: z.array(z.string()).describe('Workspace paths it holds ("." for all)'),
+  dir: z.string().optional().describe("The folder it is of, as given (none: the workspace)"),
+  paths: z.array(z.string()).describe('Paths of that folder it holds ("." for all)'),
   labels: z.record(z.string(), z.string()).optional(),
   expiresAt: z.string().optional().describe("When it is removed (ISO); none: kept until deleted"),
 });
 export type BackupInfo = z.infer<typeof backupInfoSchema>;
 
+/** restoreBackup()'s options: where to restore (default: the folder it was made of). */
+export const restoreBackupRequestSchema = z.strictObject({
+  dir: backupDirSchema.optional().describe("The folder restored into (default: the one it was made of; made when missing)"),
+});
+export type RestoreBackupRequest = z.output<typeof restoreBackupRequestSchema>;
+
 export const restoreBackupResultSchema = z.object({
+  id: z.string().describe("The backup restored"),
+  dir: z.string().optional().describe("The folder restored into, as given (none: the workspace)"),
   backup: backupInfoSchema,
   entries: z.number().int().describe("Entries written (files, folders, links)"),
 });

@@ -63,6 +63,8 @@ export const ERROR_CODES = {
   SESSION_EXISTS: 409,
   /** A fork into a sandbox id that has run before (or holds settings): forks make new sandboxes only. */
   SANDBOX_EXISTS: 409,
+  /** An entry vanished (or could not be read) while an archive of its folder was being made: nothing is kept; try again. */
+  ARCHIVE_SOURCE_CHANGED: 409,
   FILE_EXISTS: 409,
   PROCESS_NOT_RUNNING: 409,
   STDIN_CLOSED: 409,

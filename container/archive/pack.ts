@@ -4,10 +4,17 @@
  * Symbolic links are archived as links, never followed; files, folders (empty ones too) and links
  * are all an archive holds: sockets, FIFOs and devices are left out. Paths are relative to the
  * workspace, with no owner names or ids (`portable`), so an archive restores into any workspace.
+ *
+ * A command may delete what is being packed (a build cleaning up, or on purpose). node-tar then
+ * fails the pack, and keeps emitting an error for each entry still in flight, with nobody listening
+ * once the reader is gone: unhandled, those would take the server down. So every error of the pack
+ * is caught here, and the first ends the archive with ARCHIVE_SOURCE_CHANGED (a reader sees a failed
+ * or cut archive, never a whole-looking one lacking entries).
  */
 import type { Stats } from "node:fs";
 import { Readable } from "node:stream";
 import type { ReadEntry } from "tar";
+import { ServiceError } from "../../server-kit/service-error.ts";
 import { STAGING_PREFIX } from "./paths.ts";
 import { loadTar } from "./tar-library.ts";
 
@@ -50,5 +57,26 @@ async function* packed(workspace: string, relatives: readonly string[], options:
     },
     [...relatives],
   );
-  yield* pack as AsyncIterable<Buffer>;
+  let failure: ServiceError | undefined;
+  // Stays attached after the reader stops: errors of entries still in flight land here, not on the process.
+  pack.on("error", (error: unknown) => {
+    failure ??= sourceChanged(error as NodeJS.ErrnoException);
+  });
+  try {
+    for await (const chunk of pack as AsyncIterable<Buffer>) {
+      if (failure) break;
+      yield chunk;
+    }
+  } catch (error) {
+    throw failure ?? sourceChanged(error as NodeJS.ErrnoException);
+  }
+  if (failure) throw failure;
+}
+
+/** The pack's failure in our words (no host path: the reason only). */
+function sourceChanged(error: NodeJS.ErrnoException): ServiceError {
+  const what = error.code === "ENOENT" ? "vanished" : `could not be read (${error.code ?? error.message})`;
+  return new ServiceError("ARCHIVE_SOURCE_CHANGED", `an entry ${what} while the archive was made; nothing was kept, try again`, {
+    ...(error.code === undefined ? {} : { reason: error.code }),
+  });
 }

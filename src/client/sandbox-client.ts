@@ -16,7 +16,7 @@ import type { TerminalInfo, TerminalOptions } from "../rpc/terminals.ts";
 import type { Connection } from "./connection.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "../rpc/sandbox.ts";
 import type { CreateSessionOptions, DeleteSessionResult } from "../rpc/sessions.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions, ForkOptions, ForkResult } from "../rpc/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ImportArchiveOptions, ImportArchiveResult, RestoreBackupResult, ListBackupsOptions, ForkOptions, ForkResult, BackupHandle, RestoreBackupOptions } from "../rpc/backups.ts";
 import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult } from "../rpc/code.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "../rpc/ports.ts";
 import { auditEvents, type AuditStreamOptions } from "./audit-events.ts";
@@ -172,9 +172,14 @@ export class SandboxClient extends SandboxOperations implements ISandbox {
     return this.rpc.fork(newId, options);
   }
 
-  /** Replaces the snapshot's paths in the workspace with what it holds. */
-  restoreBackup(id: string): Promise<RestoreBackupResult> {
-    return this.rpc.restoreBackup(id);
+  /**
+   * Replaces the snapshot's paths in its folder (or `options.dir`) with what it holds. Takes the id,
+   * or the backup as createBackup returned it (`restoreBackup({ id, dir })`, as Cloudflare's SDK does).
+   */
+  restoreBackup(backup: string | BackupHandle, options: RestoreBackupOptions = {}): Promise<RestoreBackupResult> {
+    if (typeof backup === "string") return this.rpc.restoreBackup(backup, options);
+    const dir = options.dir ?? backup.dir;
+    return this.rpc.restoreBackup(backup.id, dir === undefined ? options : { ...options, dir });
   }
 
   deleteBackup(id: string): Promise<DeleteBackupResult> {

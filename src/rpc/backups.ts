@@ -6,8 +6,18 @@ export type { BackupInfo, DeleteBackupResult, PersistenceConfig, PersistenceStat
 export type { ImportArchiveResult } from "../../protocol/archive.ts";
 
 export interface CreateBackupOptions {
-  /** Workspace paths to include (default: the whole workspace). */
+  /** The folder backed up (default: the workspace; relative to it, or absolute anywhere in the sandbox). Restores go back into it. */
+  dir?: string;
+  /** Paths in that folder to include (default: all of it). */
   paths?: string[];
+  /** Wildcard patterns left out (`node_modules`, `*.log`: at any depth; `.cache/tmp`: that path). */
+  excludes?: string[];
+  /** Leave out what git ignores in the folder (nothing, outside a repository). */
+  gitignore?: boolean;
+  /** Cloudflare's SDK sends these: checked, with no effect (ours always streams a gzip'd tar to the Worker's R2 binding). */
+  localBucket?: boolean;
+  multipart?: boolean;
+  compression?: { format?: "gzip" | "lz4" | "zstd"; threads?: number };
   name?: string;
   /** Labels to find it by (listBackups({ label })). */
   labels?: Record<string, string>;
@@ -15,6 +25,23 @@ export interface CreateBackupOptions {
   ttl?: number;
   /** When it is removed (ISO), instead of ttl. */
   expiresAt?: string;
+}
+
+/** restoreBackup(): where to restore. */
+export interface RestoreBackupOptions {
+  /** The folder restored into (default: the one the backup was made of; made when missing). */
+  dir?: string;
+}
+
+/**
+ * A backup as restoreBackup() also takes it: the record createBackup returned, or `{ id, dir }` (the
+ * handle Cloudflare's SDK keeps). Its `dir` is where it is restored unless the options say otherwise.
+ */
+export interface BackupHandle {
+  id: string;
+  dir?: string;
+  /** Cloudflare's handle says where it was kept; ours are always in the Worker's R2 binding. */
+  localBucket?: boolean;
 }
 
 /** fork(): a snapshot to fork from instead of the live workspace. */
@@ -36,6 +63,10 @@ export interface ExportArchiveOptions {
   paths?: string[];
   /** Paths in that folder left out, with everything below them. */
   exclude?: string[];
+  /** Wildcard patterns left out (`node_modules`, `*.log`: at any depth; `.cache/tmp`: that path). */
+  excludes?: string[];
+  /** Leave out what git ignores in the folder (nothing, outside a repository). */
+  gitignore?: boolean;
   /** "tar.gz" (default) or "tar". */
   format?: "tar.gz" | "tar";
 }

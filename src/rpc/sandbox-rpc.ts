@@ -45,7 +45,7 @@ import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, 
 import type { TerminalIdResult, TerminalInfo, TerminalKillResult, TerminalOptions, TerminalOutput, TerminalOutputOptions, TerminalWriteResult } from "./terminals.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus } from "./sandbox.ts";
 import type { ExposedPort, ExposedPortsOptions, ExposePortOptions, UnexposePortResult } from "./ports.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ForkResult, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "./backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ForkResult, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupOptions, RestoreBackupResult } from "./backups.ts";
 import type { AuditPage, AuditQuery, AuditResume, DeleteSecretResult, NetworkPolicyInput, NetworkPolicyState, SecretInfo } from "./network.ts";
 import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "./sessions.ts";
 
@@ -171,7 +171,7 @@ export interface SandboxRpc {
   /** This sandbox's snapshots, oldest first (with every label asked for); expired ones are gone. */
   listBackups(options?: ListBackupsOptions): Promise<BackupInfo[]>;
   /** Replaces the snapshot's paths in the running sandbox with what it holds. BACKUP_NOT_FOUND for another sandbox's id. */
-  restoreBackup(id: string): Promise<RestoreBackupResult>;
+  restoreBackup(id: string, options?: RestoreBackupOptions): Promise<RestoreBackupResult>;
   deleteBackup(id: string): Promise<DeleteBackupResult>;
   /**
    * A new sandbox `newId` with this one's workspace (live, or the snapshot `from`), config and env,

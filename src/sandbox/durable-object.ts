@@ -53,8 +53,8 @@ import { errorFromResponse } from "../rpc/error-response.ts";
 import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus, StartupTiming } from "../rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupResult } from "../rpc/backups.ts";
-import { createBackupRequestSchema, listBackupsQuerySchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
+import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupOptions, RestoreBackupResult } from "../rpc/backups.ts";
+import { createBackupRequestSchema, listBackupsQuerySchema, restoreBackupRequestSchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
 import { createArchiveRequestSchema, importArchiveOptionsSchema } from "../../protocol/archive.ts";
 import { extractOver, extractReplacing, openArchive } from "./persistence/archive-io.ts";
 import { forkRequestSchema, type ForkResult } from "../../protocol/fork.ts";
@@ -849,11 +849,12 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
-  async restoreBackup(id: string): Promise<RestoreBackupResult> {
+  async restoreBackup(id: string, options: RestoreBackupOptions = {}): Promise<RestoreBackupResult> {
     return this.#call(async ({ api }) => {
+      const request = parseRequest(restoreBackupRequestSchema, options, "restore request");
       const store = this.#persistence.backups();
       await store.get(id);
-      return store.restore(api, id);
+      return store.restore(api, id, request);
     });
   }
 

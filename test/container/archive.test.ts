@@ -1,10 +1,11 @@
 /**
  * Workspace archives on the container server: a round trip keeps text, binary, symbolic links (as
  * links, absolute and relative targets alike), the executable bit and empty folders; listed paths
- * only; a clearing extract leaves exactly the archive; and hostile archives (`..`, absolute paths,
+ * only; wildcard patterns and git's ignores left out; a clearing extract leaves exactly the archive; and hostile archives (`..`, absolute paths,
  * writing through a link in the archive or one already on disk, hard links out) write nothing
  * outside the workspace and are refused with INVALID_ARCHIVE.
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -159,6 +160,43 @@ describe("archives of a folder anywhere in the sandbox", () => {
       expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { dir })).body.code, dir).toBe("PERMISSION_DENIED");
       expect((await extract(target, rawArchive([{ path: "x", type: "File", body: "x" }]), `?dir=${encodeURIComponent(dir)}`)).body.code, dir).toBe("PERMISSION_DENIED");
     }
+  });
+});
+
+describe("leaving out by pattern and by git", () => {
+  it("`excludes` leave out a name at any depth or a path; `gitignore` what git ignores in the folder", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "sandbox-archive-ignoring-"));
+    try {
+      const project = join(outside, "project");
+      for (const dir of ["node_modules/pkg", "src/node_modules", "build", "cache/tmp"]) mkdirSync(join(project, dir), { recursive: true });
+      for (const [path, text] of Object.entries({ "node_modules/pkg/i.js": "x", "src/node_modules/y.js": "y", "src/app.ts": "app", "src/debug.log": "log", "cache/tmp/t": "t", "cache/keep": "k", "build/out.js": "built", ".gitignore": "build/\n" })) {
+        writeFileSync(join(project, path), text);
+      }
+      execFileSync("git", ["init", "-q", project]);
+      const names = async (request: object): Promise<string[]> => {
+        const response = await fetch(source.url + ARCHIVE_ROUTES.create, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ dir: project, ...request }) });
+        expect(response.status).toBe(200);
+        const into = join(outside, `out-${randomBytes(4).toString("hex")}`);
+        expect(await extract(target, Buffer.from(await response.arrayBuffer()), `?dir=${encodeURIComponent(into)}`)).toMatchObject({ status: 200 });
+        const found: string[] = [];
+        const walk = (relative: string): void => {
+          for (const name of readdirSync(join(into, relative))) {
+            const path = relative === "" ? name : `${relative}/${name}`;
+            if (path === ".git") continue;
+            found.push(path);
+            if (lstatSync(join(into, path)).isDirectory()) walk(path);
+          }
+        };
+        walk("");
+        return found.sort();
+      };
+      expect(await names({ excludes: ["node_modules", "*.log", "cache/tmp"], gitignore: true })).toEqual([".gitignore", "cache", "cache/keep", "src", "src/app.ts"]);
+      expect(await names({ excludes: ["*.log"] })).toContain("build/out.js");
+      expect(await names({ gitignore: true, paths: ["src"] })).toEqual(["src", "src/app.ts", "src/debug.log", "src/node_modules", "src/node_modules/y.js"]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+    expect((await call(source.url, "POST", ARCHIVE_ROUTES.create, { gitignore: "yes" })).body.code).toBe("INVALID_REQUEST");
   });
 });
 

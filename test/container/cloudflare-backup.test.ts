@@ -4,7 +4,7 @@
  * file, restored from it, and sent in byte ranges to presigned part URLs. A small HTTP server here
  * stands in for R2's part URLs: it keeps the bytes of each PUT and answers an ETag, as R2 does.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:http";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxClient } from "@cloudflare/sandbox";
 import { cloudflareClient, NO_SESSION } from "./cloudflare-client.ts";
-import { startTestServer, type TestServer } from "./helpers.ts";
+import { call, startTestServer, type TestServer } from "./helpers.ts";
 
 let t: TestServer;
 let client: SandboxClient;
@@ -151,6 +151,36 @@ describe("createArchive and restoreArchive", () => {
       code: "BACKUP_RESTORE_FAILED",
       httpStatus: 400,
     });
+  });
+});
+
+describe("a folder changing while it is packed", () => {
+  it("a command creating and deleting files in a loop cannot crash the server: each archive is whole or fails with a code", async () => {
+    const folder = join(t.workspace, "churning");
+    mkdirSync(folder);
+    // Entries appear and vanish between node-tar's listing of a folder and its reading of them.
+    const churn = spawn("bash", ["-c", "while :; do for i in $(seq 1 150); do mkdir -p d$i/e; echo x > d$i/e/f; echo y > f$i; done; rm -rf d* f*; done"], {
+      cwd: folder,
+      stdio: "ignore",
+    });
+    try {
+      for (let round = 0; round < 12; round++) {
+        const archive = join(t.workspace, "backups", `churning-${round}.sqsh`);
+        const made = await client.backup.createArchive(folder, archive, NO_SESSION).then(
+          () => "whole",
+          (error: { code?: string; httpStatus?: number }) => `${error.code} ${error.httpStatus}`,
+        );
+        expect(["whole", "BACKUP_CREATE_FAILED 409"]).toContain(made);
+        // Our own archive route: a whole archive, or one cut short (never a whole-looking one lacking entries).
+        const response = await fetch(`${t.url}/api/archive/create`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ dir: folder }) });
+        expect(response.status).toBe(200);
+        await response.arrayBuffer().catch(() => undefined);
+      }
+    } finally {
+      churn.kill("SIGKILL");
+    }
+    expect((await call(t.url, "GET", "/api/ping")).status).toBe(200);
+    expect(await client.backup.createArchive(join(t.workspace, "project"), join(t.workspace, "backups", "after.sqsh"), NO_SESSION)).toMatchObject({ sizeBytes: expect.any(Number) });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * Explicit snapshots over Workers RPC and /v1: create, list, restore into the running sandbox,
- * delete; two sandboxes never see or reach each other's snapshots (BACKUP_NOT_FOUND, 404); bad
- * requests and a missing bucket get their codes.
+ * delete; Cloudflare's options (a folder, excludes, gitignore; a restore into another folder, with
+ * their handle); a folder churning while it is backed up; two sandboxes never see or reach each
+ * other's snapshots (BACKUP_NOT_FOUND, 404); bad requests and a missing bucket get their codes.
  */
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
@@ -86,6 +87,81 @@ describe("snapshots over RPC", () => {
       code: "PERSISTENCE_NOT_CONFIGURED",
       httpStatus: 501,
     });
+  });
+});
+
+describe("Cloudflare's backup options: dir, excludes, gitignore; restore into another dir", () => {
+  // What `find` lists of a folder, less git's own files.
+  const listing = "find . -path ./.git -prune -o -print | sort";
+
+  it("backs up a folder less its excludes and what git ignores, and restores it into another, made when missing", async () => {
+    const sandbox = sandboxes.create("backup-dir");
+    await sandbox.exec(
+      "mkdir -p proj/src/node_modules proj/node_modules/p proj/build proj/empty && cd proj && git init -q && printf 'build/\\n' > .gitignore && " +
+        "echo app > src/app.ts && echo log > src/debug.log && echo y > src/node_modules/y.js && echo x > node_modules/p/i.js && echo built > build/out.js && ln -s src/app.ts link",
+    );
+    // Their localBucket, multipart and compression are taken, with no effect.
+    const backup = await sandbox.createBackup({ dir: "proj", excludes: ["node_modules", "*.log"], gitignore: true, name: "proj", localBucket: true, multipart: false, compression: { format: "zstd" } });
+    expect(backup).toMatchObject({ dir: "proj", paths: ["."], name: "proj" });
+    const saved = ".\n./.gitignore\n./empty\n./link\n./src\n./src/app.ts\n";
+
+    // Cloudflare's handle shape, into a folder that is not there yet.
+    const restored = await sandbox.restoreBackup({ id: backup.id, dir: "elsewhere/copy", localBucket: true });
+    expect(restored).toMatchObject({ id: backup.id, dir: "elsewhere/copy", backup });
+    expect((await sandbox.exec(listing, { cwd: "elsewhere/copy" })).stdout).toBe(saved);
+    expect((await sandbox.exec("cat elsewhere/copy/src/app.ts; readlink elsewhere/copy/link")).stdout).toBe("app\nsrc/app.ts\n");
+
+    // Into a folder with other things in it: afterwards it holds exactly what was saved.
+    await sandbox.exec("mkdir -p other && echo stale > other/stale && echo changed > proj/src/app.ts && rm proj/link");
+    expect(await sandbox.restoreBackup(backup.id, { dir: "other" })).toMatchObject({ id: backup.id, dir: "other" });
+    expect((await sandbox.exec(listing, { cwd: "other" })).stdout).toBe(saved);
+
+    // The record createBackup returned goes back into the folder it was made of.
+    await sandbox.restoreBackup(backup);
+    expect((await sandbox.exec("cat src/app.ts; readlink link", { cwd: "proj" })).stdout).toBe("app\nsrc/app.ts\n");
+    // What the backup left out is gone from there too: the folder holds exactly what was saved.
+    expect((await sandbox.exec(listing, { cwd: "proj" })).stdout).toBe(saved);
+
+    await expect(sandbox.createBackup({ dir: "no-such-folder" })).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+    await expect(sandbox.createBackup({ gitignore: "yes" } as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(sandbox.createBackup({ compression: { format: "brotli" } } as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(sandbox.restoreBackup(backup.id, { dri: "x" } as never)).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+  });
+
+  it("over /v1 and the HTTP client", async () => {
+    const sandbox = sandboxes.create("backup-dir-http");
+    await sandbox.exec("mkdir -p app/cache && echo a > app/a.txt && echo c > app/cache/c");
+    const created = await apiCall(`/v1/sandboxes/${sandbox.id}/backups`, { method: "POST", json: { dir: "app", excludes: ["cache"], gitignore: true } });
+    expect(created.status).toBe(201);
+    const { backup } = (await created.json()) as { backup: { id: string; dir: string } };
+    expect(backup.dir).toBe("app");
+    const restored = await apiCall(`/v1/sandboxes/${sandbox.id}/backups/${backup.id}/restore`, { method: "POST", json: { dir: "copy" } });
+    expect(restored.status).toBe(200);
+    expect(await restored.json()).toMatchObject({ id: backup.id, dir: "copy" });
+    expect((await sandbox.exec("find copy | sort")).stdout).toBe("copy\ncopy/a.txt\n");
+    const bad = await apiCall(`/v1/sandboxes/${sandbox.id}/backups/${backup.id}/restore`, { method: "POST", json: { into: "x" } });
+    expect(bad.status).toBe(400);
+
+    const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+    const options = { url: "http://sandbox.test", token: env.SANDBOX_API_TOKEN!, fetch: ((input, init) => worker.fetch(new Request(input, init))) as typeof fetch };
+    const overHttp = getHttpSandbox(sandbox.id, options);
+    expect(await overHttp.restoreBackup({ id: backup.id, dir: "copy2" })).toMatchObject({ id: backup.id, dir: "copy2" });
+    expect((await sandbox.exec("cat copy2/a.txt; test -e copy2/cache || echo no-cache")).stdout).toBe("a\nno-cache\n");
+  });
+
+  it("a command churning files in the folder while it is backed up cannot bring the sandbox down", async () => {
+    const sandbox = sandboxes.create("backup-churn");
+    await sandbox.exec("mkdir churn");
+    const churn = await sandbox.startProcess("cd churn && while :; do for i in $(seq 1 150); do mkdir -p d$i/e; echo x > d$i/e/f; echo y > f$i; done; rm -rf d* f*; done");
+    for (let round = 0; round < 4; round++) {
+      await sandbox.createBackup({ dir: "churn" }).then(
+        (made) => expect(made.dir).toBe("churn"),
+        (error: { code?: string }) => expect(["BACKUP_FAILED", "ARCHIVE_SOURCE_CHANGED"]).toContain(error.code),
+      );
+      await sandbox.exportArchive({ dir: "churn" }).then((stream) => new Response(stream).arrayBuffer()).catch(() => undefined);
+    }
+    await sandbox.killProcess(churn.id);
+    expect((await sandbox.exec("echo alive")).stdout).toBe("alive\n");
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * Workspace archives (protocol/archive.ts): `POST /api/archive/create` streams a gzip'd tar of the
  * asked paths out as it is made; `PUT /api/archive/extract` extracts one as it streams in. What
- * backups, durable workspaces and snapshots are made of; of another folder of the sandbox with `dir`.
+ * backups, durable workspaces and snapshots are made of; of another folder of the sandbox with `dir`,
+ * less `exclude` (paths), `excludes` (wildcard patterns) and, with `gitignore`, what git ignores there.
  */
 import { pipeline } from "node:stream/promises";
 import {
@@ -15,6 +16,7 @@ import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
 import { bodyChunks } from "../../../server-kit/http/unread-body.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
+import { leaveOutTest } from "../../archive/leave-out.ts";
 import { packArchive } from "../../archive/pack.ts";
 import { archivePaths, existingPaths } from "../../archive/paths.ts";
 import { unpackArchive } from "../../archive/unpack.ts";
@@ -34,7 +36,8 @@ async function createArchive(ctx: RequestContext): Promise<void> {
     // A reader that goes away, or a file that cannot be read, ends the response short: the reader
     // sees a cut archive (a cut connection), never a whole-looking one.
     const exclude = request.exclude ?? [];
-    await pipeline(packArchive(folder.path, paths, { gzip, exclude }), ctx.res).catch(() => ctx.res.destroy());
+    const leaveOut = await leaveOutTest(folder.path, { excludes: request.excludes ?? [], gitignore: request.gitignore ?? false });
+    await pipeline(packArchive(folder.path, paths, { gzip, exclude, leaveOut }), ctx.res).catch(() => ctx.res.destroy());
   } finally {
     await folder.close();
   }

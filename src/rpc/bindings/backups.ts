@@ -1,7 +1,7 @@
 /** Snapshots in the Worker's R2 bucket and the workspace as a tar stream, over /v1 (../backups.ts has their options). */
 import { createArchiveRequestSchema, importArchiveResultSchema } from "../../../protocol/archive.ts";
 import { forkRequestSchema, forkResultSchema } from "../../../protocol/fork.ts";
-import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, listBackupsQuerySchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
+import { backupInfoSchema, createBackupRequestSchema, deleteBackupResultSchema, listBackupsQuerySchema, restoreBackupRequestSchema, restoreBackupResultSchema } from "../../../protocol/backups.ts";
 import type { Binding } from "./binding.ts";
 
 export const backupBindings = {
@@ -14,7 +14,7 @@ export const backupBindings = {
     key: "backup",
     status: 201,
     summary:
-      "Snapshot the workspace (or `paths`) into the Worker's R2 bucket, streamed as a gzip'd tar, with `labels` and an expiry (`ttl` seconds or `expiresAt`). 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding; 507 BACKUP_QUOTA_EXCEEDED past the sandbox's backupQuota.",
+      "Snapshot the workspace (or the folder `dir`; `paths` in it, less `excludes` patterns and, with `gitignore`, what git ignores) into the Worker's R2 bucket, streamed as a gzip'd tar, with `labels` and an expiry (`ttl` seconds or `expiresAt`). 501 PERSISTENCE_NOT_CONFIGURED without the bucket binding; 507 BACKUP_QUOTA_EXCEEDED past the sandbox's backupQuota.",
     described: "Saved",
   },
   listBackups: {
@@ -30,9 +30,10 @@ export const backupBindings = {
   restoreBackup: {
     verb: "POST",
     path: "/backups/:bid/restore",
-    args: [{ path: "bid" }],
+    args: [{ path: "bid" }, "body"],
+    body: restoreBackupRequestSchema,
     response: restoreBackupResultSchema,
-    summary: "Replace the snapshot's paths in the running sandbox with what it holds",
+    summary: "Replace the snapshot's paths in the running sandbox with what it holds: in the folder it was made of, or `dir` (made when missing)",
     described: "Restored",
   },
   deleteBackup: {

@@ -13,9 +13,10 @@ export function extractOver(api: ContainerApi, body: ReadableStream<Uint8Array>,
   return api.upload<ExtractArchiveResponse>("PUT", route, body);
 }
 
-/** Extracts the stream into the workspace after emptying `paths`, so they hold exactly the archive's. */
-export async function extractReplacing(api: ContainerApi, body: ReadableStream<Uint8Array>, paths: readonly string[]): Promise<number> {
+/** Extracts the stream into the workspace (or the folder `dir`, made when missing) after emptying `paths` there, so they hold exactly the archive's. */
+export async function extractReplacing(api: ContainerApi, body: ReadableStream<Uint8Array>, paths: readonly string[], dir?: string): Promise<number> {
   const search = new URLSearchParams({ clear: "true" });
+  if (dir !== undefined) search.set("dir", dir);
   for (const path of paths) if (path !== ".") search.append("path", path);
   const { entries } = await api.upload<ExtractArchiveResponse>("PUT", `${ARCHIVE_ROUTES.extract}?${search}`, body);
   return entries;

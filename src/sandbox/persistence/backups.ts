@@ -1,8 +1,8 @@
 /**
  * Explicit snapshots of a sandbox: createBackup streams a workspace archive from the container into
  * the bucket (never whole in memory: upload.ts), listBackups reads the sandbox's own prefix,
- * restoreBackup streams one back into the running container, deleteBackup removes it. What a backup
- * is (name, paths, time, labels, expiry) travels as the object's metadata, so the object is the whole
+ * restoreBackup streams one back into the running container (into the folder it was made of, or
+ * another), deleteBackup removes it. What a backup is (folder, name, paths, time, labels, expiry) travels as the object's metadata, so the object is the whole
  * record: a backup exists exactly when its upload completed.
  *
  * A backup past its expiry is gone to every caller at once (not listed, not restorable) and removed
@@ -17,6 +17,7 @@ import {
   type BackupUsage,
   type CreateBackupRequest,
   type DeleteBackupResult,
+  type RestoreBackupRequest,
   type RestoreBackupResult,
 } from "../../../protocol/backups.ts";
 import { SandboxError } from "../../rpc/errors.ts";
@@ -38,6 +39,7 @@ function describe(id: string, object: R2Object): BackupInfo {
     id,
     size: object.size,
     createdAt: meta.createdAt ?? object.uploaded.toISOString(),
+    ...(meta.dir === undefined ? {} : { dir: meta.dir }),
     ...(meta.name === undefined ? {} : { name: meta.name }),
     paths: meta.paths ? (JSON.parse(meta.paths) as string[]) : ["."],
     ...(meta.labels === undefined ? {} : { labels: JSON.parse(meta.labels) as Record<string, string> }),
@@ -80,6 +82,7 @@ export class BackupStore {
     const paths = request.paths ?? ["."];
     const expiresAt = request.expiresAt ?? (request.ttl === undefined ? undefined : new Date(Date.now() + request.ttl * 1000).toISOString());
     const fields = {
+      ...(request.dir === undefined ? {} : { dir: request.dir }),
       ...(request.name === undefined ? {} : { name: request.name }),
       ...(request.labels === undefined ? {} : { labels: request.labels }),
       ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
@@ -87,11 +90,17 @@ export class BackupStore {
     const customMetadata: Record<string, string> = {
       createdAt,
       paths: JSON.stringify(paths),
+      ...(fields.dir === undefined ? {} : { dir: fields.dir }),
       ...(fields.name === undefined ? {} : { name: fields.name }),
       ...(fields.labels === undefined ? {} : { labels: JSON.stringify(fields.labels) }),
       ...(fields.expiresAt === undefined ? {} : { expiresAt: fields.expiresAt }),
     };
-    const archive = await openArchive(api, request.paths === undefined ? {} : { paths: request.paths });
+    const archive = await openArchive(api, {
+      ...(request.dir === undefined ? {} : { dir: request.dir }),
+      ...(request.paths === undefined ? {} : { paths: request.paths }),
+      ...(request.excludes === undefined ? {} : { excludes: request.excludes }),
+      ...(request.gitignore === undefined ? {} : { gitignore: request.gitignore }),
+    });
     const key = this.#keys.backup(id);
     const size = await bucketCall("Saving the backup", () => uploadStream(this.#bucket, key, archive, { customMetadata, contentType: ARCHIVE_MEDIA_TYPE }));
     // Its size is known once it is made: one that takes the sandbox past its bytes is not kept.
@@ -153,8 +162,8 @@ export class BackupStore {
     return found.body;
   }
 
-  /** Replaces the backup's paths in the workspace with what it holds. */
-  async restore(api: ContainerApi, id: string): Promise<RestoreBackupResult> {
+  /** Replaces the backup's paths in its folder (or `request.dir`, made when missing) with what it holds. */
+  async restore(api: ContainerApi, id: string, request: RestoreBackupRequest = {}): Promise<RestoreBackupResult> {
     const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
     if (!found) throw notFound(id);
     const backup = describe(id, found.object);
@@ -162,8 +171,9 @@ export class BackupStore {
       await found.body.cancel();
       throw notFound(id);
     }
-    const entries = await bucketCall("Restoring the backup", () => extractReplacing(api, found.body, backup.paths));
-    return { backup, entries };
+    const dir = request.dir ?? backup.dir;
+    const entries = await bucketCall("Restoring the backup", () => extractReplacing(api, found.body, backup.paths, dir));
+    return { id, ...(dir === undefined ? {} : { dir }), backup, entries };
   }
 
   async delete(id: string): Promise<DeleteBackupResult> {

@@ -22,7 +22,7 @@ import { isInside, type Access, type PathPolicy } from "../../../files/paths.ts"
 import { openFileDownload } from "../../../files/read.ts";
 import { writeFileFromStream } from "../../../files/write.ts";
 import type { RequestContext, Route } from "../../types.ts";
-import { backupExcluder } from "./backup-excludes.ts";
+import { leaveOutTest } from "../../../archive/leave-out.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
 import { uploadFileParts } from "./upload-parts.ts";
@@ -84,7 +84,7 @@ async function create(ctx: RequestContext): Promise<void> {
   const { paths } = ctx.server.services;
   refuseArchiveInside(paths, request.dir, request.archivePath);
   const folder = await folderAt(paths, request.dir, "read");
-  const leaveOut = await backupExcluder(folder, { excludes: request.excludes ?? [], gitignore: request.gitignore ?? false });
+  const leaveOut = await leaveOutTest(folder, { excludes: request.excludes ?? [], gitignore: request.gitignore ?? false });
   // An archive is as large as the folder it holds: the disk is its limit, as for our archive route.
   const written = await writeFileFromStream(paths, request.archivePath, packArchive(folder, ["."], { leaveOut }), { maxBytes: Number.POSITIVE_INFINITY });
   sendOk(ctx.res, { sizeBytes: written.bytesWritten, archivePath: written.path });

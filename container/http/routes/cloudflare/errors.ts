@@ -23,6 +23,7 @@ const THEIR_CODES: Partial<Record<ErrorCode, string>> = {
   GIT_CLONE_TIMEOUT: "GIT_CLONE_FAILED",
   INVALID_ARCHIVE: "BACKUP_RESTORE_FAILED",
   BACKUP_FAILED: "BACKUP_CREATE_FAILED",
+  ARCHIVE_SOURCE_CHANGED: "BACKUP_CREATE_FAILED",
 };
 
 /** Our error response, with Cloudflare's name for its code where theirs differs. */

@@ -1,7 +1,8 @@
 /**
- * What a backup of Cloudflare's Sandbox SDK leaves out, as one test of a path relative to the backed-up
- * folder. `excludes` are their wildcard patterns (`node_modules`, `*.log`, `.cache/tmp`): `*` and `?`
- * stay within one path component, `[…]` is a class. A pattern without `/` names an entry at any
+ * What an archive leaves out by pattern, as one test of a path relative to the archived folder: the
+ * backups of Cloudflare's Sandbox SDK (their container's backup route) and our own archives and
+ * backups (`excludes`, `gitignore`) share it. `excludes` are wildcard patterns (`node_modules`,
+ * `*.log`, `.cache/tmp`): `*` and `?` stay within one path component, `[…]` is a class. A pattern without `/` names an entry at any
  * depth, as their examples read; one with `/` is matched against the whole relative path. With
  * `gitignore`, what git itself ignores in the folder is left out too (untracked ignored files and
  * folders, as `git ls-files` lists them); a folder outside a repository, or no git, leaves nothing
@@ -50,8 +51,8 @@ export function gitIgnoredPaths(folder: string): Promise<Set<string>> {
   });
 }
 
-/** One test for the whole backup: a wildcard pattern or git leaves the path out. */
-export async function backupExcluder(folder: string, options: { excludes: readonly string[]; gitignore: boolean }): Promise<(relative: string) => boolean> {
+/** One test for the whole archive: a wildcard pattern or git leaves the path out. */
+export async function leaveOutTest(folder: string, options: { excludes: readonly string[]; gitignore: boolean }): Promise<(relative: string) => boolean> {
   const wildcard = wildcardExcluder(options.excludes);
   const ignored = options.gitignore ? await gitIgnoredPaths(folder) : new Set<string>();
   return (relative) => wildcard(relative) || ignored.has(relative);
