@@ -6,7 +6,7 @@
  * results; what goes past is dropped and the Execution says `truncated`. So a cell that prints
  * without end does not grow the memory of whoever collects its Execution.
  */
-import { CODE_LIMITS, type CodeEvent, type CodeLanguage, type Execution, type ExecutionError, type Result } from "./code.ts";
+import { CODE_LIMITS, executionError, type CodeEvent, type CodeLanguage, type Execution, type ExecutionError, type Result } from "./code.ts";
 import { LIMITS } from "./limits.ts";
 
 export interface ExecutionLimits {
@@ -67,7 +67,7 @@ export class ExecutionBuilder {
         return;
       }
       case "error":
-        this.#error = event.error;
+        this.#error = executionError(event.error);
         return;
       case "truncated":
         this.#truncated = true;

@@ -170,11 +170,22 @@ export type ResultFormat = (typeof RESULT_FORMATS)[number];
 export const executionErrorSchema = z.object({
   /** e.g. ZeroDivisionError, NameError, SyntaxError, TypeError, KeyboardInterrupt. */
   name: z.string(),
+  /** The error's text (E2B's name for it). */
   value: z.string(),
+  /** The same text as `value`, under the name Cloudflare's ExecutionError gives it. */
+  message: z.string(),
   /** The lines the language prints for it (a Python traceback, a JS stack). */
   traceback: z.array(z.string()),
 });
 export type ExecutionError = z.infer<typeof executionErrorSchema>;
+/** An error as an interpreter reports it, before `message` is added. */
+export const raisedErrorSchema = executionErrorSchema.omit({ message: true });
+export type RaisedError = z.infer<typeof raisedErrorSchema>;
+
+/** The ExecutionError of a reported error: `message` always repeats `value`, whoever built it. */
+export function executionError(raised: RaisedError): ExecutionError {
+  return { name: raised.name, value: raised.value, message: raised.value, traceback: raised.traceback };
+}
 
 /** How a run ended, beyond its results: decided by the container when the cell is over. */
 export const executionOutcomeSchema = z.object({

@@ -96,6 +96,8 @@ export const ERROR_CODES = {
    * the command again; not 5xx: nothing failed on the service's side.
    */
   EXECUTION_TIMEOUT: 422,
+  /** A terminal's WebSocket route reached by a request that does not ask to upgrade. */
+  WEBSOCKET_UPGRADE_REQUIRED: 426,
   TOO_MANY_PROCESSES: 429,
   TOO_MANY_SESSIONS: 429,
   /** The local runtime runs as many sandboxes as its operator allows. */

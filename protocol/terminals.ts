@@ -103,8 +103,16 @@ export const terminalSocketModeSchema = z.enum(TERMINAL_SOCKET_MODES);
 /** Query of the terminal's WebSocket: where to start, and how it may be used. */
 export const terminalSocketQuerySchema = terminalSinceSchema.extend({ mode: terminalSocketModeSchema.default("interactive") });
 
+/** True when a request asks for a WebSocket: a terminal's socket routes answer anything else with 426. */
+export function isWebSocketUpgrade(request: Request): boolean {
+  return request.headers.get("upgrade")?.toLowerCase() === "websocket";
+}
+export const WEBSOCKET_UPGRADE_MESSAGE = "a terminal is reached over a WebSocket: send Upgrade: websocket";
+
 /** Text frames of the WebSocket. Binary frames carry output (server → client) and input (client → server). */
 export type TerminalServerFrame =
+  /** Once per connection, when the output asked for has been sent: what is typed from now on is taken. */
+  | { type: "ready" }
   | { type: "exit"; exitCode?: number; signal?: string; cursor: number }
   | { type: "truncated"; droppedBytes: number }
   | { type: "cursor"; cursor: number }

@@ -8,7 +8,7 @@
  * `error` {id, error}, and `done` {id} after everything else of the cell.
  */
 import { z } from "zod";
-import { executionErrorSchema, resultSchema, type Result } from "../../protocol/code.ts";
+import { raisedErrorSchema, resultSchema, type Result } from "../../protocol/code.ts";
 import { checkedChart } from "./driver-chart.ts";
 
 export const FRAME_KIND = { stdout: 1, stderr: 2, message: 3 } as const;
@@ -22,7 +22,7 @@ export const driverMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), language: z.string(), version: z.string(), pid: z.number().optional(), cwd: z.string().optional() }),
   // The chart is checked on its own (driver-chart.ts): a chart that does not fit is replaced, not fatal.
   z.object({ type: z.literal("result"), id: cellId, result: resultSchema.extend({ chart: z.unknown().optional() }) }),
-  z.object({ type: z.literal("error"), id: cellId, error: executionErrorSchema }),
+  z.object({ type: z.literal("error"), id: cellId, error: raisedErrorSchema }),
   z.object({ type: z.literal("done"), id: cellId }),
 ]);
 type SentMessage = z.infer<typeof driverMessageSchema>;

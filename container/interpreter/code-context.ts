@@ -6,7 +6,7 @@
  * gone, the context (and its id) stays, and waiting runs go on in the fresh interpreter. An explicit
  * restart or a delete stops the running cell and the waiting ones.
  */
-import type { CodeContext as CodeContextInfo, CodeLanguage, ExecutionError } from "../../protocol/code.ts";
+import type { CodeContext as CodeContextInfo, CodeLanguage, RaisedError } from "../../protocol/code.ts";
 import { CODE_LIMITS } from "../../protocol/code.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import type { ServerLimits } from "../config.ts";
@@ -259,7 +259,7 @@ export class CodeContext {
   }
 
   /** Ends the waiting runs now and sets the running one's error (it ends once its interpreter is gone). */
-  #cancelAll(error: ExecutionError): void {
+  #cancelAll(error: RaisedError): void {
     for (const execution of this.#queue.splice(0)) {
       execution.addError(error);
       execution.finish();

@@ -7,7 +7,7 @@
  * How a run ended is decided here: whether it was interrupted or timed out, whether its
  * interpreter had to be restarted, how long it ran.
  */
-import type { CodeEvent, CodeLanguage, Execution, ExecutionError, ExecutionOutcome, Result } from "../../protocol/code.ts";
+import { executionError, type CodeEvent, type CodeLanguage, type Execution, type ExecutionOutcome, type RaisedError, type Result } from "../../protocol/code.ts";
 import { ExecutionBuilder, type ExecutionLimits } from "../../protocol/code-execution.ts";
 import type { OutputStream } from "../../protocol/process.ts";
 import type { ServerLimits } from "../config.ts";
@@ -28,20 +28,20 @@ export type ExecutionStatus = "queued" | "running" | "over";
 
 /** Errors the server reports for a cell (the others come from the interpreter). */
 export const SERVER_ERRORS = {
-  interruptedBeforeStart: (): ExecutionError => ({ name: "Interrupted", value: "The run was interrupted before it started", traceback: [] }),
-  wouldNotStop: (graceMs: number): ExecutionError => ({
+  interruptedBeforeStart: (): RaisedError => ({ name: "Interrupted", value: "The run was interrupted before it started", traceback: [] }),
+  wouldNotStop: (graceMs: number): RaisedError => ({
     name: "ContextRestarted",
     value: `The cell did not stop within ${graceMs} ms of its interrupt: its interpreter was killed and restarted, and the context's state is gone`,
     traceback: [],
   }),
-  interpreterDied: (language: CodeLanguage, how: string, said: string): ExecutionError => ({
+  interpreterDied: (language: CodeLanguage, how: string, said: string): RaisedError => ({
     name: "ContextRestarted",
     value: `The ${language} interpreter ${how} during the cell: it was restarted, and the context's state is gone`,
     traceback: said ? said.trimEnd().split("\n").slice(-20) : [],
   }),
-  restarted: (): ExecutionError => ({ name: "ContextRestarted", value: "The context was restarted", traceback: [] }),
-  deleted: (): ExecutionError => ({ name: "ContextDeleted", value: "The context was deleted", traceback: [] }),
-  unavailable: (message: string): ExecutionError => ({ name: "ContextUnavailable", value: message, traceback: [] }),
+  restarted: (): RaisedError => ({ name: "ContextRestarted", value: "The context was restarted", traceback: [] }),
+  deleted: (): RaisedError => ({ name: "ContextDeleted", value: "The context was deleted", traceback: [] }),
+  unavailable: (message: string): RaisedError => ({ name: "ContextUnavailable", value: message, traceback: [] }),
 };
 
 export class CodeExecution {
@@ -117,11 +117,11 @@ export class CodeExecution {
     this.#record({ type: "result", result });
   }
 
-  addError(error: ExecutionError): void {
+  addError(error: RaisedError): void {
     if (this.#hasError) return;
     this.#hasError = true;
     this.#coalescer?.flush();
-    this.#record({ type: "error", error });
+    this.#record({ type: "error", error: executionError(error) });
   }
 
   markInterrupted(timedOut: boolean): void {

@@ -1,7 +1,8 @@
 /**
  * One viewer of a terminal over a WebSocket: the log from a cursor on as binary frames (each batch
  * followed by a `cursor` text frame, the seq to reconnect with), a `truncated` frame when output it
- * asked for is no longer kept, and `exit` once the program has ended and everything was sent. Binary
+ * asked for is no longer kept, `ready` once that backlog is sent, and `exit` once the program has
+ * ended and everything was sent. Binary
  * frames from the viewer are input; a `resize` text frame resizes. A view-only viewer sends neither:
  * each such frame is refused with an `error` frame (TERMINAL_VIEW_ONLY) and has no effect. Closing a
  * viewer never touches the terminal.
@@ -48,6 +49,7 @@ export function attachViewer(socket: WebSocket, terminal: Terminal, since: numbe
 async function pump(socket: WebSocket, terminal: Terminal, since: number, signal: AbortSignal): Promise<void> {
   const send = (frame: TerminalServerFrame) => socket.send(JSON.stringify(frame));
   let cursor = since;
+  let ready = false;
   while (!signal.aborted) {
     const { notice, entries } = terminal.log.read(cursor, BATCH_BYTES);
     if (notice) send({ type: "truncated", droppedBytes: notice.droppedBytes });
@@ -56,6 +58,11 @@ async function pump(socket: WebSocket, terminal: Terminal, since: number, signal
       cursor = entry.seq;
     }
     if (entries.length > 0) send({ type: "cursor", cursor });
+    // Caught up with what was asked for: said once, as Cloudflare's terminals say it.
+    if (entries.length === 0 && !ready) {
+      ready = true;
+      send({ type: "ready" });
+    }
     if (entries.length === 0 && terminal.log.closed) {
       const exit = terminal.exit ?? {};
       send({ type: "exit", ...exit, cursor });

@@ -7,4 +7,15 @@ export interface Connection {
   rpc: SandboxRpc;
   /** How broken streams are reconnected (default: resumable-stream.ts). */
   retry?: RetryPolicy | undefined;
+  /**
+   * false: commands that name no session (exec, execStream, run, startProcess) run isolated instead
+   * of in the default session, as Cloudflare's `enableDefaultSession: false` (default true).
+   */
+  enableDefaultSession?: boolean | undefined;
+}
+
+/** The caller-side settings getSandbox and getHttpSandbox both take. */
+export interface ClientOptions {
+  /** false: commands that name no session run isolated (a fresh shell each), not in the default session. */
+  enableDefaultSession?: boolean;
 }

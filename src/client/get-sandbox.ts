@@ -7,6 +7,7 @@ import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import { rpcTransport } from "../rpc/stub-transport.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
 import { SandboxClient } from "./sandbox-client.ts";
+import type { ClientOptions } from "./connection.ts";
 
 /** A Durable Object class that serves SandboxRpc: the Worker's `Sandbox` binding names one. */
 export type SandboxDurableObject = SandboxRpc & Rpc.DurableObjectBranded;
@@ -25,15 +26,17 @@ export interface SandboxNamespace {
  * (`isolation: "none" | "bwrap"`, `allowNetwork`, `readOnlyPaths`, `readWritePaths`,
  * `allowSystemBinaries`, within the walls the runtime's operator set; on Cloudflare the container is
  * the isolation). They are kept by the sandbox and sent before the first call of this client.
+ * `enableDefaultSession` belongs to this client alone (connection.ts) and is not sent.
  */
-export type GetSandboxOptions = SandboxConfig;
+export type GetSandboxOptions = SandboxConfig & ClientOptions;
 
 export function getSandbox(namespace: SandboxNamespace, id: string, options: GetSandboxOptions = {}): SandboxClient {
   assertSandboxId(id);
   const stub = namespace.get(namespace.idFromName(id));
+  const { enableDefaultSession, ...config } = options;
   // Settings travel once, before the first call of this client.
   let configured: Promise<void> | undefined;
-  const hasConfig = Object.values(options).some((value) => value !== undefined);
-  const before = hasConfig ? () => (configured ??= stub.configure(options)) : undefined;
-  return new SandboxClient(id, { rpc: rpcTransport(stub, before) });
+  const hasConfig = Object.values(config).some((value) => value !== undefined);
+  const before = hasConfig ? () => (configured ??= stub.configure(config)) : undefined;
+  return new SandboxClient(id, { rpc: rpcTransport(stub, before), enableDefaultSession });
 }

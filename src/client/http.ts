@@ -20,9 +20,10 @@ import { API_METHODS, type ApiMethod } from "../rpc/bindings/index.ts";
 import type { RetryPolicy } from "../rpc/resumable-stream.ts";
 import { assertSandboxId } from "./sandbox-id.ts";
 import { SandboxClient } from "./sandbox-client.ts";
+import type { ClientOptions } from "./connection.ts";
 import { derivedCalls, pathOf, type Query } from "./http-calls.ts";
 
-export interface HttpSandboxOptions {
+export interface HttpSandboxOptions extends ClientOptions {
   /** Base URL of the Worker, e.g. `http://127.0.0.1:8787` or `https://sandbox.example.workers.dev`. */
   url: string;
   /** SANDBOX_API_TOKEN of the Worker. */
@@ -194,5 +195,5 @@ export function httpRpc(id: string, options: HttpSandboxOptions): SandboxRpc {
 }
 
 export function getHttpSandbox(id: string, options: HttpSandboxOptions): SandboxClient {
-  return new SandboxClient(id, { rpc: httpRpc(id, options), retry: options.retry });
+  return new SandboxClient(id, { rpc: httpRpc(id, options), retry: options.retry, enableDefaultSession: options.enableDefaultSession });
 }

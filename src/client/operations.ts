@@ -90,10 +90,20 @@ export class SandboxOperations implements SandboxCommands {
     return this.#sessionId === undefined ? options : { ...options, sessionId: this.#sessionId };
   }
 
+  /**
+   * A command's options with its session decided: the bound one, or, when the client was made with
+   * `enableDefaultSession: false`, isolated unless the call names a session or says otherwise.
+   */
+  #commandScoped<T extends { sessionId?: string; isolated?: boolean }>(options: T): T {
+    const scoped = this.#scoped(options);
+    const sessionless = this.connection.enableDefaultSession === false && scoped.sessionId === undefined && scoped.isolated === undefined;
+    return sessionless ? { ...scoped, isolated: true } : scoped;
+  }
+
   // ── commands ─────────────────────────────────────────────────────────────
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    const scoped = this.#scoped(options);
+    const scoped = this.#commandScoped(options);
     const streaming = scoped.stream || scoped.onOutput || scoped.onComplete || scoped.signal;
     if (!streaming) {
       try {
@@ -137,7 +147,7 @@ export class SandboxOperations implements SandboxCommands {
 
   async *execStream(command: string, options: ExecStreamOptions = {}): AsyncGenerator<ExecEvent> {
     const { signal } = options;
-    const wire = { ...execWire(this.#scoped(options)), processId: options.processId ?? newCommandId() };
+    const wire = { ...execWire(this.#commandScoped(options)), processId: options.processId ?? newCommandId() };
     let ended = false;
     try {
       for await (const event of execEvents(this.rpc, command, wire, { signal, retry: this.connection.retry })) {
@@ -171,7 +181,7 @@ export class SandboxOperations implements SandboxCommands {
   async #start(command: string, options: RunOptions): Promise<CommandHandle> {
     const { signal } = options;
     signal?.throwIfAborted();
-    const wire = { ...execWire(this.#scoped(options)), processId: options.processId ?? newCommandId() };
+    const wire = { ...execWire(this.#commandScoped(options)), processId: options.processId ?? newCommandId() };
     const stop = new AbortController();
     const onAbort = () => stop.abort(signal!.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -200,7 +210,7 @@ export class SandboxOperations implements SandboxCommands {
   async startProcess(command: string, options: ProcessOptions = {}): Promise<Process> {
     let process: ProcessHandle;
     try {
-      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#scoped(options))), this.connection);
+      process = new ProcessHandle(await this.rpc.startProcess(command, startWire(this.#commandScoped(options))), this.connection);
     } catch (error) {
       options.onError?.(asSandboxError(error));
       throw error;
@@ -253,55 +263,70 @@ export class SandboxOperations implements SandboxCommands {
 
   // ── files ────────────────────────────────────────────────────────────────
 
-  writeFile(path: string, content: string | Uint8Array, options: WriteFileOptions = {}): Promise<WriteFileResult> {
-    if (typeof content === "string") return this.rpc.writeFile(path, content, options);
-    return this.rpc.writeFile(path, bytesToBase64(content), { ...options, encoding: "base64" });
+  /**
+   * A path as the container should see it. Through a session, a relative path starts from the
+   * session's cwd as it is now (asked of the sandbox; `cd` moves it); without one, the container
+   * resolves it against the workspace. Absolute paths go as they are.
+   */
+  async #path(path: string): Promise<string>;
+  async #path(path: string | undefined): Promise<string | undefined>;
+  async #path(path: string | undefined): Promise<string | undefined> {
+    if (this.#sessionId === undefined || path?.startsWith("/")) return path;
+    const { cwd } = await this.rpc.getSession(this.#sessionId);
+    return path === undefined || path === "" ? cwd : `${cwd.replace(/\/+$/, "")}/${path}`;
   }
 
-  writeFileStream(path: string, body: ReadableStream<Uint8Array>, options: WriteStreamOptions = {}): Promise<WriteFileResult> {
-    return this.rpc.writeFileStream(path, body, options);
+  async writeFile(path: string, content: string | Uint8Array, options: WriteFileOptions = {}): Promise<WriteFileResult> {
+    const target = await this.#path(path);
+    if (typeof content === "string") return this.rpc.writeFile(target, content, options);
+    return this.rpc.writeFile(target, bytesToBase64(content), { ...options, encoding: "base64" });
   }
 
-  readFile(path: string, options: ReadFileOptions = {}): Promise<FileContent> {
-    return this.rpc.readFile(path, options);
+  async writeFileStream(path: string, body: ReadableStream<Uint8Array>, options: WriteStreamOptions = {}): Promise<WriteFileResult> {
+    return this.rpc.writeFileStream(await this.#path(path), body, options);
+  }
+
+  async readFile(path: string, options: ReadFileOptions = {}): Promise<FileContent> {
+    return this.rpc.readFile(await this.#path(path), options);
   }
 
   async readFileStream(path: string): Promise<ReadableStream<Uint8Array>> {
-    return (await this.rpc.readFileStream(path)).stream;
+    return (await this.rpc.readFileStream(await this.#path(path))).stream;
   }
 
-  mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
-    return this.rpc.mkdir(path, options);
+  async mkdir(path: string, options: MkdirOptions = {}): Promise<MkdirResult> {
+    return this.rpc.mkdir(await this.#path(path), options);
   }
 
-  deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
-    return this.rpc.deleteFile(path, options);
+  async deleteFile(path: string, options: DeleteFileOptions = {}): Promise<DeleteFileResult> {
+    return this.rpc.deleteFile(await this.#path(path), options);
   }
 
-  renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
-    return this.rpc.renameFile(oldPath, newPath, options);
+  async renameFile(oldPath: string, newPath: string, options: MoveOptions = {}): Promise<RenameFileResult> {
+    return this.rpc.renameFile(await this.#path(oldPath), await this.#path(newPath), options);
   }
 
-  moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
-    return this.rpc.moveFile(sourcePath, destinationPath, options);
+  async moveFile(sourcePath: string, destinationPath: string, options: MoveOptions = {}): Promise<MoveFileResult> {
+    return this.rpc.moveFile(await this.#path(sourcePath), await this.#path(destinationPath), options);
   }
 
-  listFiles(path?: string, options: ListFilesOptions = {}): Promise<FileListing> {
-    return this.rpc.listFiles(path, options);
+  /** Without a path: the workspace (through a session: its cwd). */
+  async listFiles(path?: string, options: ListFilesOptions = {}): Promise<FileListing> {
+    return this.rpc.listFiles(await this.#path(path), options);
   }
 
-  exists(path: string): Promise<ExistsResult> {
-    return this.rpc.exists(path);
+  async exists(path: string): Promise<ExistsResult> {
+    return this.rpc.exists(await this.#path(path));
   }
 
   async *watch(path: string, options: WatchOptions & { signal?: AbortSignal } = {}): AsyncGenerator<WatchEvent> {
     const { signal, ...watchOptions } = options;
     signal?.throwIfAborted();
-    yield* readEventStream<WatchEvent>(await this.rpc.watch(path, watchOptions), signal);
+    yield* readEventStream<WatchEvent>(await this.rpc.watch(await this.#path(path), watchOptions), signal);
   }
 
-  checkChanges(path: string, options: ChangesOptions = {}): Promise<ChangesResult> {
-    return this.rpc.checkChanges(path, options);
+  async checkChanges(path: string, options: ChangesOptions = {}): Promise<ChangesResult> {
+    return this.rpc.checkChanges(await this.#path(path), options);
   }
 
   // ── git ──────────────────────────────────────────────────────────────────

@@ -3,7 +3,8 @@
  * on it. The terminal lives in the sandbox, not in this object: dropping the handle or closing a
  * viewer leaves it running; `kill()` ends it (its whole process group).
  */
-import type { TerminalInfo, TerminalOutput } from "../../protocol/terminals.ts";
+import { isWebSocketUpgrade, WEBSOCKET_UPGRADE_MESSAGE, type TerminalInfo, type TerminalOutput } from "../../protocol/terminals.ts";
+import { ERROR_CODES, errorBody } from "../../protocol/errors.ts";
 import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
 import type { TerminalKillResult, TerminalOutputOptions, TerminalWriteResult } from "../rpc/terminals.ts";
 import { base64ToBytes } from "../rpc/bytes.ts";
@@ -76,6 +77,11 @@ export class Terminal {
    * terminal: return the 101 response from a Worker's fetch handler, or accept its `webSocket`.
    */
   connect(request: Request): Promise<Response> {
+    // Answered here, as a handler would: the sandbox is never asked about a request it cannot serve.
+    if (!isWebSocketUpgrade(request)) {
+      const code = "WEBSOCKET_UPGRADE_REQUIRED";
+      return Promise.resolve(Response.json(errorBody(code, WEBSOCKET_UPGRADE_MESSAGE), { status: ERROR_CODES[code] }));
+    }
     return this.#rpc.connectTerminal(this.id, request);
   }
 }

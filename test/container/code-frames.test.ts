@@ -32,6 +32,8 @@ describe("code run frames", () => {
       expect(JSON.parse(message.data)).toEqual(event);
       expect(message.id).toBe(String(event.seq));
     });
+    // The error carries `message` (Cloudflare's name) beside `value`, though the interpreter gave only `value`.
+    expect(JSON.parse(messages[4]!.data).error).toMatchObject({ value: 'bad "value"', message: 'bad "value"' });
     expect(JSON.parse(messages[5]!.data)).toMatchObject({ type: "complete", executionCount: 3 });
   });
 });

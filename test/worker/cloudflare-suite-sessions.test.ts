@@ -5,7 +5,6 @@
  * ending. Written as code moved from `@cloudflare/sandbox` expects it to pass.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { GetSandboxOptions } from "../../src/client/get-sandbox.ts";
 import { cloudflareSandboxes } from "./cloudflare-suite.ts";
 
 const sandboxes = cloudflareSandboxes();
@@ -160,7 +159,7 @@ describe("the default session", () => {
 
 describe("sessionless execution (enableDefaultSession: false)", () => {
   // Cloudflare's option: calls without a session start from a fresh shell each time.
-  const sandbox = sandboxes.create("cf-sessionless", { enableDefaultSession: false } as GetSandboxOptions);
+  const sandbox = sandboxes.create("cf-sessionless", { enableDefaultSession: false });
 
   it("runs implicit exec calls without shared shell state", async () => {
     const first = await sandbox.exec(

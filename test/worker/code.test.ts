@@ -36,7 +36,8 @@ describe("code interpreter through getSandbox", () => {
     expect(streamed.code).toBe("print(len(numbers))");
     expect(streamed.logs.stdout.join("")).toBe("3\n");
     const failed = await sandbox.runCode("numbers[10]", { context });
-    expect(failed.error).toMatchObject({ name: "IndexError", value: "list index out of range" });
+    // `message` (Cloudflare's name) repeats `value` (E2B's).
+    expect(failed.error).toMatchObject({ name: "IndexError", value: "list index out of range", message: "list index out of range" });
     expect(failed.error!.traceback.at(-1)).toBe("IndexError: list index out of range");
     expect((await sandbox.listCodeContexts()).map((c) => c.id)).toContain(context.id);
     expect(await sandbox.getCodeContext(context.id)).toMatchObject({ id: context.id, executionCount: 4 });
@@ -50,14 +51,14 @@ describe("code interpreter through getSandbox", () => {
         // print() writes the text and its newline apart: they may arrive as one chunk or two.
         onStdout: (data) => (seen.at(-1)?.startsWith("stdout:") ? (seen[seen.length - 1] += data) : seen.push(`stdout:${data}`)),
         onResult: (result) => seen.push(`result:${result.png ? "png" : "other"}`),
-        onError: (error) => seen.push(`error:${error.name}`),
+        onError: (error) => seen.push(`error:${error.name}:${error.message}`),
       },
     );
-    expect(seen).toEqual(["stdout:drawing\n", "result:png", "error:ValueError"]);
+    expect(seen).toEqual(["stdout:drawing\n", "result:png", "error:ValueError:after the figure"]);
     expect(execution.logs.stdout.join("")).toBe("drawing\n");
     expect(execution.results).toHaveLength(1);
     expect(atob(execution.results[0]!.png!).slice(1, 4)).toBe("PNG");
-    expect(execution.error).toMatchObject({ name: "ValueError", value: "after the figure" });
+    expect(execution.error).toMatchObject({ name: "ValueError", value: "after the figure", message: "after the figure" });
     // No context given: the sandbox's default python context, listed as such.
     expect((await sandbox.getCodeContext(execution.contextId)).isDefault).toBe(true);
   });
@@ -226,6 +227,8 @@ describe("/v1 code routes", () => {
     const rest: CodeEvent[] = [];
     for await (const event of reader) rest.push(event);
     expect(rest.at(-2)).toMatchObject({ type: "error", error: { name: "KeyboardInterrupt" } });
+    const { error } = rest.at(-2) as Extract<CodeEvent, { type: "error" }>;
+    expect(error.message).toBe(error.value);
     expect(rest.at(-1)).toMatchObject({ type: "complete", interrupted: true });
 
     const restarted = await apiCall(`${base}/code/contexts/${context.id}/restart`, { method: "POST" });

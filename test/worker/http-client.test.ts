@@ -147,6 +147,23 @@ describe("getHttpSandbox: sessions, files, env and info", () => {
     await sandbox.destroy();
   });
 
+  it("enableDefaultSession: false runs unnamed commands isolated; a session's relative paths start from its cwd", async () => {
+    const sandbox = client("http-sessionless", { enableDefaultSession: false });
+    const workspace = (await sandbox.exec("mkdir -p kept && pwd && cd kept && export KEPT=1")).stdout.trim();
+    expect((await sandbox.exec('echo "$PWD ${KEPT:-none}"')).stdout).toBe(`${workspace} none\n`);
+    // A session named by the call keeps its state all the same.
+    await sandbox.exec("export KEPT=1", { sessionId: "named" });
+    expect((await sandbox.exec('echo "${KEPT:-none}"', { sessionId: "named" })).stdout).toBe("1\n");
+    const session = await sandbox.createSession({ id: "in-kept", cwd: `${workspace}/kept` });
+    await session.writeFile("note.txt", "relative to the session");
+    expect((await sandbox.readFile("kept/note.txt")).content).toBe("relative to the session");
+    expect((await session.listFiles(".")).files.map((f) => f.name)).toEqual(["note.txt"]);
+    await session.exec("mkdir -p deeper && cd deeper");
+    await session.writeFile("../second.txt", "up one");
+    expect((await sandbox.exists("kept/second.txt")).exists).toBe(true);
+    await sandbox.destroy();
+  });
+
   it("moves files both ways, streamed and whole, with the same errors as over RPC", async () => {
     const sandbox = client("http-files");
     const size = 5 * 1024 * 1024;

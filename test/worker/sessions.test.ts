@@ -91,5 +91,13 @@ describe("sessions", () => {
     await session.writeFile("from-session.txt", "written in a session");
     expect((await sandbox.readFile("from-session.txt")).content).toBe("written in a session");
     expect(await session.exists("from-session.txt")).toMatchObject({ exists: true, type: "file" });
+    // Relative paths of a session's file calls start from its cwd, wherever `cd` took it.
+    await session.exec("mkdir -p nested && cd nested");
+    await session.writeFile("inner.txt", "in nested");
+    expect((await sandbox.readFile("nested/inner.txt")).content).toBe("in nested");
+    expect((await session.readFile("../from-session.txt")).content).toBe("written in a session");
+    expect((await session.listFiles()).files.map((f) => f.name)).toEqual(["inner.txt"]);
+    await session.renameFile("inner.txt", "renamed.txt");
+    expect(await sandbox.exists("nested/renamed.txt")).toMatchObject({ exists: true });
   });
 });

@@ -79,6 +79,8 @@ describe("terminals over Workers RPC", () => {
     await viewer.closed;
     expect(viewer.text()).toContain("got-over-rpc");
     expect(viewer.controls.at(-1)).toMatchObject({ type: "exit", exitCode: 0 });
+    // `ready` once, when the output asked for had been sent.
+    expect(viewer.controls.filter((frame) => frame.type === "ready")).toEqual([{ type: "ready" }]);
   });
 });
 
@@ -159,7 +161,8 @@ describe("terminals over /v1", () => {
     const id = uniqueId("term-v1-bad");
     stubFor(id);
     const plain = await apiCall(`/v1/sandboxes/${id}/terminals/nope/ws`);
-    expect(plain.status).toBe(400);
+    expect(plain.status).toBe(426);
+    expect(await plain.json()).toMatchObject({ code: "WEBSOCKET_UPGRADE_REQUIRED" });
     const missing = await apiCall(`/v1/sandboxes/${id}/terminals/nope`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: "TERMINAL_NOT_FOUND" });

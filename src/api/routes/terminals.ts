@@ -4,10 +4,10 @@
  * (`?since=<cursor>`), whose upgrade is passed through the Durable Object to the container.
  */
 import { Hono } from "hono";
-import { writeTerminalRequestSchema } from "../../../protocol/terminals.ts";
+import { isWebSocketUpgrade, WEBSOCKET_UPGRADE_MESSAGE, writeTerminalRequestSchema } from "../../../protocol/terminals.ts";
 import { API_METHODS } from "../../rpc/bindings/index.ts";
 import { base64ToBytes } from "../../rpc/bytes.ts";
-import { InvalidRequestError } from "../../rpc/errors.ts";
+import { errorFromCode } from "../../rpc/errors.ts";
 import { grantedTerminalMode } from "../stream-grant.ts";
 import type { ApiEnv } from "../types.ts";
 import { jsonBody } from "../validate.ts";
@@ -19,7 +19,7 @@ export const terminalRoutes = new Hono<ApiEnv>()
     return c.json(await c.var.sandbox.writeTerminal(c.req.param("tid"), input));
   })
   .get(API_METHODS.connectTerminal.path, async (c) => {
-    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new InvalidRequestError("this route is a WebSocket: send Upgrade: websocket", "INVALID_REQUEST");
+    if (!isWebSocketUpgrade(c.req.raw)) throw errorFromCode("WEBSOCKET_UPGRADE_REQUIRED", WEBSOCKET_UPGRADE_MESSAGE);
     // View-only stays so whatever the query says once a signed URL granted it.
     const url = new URL(c.req.url);
     url.searchParams.set("mode", grantedTerminalMode(c));
