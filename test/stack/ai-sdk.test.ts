@@ -202,6 +202,9 @@ describe.concurrent("edge-sandbox/ai-sdk", () => {
     await resumed.stop();
     const afterStop = await elsewhere.resumeSession({ sessionId });
     expect(await afterStop.readTextFile({ path: "kept.txt" })).toBe("kept");
+    // The stop ended the container and its preview URLs: the resumed session has its port exposed again.
+    expect(afterStop.ports).toEqual([8123]);
+    expect((await afterStop.getPortEndpoint({ port: 8123 })).url).toMatch(/^http:\/\/8123-.*\?token=[^&]+$/);
 
     await afterStop.destroy();
     await afterStop.destroy();

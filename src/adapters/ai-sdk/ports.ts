@@ -8,21 +8,16 @@
  */
 import type { HarnessV1PortEndpoint } from "@ai-sdk/harness";
 import type { SandboxClient } from "../../client/index.ts";
-import { asHarness, EdgeSandboxError, hasCode } from "./errors.ts";
+import { asHarness, EdgeSandboxError } from "./errors.ts";
 
 export type PortProtocol = "http" | "https" | "ws";
 
-/** Exposes each port that is not exposed yet. */
+/** Exposes each port the running container does not serve yet (a stale one again, with its URL). */
 export async function exposePorts(client: SandboxClient, ports: readonly number[], origin: string | undefined): Promise<void> {
   await asHarness(async () => {
     const exposed = new Set((await client.getExposedPorts(origin === undefined ? {} : { origin })).map((entry) => entry.port));
     for (const port of ports) {
-      if (exposed.has(port)) continue;
-      try {
-        await client.exposePort(port, origin === undefined ? {} : { origin });
-      } catch (error) {
-        if (!hasCode(error, "PORT_ALREADY_EXPOSED")) throw error;
-      }
+      if (!exposed.has(port)) await client.exposePort(port, origin === undefined ? {} : { origin });
     }
   });
 }
@@ -32,21 +27,28 @@ export async function replacePorts(client: SandboxClient, ports: readonly number
   await asHarness(async () => {
     const wanted = new Set(ports);
     for (const entry of await client.getExposedPorts(origin === undefined ? {} : { origin })) {
-      if (wanted.has(entry.port)) continue;
-      try {
-        await client.unexposePort(entry.port);
-      } catch (error) {
-        if (!hasCode(error, "PORT_NOT_EXPOSED")) throw error;
-      }
+      if (!wanted.has(entry.port)) await client.unexposePort(entry.port);
     }
   });
   await exposePorts(client, ports, origin);
 }
 
-/** The URL of an exposed port in the scheme asked for; PORT_NOT_EXPOSED for a port that is not. */
-export async function portEndpoint(client: SandboxClient, port: number, protocol: PortProtocol | undefined, origin: string | undefined): Promise<HarnessV1PortEndpoint> {
+/**
+ * The URL of a session's port in the scheme asked for; PORT_NOT_EXPOSED for a port that is not the
+ * session's. A port of the session whose URL went stale with its container (a sleep, a restart) is
+ * exposed again first: its URL, token included, is the one it had.
+ */
+export async function portEndpoint(
+  client: SandboxClient,
+  port: number,
+  protocol: PortProtocol | undefined,
+  origin: string | undefined,
+  sessionPorts: readonly number[],
+): Promise<HarnessV1PortEndpoint> {
   return asHarness(async () => {
-    const exposed = (await client.getExposedPorts(origin === undefined ? {} : { origin })).find((entry) => entry.port === port);
+    const options = origin === undefined ? {} : { origin };
+    let exposed = (await client.getExposedPorts(options)).find((entry) => entry.port === port);
+    if (!exposed && sessionPorts.includes(port)) exposed = await client.exposePort(port, options);
     if (!exposed) {
       throw new EdgeSandboxError({ message: `port ${port} is not exposed in sandbox ${client.id}: list it in the provider's ports, or call setPorts`, code: "PORT_NOT_EXPOSED", context: { port } });
     }

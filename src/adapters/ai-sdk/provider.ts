@@ -14,7 +14,7 @@ import { applyNetworkPolicy } from "./network-policy.ts";
 import { asHarness, EdgeSandboxError, PROVIDER_ID } from "./errors.ts";
 import { exposePorts } from "./ports.ts";
 import { sandboxIdFor } from "./sandbox-id.ts";
-import { SESSION_MARKER } from "./session-marker.ts";
+import { parsePortsMarker, portsMarkerValue, SESSION_MARKER, SESSION_PORTS_MARKER } from "./session-marker.ts";
 import { EdgeSandboxSession } from "./session.ts";
 import { serviceOrigin, type EdgeSandboxProviderSettings } from "./settings.ts";
 
@@ -54,7 +54,7 @@ export function createEdgeSandbox(settings: EdgeSandboxProviderSettings): EdgeSa
       return await asHarness(async () => {
         if (settings.sandbox && Object.keys(settings.sandbox).length > 0) await client.configure(settings.sandbox);
         if (settings.network !== undefined) await applyNetworkPolicy(client, typeof settings.network === "string" ? { mode: settings.network } : settings.network);
-        await client.setEnvVars({ [SESSION_MARKER]: options.sessionId ?? client.id });
+        await client.setEnvVars({ [SESSION_MARKER]: options.sessionId ?? client.id, [SESSION_PORTS_MARKER]: portsMarkerValue(settings.ports ?? []) });
         const session = await sessionOf(client, settings, settings.ports ?? []);
         await exposePorts(client, session.ports, origin);
         options.abortSignal?.throwIfAborted();
@@ -63,7 +63,7 @@ export function createEdgeSandbox(settings: EdgeSandboxProviderSettings): EdgeSa
       });
     } catch (error) {
       // Nothing half-made stays behind: the container stops, the mark goes.
-      await client.setEnvVars({ [SESSION_MARKER]: undefined }).catch(() => undefined);
+      await client.setEnvVars({ [SESSION_MARKER]: undefined, [SESSION_PORTS_MARKER]: undefined }).catch(() => undefined);
       await client.destroy().catch(() => undefined);
       throw error;
     }
@@ -73,13 +73,17 @@ export function createEdgeSandbox(settings: EdgeSandboxProviderSettings): EdgeSa
     options.abortSignal?.throwIfAborted();
     const client = clientFor(settings, await sandboxIdFor(prefix, options.sessionId));
     return asHarness(async () => {
-      const marked = await client.exec("printenv", { args: [SESSION_MARKER], isolated: true });
-      if (marked.stdout.trim() !== options.sessionId) {
+      // Both marks in one command: the session's id on the first line, its ports on the second.
+      const marked = await client.exec(`printf '%s\\n%s\\n' "$${SESSION_MARKER}" "$${SESSION_PORTS_MARKER}"`, { isolated: true });
+      const [markedId = "", markedPorts = ""] = marked.stdout.split("\n");
+      if (markedId !== options.sessionId) {
         // Looking started a container for a session that is not there: stop it again.
         await client.destroy().catch(() => undefined);
         throw new EdgeSandboxError({ message: `no sandbox session ${JSON.stringify(options.sessionId)} to resume (never created, or destroyed)`, code: "SESSION_NOT_FOUND", context: { sessionId: options.sessionId } });
       }
-      const ports = (await client.getExposedPorts(origin === undefined ? {} : { origin })).map((entry) => entry.port);
+      // A stop ends the container and its preview URLs: the session's ports are exposed again.
+      const ports = parsePortsMarker(markedPorts);
+      await exposePorts(client, ports, origin);
       return sessionOf(client, settings, ports);
     });
   };

@@ -14,7 +14,7 @@ import * as files from "./files.ts";
 import { applyNetworkPolicy, applyRequestTransformations } from "./network-policy.ts";
 import { portEndpoint, replacePorts, type PortProtocol } from "./ports.ts";
 import * as commands from "./process.ts";
-import { SESSION_MARKER } from "./session-marker.ts";
+import { portsMarkerValue, SESSION_MARKER, SESSION_PORTS_MARKER } from "./session-marker.ts";
 
 export interface EdgeSandboxSessionInit {
   client: SandboxClient;
@@ -70,7 +70,7 @@ export class EdgeSandboxSession implements HarnessV1NetworkSandboxSession, Sandb
   readonly run = (options: commands.CommandOptions) => commands.run(this.client, options);
   readonly spawn = ((options: commands.CommandOptions & { stdin?: boolean }) => commands.spawn(this.client, options)) as SandboxSession["spawn"];
 
-  readonly getPortEndpoint = (options: { port: number; protocol?: PortProtocol }): Promise<HarnessV1PortEndpoint> => portEndpoint(this.client, options.port, options.protocol, this.#origin);
+  readonly getPortEndpoint = (options: { port: number; protocol?: PortProtocol }): Promise<HarnessV1PortEndpoint> => portEndpoint(this.client, options.port, options.protocol, this.#origin, this.#ports);
 
   /** @deprecated in the contract: getPortEndpoint's URL. */
   readonly getPortUrl = async (options: { port: number; protocol?: PortProtocol }): Promise<string> => (await this.getPortEndpoint(options)).url;
@@ -78,6 +78,7 @@ export class EdgeSandboxSession implements HarnessV1NetworkSandboxSession, Sandb
   /** Replaces the exposed ports (full replacement: the others are unexposed). */
   readonly setPorts = async (ports: ReadonlyArray<number>): Promise<void> => {
     await replacePorts(this.client, ports, this.#origin);
+    await asHarness(() => this.client.setEnvVars({ [SESSION_PORTS_MARKER]: portsMarkerValue(ports) }));
     this.#ports = [...ports];
   };
 
@@ -102,7 +103,7 @@ export class EdgeSandboxSession implements HarnessV1NetworkSandboxSession, Sandb
   /** Stops the container and forgets the session: its saved workspace is discarded and it can no longer be resumed. */
   readonly destroy = async (): Promise<void> => {
     await asHarness(async () => {
-      await this.client.setEnvVars({ [SESSION_MARKER]: undefined });
+      await this.client.setEnvVars({ [SESSION_MARKER]: undefined, [SESSION_PORTS_MARKER]: undefined });
       await this.client.destroy();
     });
   };
