@@ -98,6 +98,7 @@ export const restoreBackupRequestSchema = z.strictObject({
 export type RestoreBackupRequest = z.output<typeof restoreBackupRequestSchema>;
 
 export const restoreBackupResultSchema = z.object({
+  success: z.literal(true).describe("Always true: a restore that fails is an error (Cloudflare's result shape)"),
   id: z.string().describe("The backup restored"),
   dir: z.string().optional().describe("The folder restored into, as given (none: the workspace)"),
   backup: backupInfoSchema,

@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   INVALID_GIT_URL: 400,
   /** An archive that is not gzip'd tar, or names entries that would land outside the workspace. */
   INVALID_ARCHIVE: 400,
+  /** A backup past its expiry (its `ttl`), asked for before the bucket let go of it; Cloudflare's code and status. */
+  BACKUP_EXPIRED: 400,
   UNAUTHORIZED: 401,
   /** A request to a private preview port with neither its token, its cookie nor the API token. */
   PORT_TOKEN_REQUIRED: 401,

@@ -141,16 +141,18 @@ export class ProcessHandle implements Process {
     const probeId = `port-probe-${port}-${Math.random().toString(36).slice(2, 10)}`;
     let probing = false;
     try {
-      const stream = await this.#rpc.execStream(probe, { timeout, killOnDisconnect: true, processId: probeId });
+      // Isolated: the probe is ours, not a command of the caller's session (its options, aliases).
+      const stream = await this.#rpc.execStream(probe, { timeout, killOnDisconnect: true, processId: probeId, isolated: true });
       probing = true;
+      const notListening = () => new ExecutionTimeoutError(`Port ${port} did not accept connections within ${timeout} ms`, { context: { processId: this.id, port } });
       const probed = (async () => {
         for await (const event of readEventStream<ExecEvent>(stream, stop.signal)) {
           if (event.type === "complete") {
             if (event.result.success) return;
-            throw new ExecutionTimeoutError(`Port ${port} did not accept connections within ${timeout} ms`, {
-              context: { processId: this.id, port },
-            });
+            throw notListening();
           }
+          // The probe past its time limit ends with this stream's timeout error.
+          if (event.type === "error" && event.code === "EXECUTION_TIMEOUT") throw notListening();
         }
         throw new SandboxError(`The port probe for ${port} ended without a result`, "CONNECTION_FAILED");
       })();

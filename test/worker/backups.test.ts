@@ -73,8 +73,8 @@ describe("snapshots over RPC", () => {
     await expect(b.restoreBackup(ofA.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
     await expect(b.deleteBackup(ofA.id)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND", httpStatus: 404 });
     expect((await b.exec("ls")).stdout).toBe("mine.txt\n");
-    // An id that tries to climb into a's prefix names nothing.
-    await expect(b.restoreBackup(`../../${a.id}/backups/${ofA.id}`)).rejects.toMatchObject({ code: "BACKUP_NOT_FOUND" });
+    // An id that tries to climb into a's prefix is not a backup id.
+    await expect(b.restoreBackup(`../../${a.id}/backups/${ofA.id}`)).rejects.toMatchObject({ code: "INVALID_REQUEST", httpStatus: 400 });
     expect((await a.listBackups()).map((x) => x.id)).toEqual([ofA.id]);
   });
 
@@ -96,9 +96,10 @@ describe("Cloudflare's backup options: dir, excludes, gitignore; restore into an
 
   it("backs up a folder less its excludes and what git ignores, and restores it into another, made when missing", async () => {
     const sandbox = sandboxes.create("backup-dir");
+    // In a subshell: the default session stays in the workspace.
     await sandbox.exec(
-      "mkdir -p proj/src/node_modules proj/node_modules/p proj/build proj/empty && cd proj && git init -q && printf 'build/\\n' > .gitignore && " +
-        "echo app > src/app.ts && echo log > src/debug.log && echo y > src/node_modules/y.js && echo x > node_modules/p/i.js && echo built > build/out.js && ln -s src/app.ts link",
+      "(mkdir -p proj/src/node_modules proj/node_modules/p proj/build proj/empty && cd proj && git init -q && printf 'build/\\n' > .gitignore && " +
+        "echo app > src/app.ts && echo log > src/debug.log && echo y > src/node_modules/y.js && echo x > node_modules/p/i.js && echo built > build/out.js && ln -s src/app.ts link)",
     );
     // Their localBucket, multipart and compression are taken, with no effect.
     const backup = await sandbox.createBackup({ dir: "proj", excludes: ["node_modules", "*.log"], gitignore: true, name: "proj", localBucket: true, multipart: false, compression: { format: "zstd" } });

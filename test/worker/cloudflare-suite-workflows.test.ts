@@ -43,7 +43,7 @@ describe("comprehensive workflow", () => {
 
   it("clone → env → files → process", async () => {
     const made = await sandbox.exec(
-      "mkdir -p /tmp/origins && cd /tmp/origins && git init -q -b master hello && cd hello && echo 'Hello World!' > README && git add README && git -c user.name=t -c user.email=t@example.com commit -q -m first",
+      "(mkdir -p /tmp/origins && cd /tmp/origins && git init -q -b master hello && cd hello && echo 'Hello World!' > README && git add README && git -c user.name=t -c user.email=t@example.com commit -q -m first)",
     );
     expect(made.exitCode).toBe(0);
     await sandbox.setEnvVars({ PROJECT_NAME: "hello-world", BUILD_ENV: "test" });

@@ -5,8 +5,9 @@
  * another), deleteBackup removes it. What a backup is (folder, name, paths, time, labels, expiry) travels as the object's metadata, so the object is the whole
  * record: a backup exists exactly when its upload completed.
  *
- * A backup past its expiry is gone to every caller at once (not listed, not restorable) and removed
- * from the bucket by removeExpired, which the Durable Object's alarm runs at the expiry. A sandbox's
+ * A backup past its expiry is gone to every caller at once (not listed; a restore or fork of it is
+ * BACKUP_EXPIRED until removeExpired, which the Durable Object's alarm runs at the expiry, removes it
+ * from the bucket; then BACKUP_NOT_FOUND). A sandbox's
  * quota (bytes, count) is checked as a backup is made: one that would pass it is not kept.
  */
 import { ARCHIVE_MEDIA_TYPE } from "../../../protocol/archive.ts";
@@ -30,6 +31,10 @@ import { uploadStream } from "./upload.ts";
 
 function notFound(id: string): SandboxError {
   return new SandboxError(`This sandbox has no backup ${JSON.stringify(id)}`, "BACKUP_NOT_FOUND", { context: { backupId: id } });
+}
+
+function pastExpiry(backup: BackupInfo): SandboxError {
+  return new SandboxError(`The backup ${JSON.stringify(backup.id)} expired at ${backup.expiresAt}`, "BACKUP_EXPIRED", { context: { backupId: backup.id, expiresAt: backup.expiresAt } });
 }
 
 /** Metadata of a backup object → its record. */
@@ -155,9 +160,10 @@ export class BackupStore {
   async open(id: string): Promise<ReadableStream<Uint8Array>> {
     const found = await bucketCall("Reading the backup", () => openRanged(this.#bucket, this.#key(id)));
     if (!found) throw notFound(id);
-    if (expired(describe(id, found.object))) {
+    const backup = describe(id, found.object);
+    if (expired(backup)) {
       await found.body.cancel();
-      throw notFound(id);
+      throw pastExpiry(backup);
     }
     return found.body;
   }
@@ -169,11 +175,11 @@ export class BackupStore {
     const backup = describe(id, found.object);
     if (expired(backup)) {
       await found.body.cancel();
-      throw notFound(id);
+      throw pastExpiry(backup);
     }
     const dir = request.dir ?? backup.dir;
     const entries = await bucketCall("Restoring the backup", () => extractReplacing(api, found.body, backup.paths, dir));
-    return { id, ...(dir === undefined ? {} : { dir }), backup, entries };
+    return { success: true, id, ...(dir === undefined ? {} : { dir }), backup, entries };
   }
 
   async delete(id: string): Promise<DeleteBackupResult> {
@@ -184,9 +190,11 @@ export class BackupStore {
     return { id };
   }
 
-  /** The key of a backup of this sandbox: a malformed id names none (never a key outside the prefix). */
+  /** The key of a backup of this sandbox: a malformed id is refused (never a key outside the prefix). */
   #key(id: string): string {
-    if (!backupIdSchema.safeParse(id).success) throw notFound(String(id));
+    if (!backupIdSchema.safeParse(id).success) {
+      throw new SandboxError(`${JSON.stringify(String(id))} is not a backup id: createBackup returns a UUID`, "INVALID_REQUEST", { context: { backupId: String(id) } });
+    }
     return this.#keys.backup(id);
   }
 }
