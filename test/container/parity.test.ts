@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
+import { eventually } from "./helpers.ts";
 import { startSandboxTarget, type SandboxTarget } from "./sandbox-target.ts";
 
 interface ExecBody {
@@ -36,8 +37,10 @@ describe.skipIf(!detectIsolation().bwrap.available && !process.env.CI)("inside a
     const created = await target.call("POST", "/api/terminals", { terminalId: "image-env", command: probe });
     expect(created.status).toBe(200);
     await target.call("POST", "/api/terminals/image-env/wait", {});
-    const output = (await target.call("GET", "/api/terminals/image-env/output")).body as { data: string };
-    expect(Buffer.from(output.data, "base64").toString("utf8").replace(/\r/g, "")).toBe("noninteractive\nend\n");
+    // The terminal's last output may reach its log a moment after its exit is known.
+    const output = async () => Buffer.from(((await target.call("GET", "/api/terminals/image-env/output")).body as { data: string }).data, "base64").toString("utf8").replace(/\r/g, "");
+    await eventually(async () => (await output()).endsWith("end\n"), 5_000);
+    expect(await output()).toBe("noninteractive\nend\n");
   });
 
   it("starts in /workspace, as root named root, with the image's HOME, PATH and hostname", async () => {

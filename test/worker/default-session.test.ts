@@ -7,6 +7,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import { getHttpSandbox } from "../../src/client/http.ts";
+import { ExecutionTimeoutError } from "../../src/client/index.ts";
 import { collect, sandboxPool, stdoutOf, uniqueId } from "./helpers.ts";
 
 const sandboxes = sandboxPool();
@@ -70,7 +71,9 @@ describe("the default session over RPC", () => {
   it("a session's commandTimeoutMs limits its commands; a command's own timeout wins", async () => {
     const session = await sandbox.createSession({ id: "limited", commandTimeoutMs: 300 });
     expect(session.session.commandTimeoutMs).toBe(300);
-    expect(await session.exec("sleep 5")).toMatchObject({ timedOut: true, exitCode: 124 });
+    const timedOut = await session.exec("sleep 5").catch((error: unknown) => error);
+    expect(timedOut).toBeInstanceOf(ExecutionTimeoutError);
+    expect(timedOut).toMatchObject({ code: "EXECUTION_TIMEOUT", result: { timedOut: true, exitCode: 124, sessionId: "limited" } });
     expect(await session.exec("sleep 0.6; echo done", { timeout: 5000 })).toMatchObject({ exitCode: 0, stdout: "done\n" });
   });
 });
@@ -84,7 +87,7 @@ describe("the default session over /v1", () => {
       expect(stdoutOf(await collect(sandbox.execStream('basename "$PWD"')))).toBe("web\n");
       expect((await sandbox.exec('basename "$PWD"; echo "${VIA:-none}"', { isolated: true })).stdout).toBe("workspace\nnone\n");
       const session = await sandbox.createSession({ id: "limited", commandTimeoutMs: 300 });
-      expect(await session.exec("sleep 5")).toMatchObject({ timedOut: true });
+      await expect(session.exec("sleep 5")).rejects.toMatchObject({ code: "EXECUTION_TIMEOUT", result: { timedOut: true } });
     } finally {
       await sandbox.destroy();
     }

@@ -43,7 +43,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Host folders sandboxes may mount: outside the data folder (no sandbox may mount another's files).
   const sharedDir = mkdtempSync(join(tmpdir(), "sandbox-shared-"));
   chmodSync(sharedDir, 0o755);
-  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], stopGraceMs: 1_000, secret });
+  // Twice the default cap: the files run two at a time, and some keep sandboxes busy on purpose
+  // (keepAlive, servers left running) while others start theirs.
+  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], maxContainers: 64, stopGraceMs: 1_000, secret });
   const noBwrap = await startRuntime({
     dataDir: join(dataDir, "no-bwrap"),
     isolation: "none",

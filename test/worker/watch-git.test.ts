@@ -27,8 +27,9 @@ describe.each(transports)("over %s", (_name, make) => {
 
   it("clones a repository made in the sandbox, at a branch and a depth", async () => {
     const made = await sandbox.exec(
-      "git init -q -b main origin && cd origin && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m one && " +
-        "git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m two && git branch side && pwd",
+      // In a subshell: the default session stays in the workspace, where the clone lands.
+      "(git init -q -b main origin && cd origin && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m one && " +
+        "git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m two && git branch side && pwd)",
     );
     expect(made.exitCode).toBe(0);
     const origin = made.stdout.trim();
