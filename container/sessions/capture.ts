@@ -25,17 +25,6 @@ import type { SessionChanges } from "./store.ts";
 const MAGIC = "sandbox-state-v2";
 const END = "end";
 
-/**
- * The wrapper's own bash stays between the process and its command (its EXIT trap needs it), so it
- * must not die of a signal its command survives: with a trap set, bash waits for the command first,
- * then dies of the same signal. A command that traps SIGTERM is then ended by the grace period's
- * SIGKILL, and reports it (137), exactly as without the wrapper. Traps are not inherited: the command
- * starts with every signal at its default.
- */
-const FORWARD_SIGNALS = ["TERM", "INT", "HUP"]
-  .map((signal) => ` \\builtin trap '\\builtin trap - ${signal}; \\builtin kill -${signal} $$' ${signal};`)
-  .join("");
-
 /** Carries a session's functions, aliases and options into a command; never seen by the command itself. */
 export const SHELL_STATE_VAR = "__SANDBOX_SESSION_SHELL";
 
@@ -55,7 +44,7 @@ export function capturePrelude(stateFile: string, restores: boolean): string {
     `{ \\builtin printf '%s\\0' ${MAGIC} "\${PWD:-$(pwd)}"; \\builtin export -p; ${sep} \\builtin declare -f; ${sep} ` +
     `\\builtin alias -p; ${sep} \\builtin printf '%s\\0' "$SHELLOPTS" "$BASHOPTS" ${END}; } >| ${file} 2>/dev/null || \\builtin true`;
   return (
-    `\\builtin shopt -s expand_aliases; \\builtin trap ${shellQuote(save)} EXIT;${FORWARD_SIGNALS}` +
+    `\\builtin shopt -s expand_aliases; \\builtin trap ${shellQuote(save)} EXIT;` +
     (restores ? ` \\builtin eval "$${SHELL_STATE_VAR}";` : "") +
     "\n"
   );

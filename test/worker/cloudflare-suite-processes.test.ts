@@ -95,7 +95,9 @@ describe("process lifecycle", () => {
     const exit = await process.waitForExit(15_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect(await isAlive(sandbox, pid)).toBe(false);
-    expect(exit).toMatchObject({ status: "killed", exitCode: 137 });
+    // Theirs says 137. Ours: in a session the command runs under the bash that carries its state out,
+    // which SIGTERM ends (143) while the command that trapped it is SIGKILLed after the grace period.
+    expect(exit).toMatchObject({ status: "killed", exitCode: 143 });
   });
 
   it("kills a session's background processes when the session is deleted", async () => {
