@@ -38,6 +38,8 @@ export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "python3-matplotlib", probe: { pythonImport: "matplotlib" }, needs: ["test"], why: "the code interpreter's chart tests" },
   { name: "python3-ipython", probe: { pythonImport: "IPython" }, needs: ["test"], why: "the code interpreter's !commands, magics and IPython.display" },
   { name: "python3-pil", probe: { pythonImport: "PIL" }, needs: ["test"], why: "the code interpreter's image results" },
+  { name: "python3-httpx", probe: { pythonImport: "httpx" }, needs: ["test"], why: "the Python client (clients/python) and its tests" },
+  { name: "python3-pytest", probe: { pythonImport: "pytest" }, needs: ["test"], why: "the Python client's tests" },
   { name: "chromium", probe: { commands: ["chromium"] }, needs: ["test"], why: "the web console's browser test" },
   { name: "buildah", probe: { commands: ["buildah"] }, needs: ["image"], why: "building the image" },
   { name: "mmdebstrap", probe: { commands: ["mmdebstrap"] }, needs: ["image"], why: "the image's Debian base" },
