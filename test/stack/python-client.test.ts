@@ -2,7 +2,7 @@
  * The Python client (clients/python) against the real stack: the package is installed the way its
  * users install it offline (`pip install --no-build-isolation`, into a venv that sees Debian's
  * httpx), and its pytest suite runs against the shared stack and, for the resume tests, through a
- * proxy that cuts event streams at random bytes. Each pytest test is reported here as a test of its
+ * proxy that cuts event streams at random bytes (and one that loses an answer). Each pytest test is reported here as a test of its
  * own, by its pytest id, so a failure shows by name with pytest's account of it.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -53,6 +53,7 @@ const collected = collect();
 const work = mkdtempSync(join(tmpdir(), "python-client-"));
 const outcomes = new Map<string, Outcome[]>();
 let proxy: CuttingProxy | undefined;
+let losing: CuttingProxy | undefined;
 let pytestOutput = "";
 
 beforeAll(async () => {
@@ -66,6 +67,8 @@ beforeAll(async () => {
   await run(python, ["-m", "pip", "install", "--no-build-isolation", "--no-index", "--disable-pip-version-check", copy]);
   // Every event stream through the proxy is cut after a random number of bytes, again and again.
   proxy = await startCuttingProxy(inject("stackUrl"), { cutAfterBytes: () => 500 + Math.floor(Math.random() * 6000) });
+  // The first connection through this one loses its answer after the request reached the service.
+  losing = await startCuttingProxy(inject("stackUrl"), { cutBeforeAnswer: (connection) => (connection === 0 ? "at-answer" : undefined) });
   const report = join(work, "report.jsonl");
   try {
     pytestOutput = await run(python, ["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests"], {
@@ -74,6 +77,7 @@ beforeAll(async () => {
         EDGE_SANDBOX_URL: inject("stackUrl"),
         EDGE_SANDBOX_TOKEN: inject("stackToken"),
         EDGE_SANDBOX_CUT_URL: proxy.url,
+        EDGE_SANDBOX_LOSING_URL: losing.url,
         EDGE_SANDBOX_TEST_REPORT: report,
         // The installed package, never the copy's source.
         PYTHONSAFEPATH: "1",
@@ -93,6 +97,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy?.close();
+  await losing?.close();
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -1,7 +1,8 @@
 """Fixtures of the client's tests: a real edge-sandbox service, named by EDGE_SANDBOX_URL and
 EDGE_SANDBOX_TOKEN (the repository's test/stack/python-client.test.ts starts one and runs these
-tests against it), fresh sandboxes, and the cutting proxy in front of the service
-(EDGE_SANDBOX_CUT_URL) that breaks event streams at random bytes.
+tests against it), fresh sandboxes, the cutting proxy in front of the service
+(EDGE_SANDBOX_CUT_URL) that breaks event streams at random bytes, and one whose first connection
+loses its answer (EDGE_SANDBOX_LOSING_URL).
 
 With EDGE_SANDBOX_TEST_REPORT set, each test's outcome is written there as a line of JSON, for
 the runner to report test by test.
@@ -36,6 +37,12 @@ def service() -> dict[str, str]:
 def cut_url() -> str:
     """The cutting proxy in front of the service."""
     return _required("EDGE_SANDBOX_CUT_URL")
+
+
+@pytest.fixture(scope="session")
+def losing_url() -> str:
+    """A proxy in front of the service whose first connection loses its answer (the request went on)."""
+    return _required("EDGE_SANDBOX_LOSING_URL")
 
 
 def unique_id(label: str) -> str:

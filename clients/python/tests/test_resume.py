@@ -90,3 +90,13 @@ def test_async_process_log_stream_survives_cuts(through_proxy: Sandbox, cut_url:
             return "".join([event.data async for event in process.stream_logs() if event.type == "stdout"])
 
     assert digest(asyncio.run(main())) == digest(expected()[0])
+
+
+def test_a_lost_answer_of_a_named_run_is_sent_again_and_runs_once(losing_url: str, service: dict[str, str]) -> None:
+    sandbox_id = unique_id("lost")
+    with Sandbox(sandbox_id, losing_url, service["token"], retry=RETRY) as through, Sandbox(sandbox_id, service["url"], service["token"]) as direct:
+        process = through.start_process("echo run >> runs.txt; sleep 30", process_id="named-once")
+        assert process.id == "named-once"
+        assert [p.id for p in direct.list_processes() if p.id == "named-once"] == ["named-once"]
+        assert direct.exec("wc -l < runs.txt").stdout == "1\n"
+        direct.destroy()

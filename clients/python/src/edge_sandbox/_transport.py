@@ -44,7 +44,7 @@ class _Base:
         self.retry = retry or RetryPolicy()
 
     def _request(self, client: httpx.Client | httpx.AsyncClient, call: Call, stream: bool, timeout: httpx.Timeout | None) -> httpx.Request:
-        headers = dict(call.headers)
+        headers = {**self.headers, **call.headers}
         if stream:
             headers["accept"] = "text/event-stream"
         query = {name: str(value).lower() if isinstance(value, bool) else value for name, value in call.query.items() if value is not None}
@@ -68,7 +68,6 @@ class SyncTransport(_Base):
         super().__init__(sandbox_id, url, token, retry, headers)
         self.owns_client = client is None
         self.client = client or httpx.Client(timeout=DEFAULT_TIMEOUT)
-        self.client.headers.update(self.headers)
 
     def send(self, call: Call, stream: bool = False, timeout: httpx.Timeout | None = None) -> httpx.Response:
         """The answer to a call (raises the error of a failed one); with ``stream``, unread."""
@@ -109,7 +108,6 @@ class AsyncTransport(_Base):
         super().__init__(sandbox_id, url, token, retry, headers)
         self.owns_client = client is None
         self.client = client or httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
-        self.client.headers.update(self.headers)
 
     async def send(self, call: Call, stream: bool = False, timeout: httpx.Timeout | None = None) -> httpx.Response:
         """The answer to a call (raises the error of a failed one); with ``stream``, unread."""

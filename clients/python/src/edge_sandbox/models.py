@@ -67,7 +67,8 @@ class ExecEvent:
             comes as two events of the same ``seq`` whose data joins without a gap or overlap.
         seq: The event's id in the command's log.
         offset: Byte offset of the output's first byte within its stream.
-        result: The command's result (``complete``), its stdout and stderr as streamed.
+        result: The command's result (``complete``): exit code, duration, ids; its ``stdout`` and
+            ``stderr`` are empty, the output having come as events.
         process_id: The command's id (``start``).
     """
 
