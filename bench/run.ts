@@ -24,6 +24,7 @@ const MODULES = [
   "preview-ports.ts",
   "snapshot-throughput.ts",
   "openai-agents-exec.ts",
+  "python-client.ts",
   "image-startup.ts",
   "lifecycle.ts",
   "egress-proxy.ts",
