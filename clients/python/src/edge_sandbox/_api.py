@@ -1,6 +1,7 @@
 """The requests of each call, the same for the sync and the async client: verb, path under
 ``/v1/sandboxes/{id}``, JSON body and query, as the service's method bindings declare them
-(src/rpc/bindings/ in the repository). Times are seconds here and milliseconds on the wire.
+(src/rpc/bindings/ in the repository; test/protocol/python-client-contract.test.ts checks every
+request's verb and path against them). Times are seconds here and milliseconds on the wire.
 """
 
 from __future__ import annotations

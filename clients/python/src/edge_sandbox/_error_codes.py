@@ -1,7 +1,7 @@
 """The wire error codes and the HTTP status of each, as the service's contract declares them.
 
-A copy of ``ERROR_CODES`` in ``protocol/errors.ts``: a test of the repository compares the two, so a
-code added there fails the tests until it is added here.
+A copy of ``ERROR_CODES`` in ``protocol/errors.ts``: test/protocol/python-client-contract.test.ts
+compares the two, so a code added there fails the tests until it is added here.
 """
 
 ERROR_CODES: dict[str, int] = {
