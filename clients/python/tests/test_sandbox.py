@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 
 from conftest import unique_id
-from edge_sandbox import InvalidRequestError, Sandbox, SandboxAuthError, SessionNotFoundError
+from edge_sandbox import InvalidRequestError, RetryPolicy, Sandbox, SandboxAuthError, SandboxConnectionError, SessionNotFoundError
 
 
 def test_sessions_carry_their_own_state(sandbox: Sandbox) -> None:
@@ -65,3 +65,13 @@ def test_a_wrong_token_is_refused(service: dict[str, str]) -> None:
         with pytest.raises(SandboxAuthError) as raised:
             sandbox.exec("true")
     assert (raised.value.code, raised.value.http_status) == ("UNAUTHORIZED", 401)
+
+
+def test_an_unreachable_service_is_a_connection_error() -> None:
+    # Port 9 (discard) on loopback: nothing listens there on a machine running these tests.
+    with Sandbox(unique_id("unreachable"), "http://127.0.0.1:9", "token", retry=RetryPolicy(attempts=2, base_delay=0.01)) as sandbox:
+        with pytest.raises(SandboxConnectionError) as raised:
+            sandbox.exec("true")
+        with pytest.raises(SandboxConnectionError):
+            sandbox.start_process("true", process_id="named")
+    assert (raised.value.code, raised.value.http_status) == ("CONNECTION_FAILED", 502)
