@@ -6,7 +6,7 @@ ports in one sandbox. Every error is a :class:`SandboxError` carrying the wire `
 """
 
 from ._streams import RetryPolicy
-from .async_sandbox import AsyncFiles, AsyncProcess, AsyncSandbox, AsyncSessions
+from .async_sandbox import AsyncProcess, AsyncSandbox
 from .errors import (
     ERROR_CODES,
     CodeContextBusyError,
@@ -43,7 +43,9 @@ from .models import (
     Result,
     SessionInfo,
 )
-from .sandbox import Files, Process, Sandbox, Sessions
+from .files import AsyncFiles, Files
+from .sandbox import Process, Sandbox
+from .sessions import AsyncSessions, Sessions
 
 __version__ = "0.1.0"
 

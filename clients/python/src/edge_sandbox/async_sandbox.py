@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal, overload
+from typing import Any
 
 import httpx
 
@@ -27,16 +27,16 @@ from .models import (
     Execution,
     ExecutionError,
     ExposedPort,
-    FileEntry,
     LogEvent,
     ProcessInfo,
     ProcessLogs,
     Result,
-    SessionInfo,
     exec_event,
     log_event,
 )
+from .files import AsyncFiles
 from .sandbox import _read_timeout
+from .sessions import AsyncSessions
 
 
 class AsyncSandbox:
@@ -302,68 +302,4 @@ class AsyncProcess:
             yield event
 
 
-class AsyncFiles:
-    """The sandbox's files, for asyncio (see :class:`~edge_sandbox.sandbox.Files`)."""
-
-    def __init__(self, transport: AsyncTransport) -> None:
-        self._t = transport
-
-    async def write(self, path: str, content: str | bytes, *, mode: int | None = None) -> None:
-        """Writes a whole file (text as UTF-8, bytes as they are), making missing parent folders."""
-        await self._t.json(Call("POST", "/files/write", _api.file_write_body(path, content, mode)))
-
-    @overload
-    async def read(self, path: str, format: Literal["text"] = "text") -> str: ...
-    @overload
-    async def read(self, path: str, format: Literal["bytes"]) -> bytes: ...
-    async def read(self, path: str, format: Literal["text", "bytes"] = "text") -> str | bytes:
-        """Reads a whole file as text (UTF-8) or bytes."""
-        encoding = "base64" if format == "bytes" else "utf8"
-        return _api.file_content(await self._t.json(Call("POST", "/files/read", {"path": path, "encoding": encoding})), format)
-
-    async def list(self, path: str | None = None, *, recursive: bool = False, include_hidden: bool = False) -> list[FileEntry]:
-        """The entries of a directory (default: the workspace)."""
-        body = _api.without_none(path=path, recursive=recursive or None, includeHidden=include_hidden or None)
-        return [FileEntry.from_wire(f) for f in (await self._t.json(Call("POST", "/files/list", body)))["files"]]
-
-    async def exists(self, path: str) -> bool:
-        """Whether anything is at ``path``."""
-        return bool((await self._t.json(Call("POST", "/files/exists", {"path": path})))["exists"])
-
-    async def remove(self, path: str, *, recursive: bool = False) -> None:
-        """Deletes a file (a directory with everything in it needs ``recursive``)."""
-        await self._t.json(Call("POST", "/files/delete", _api.without_none(path=path, recursive=recursive or None)))
-
-    async def mkdir(self, path: str, *, recursive: bool = False) -> bool:
-        """Makes a directory; whether it was made."""
-        return bool((await self._t.json(Call("POST", "/files/mkdir", _api.without_none(path=path, recursive=recursive or None))))["created"])
-
-    async def rename(self, old_path: str, new_path: str, *, overwrite: bool = False) -> None:
-        """Renames to exactly ``new_path`` (an existing target is an error unless ``overwrite``)."""
-        await self._t.json(Call("POST", "/files/rename", _api.without_none(oldPath=old_path, newPath=new_path, overwrite=overwrite or None)))
-
-
-class AsyncSessions:
-    """Sessions, for asyncio (see :class:`~edge_sandbox.sandbox.Sessions`)."""
-
-    def __init__(self, transport: AsyncTransport) -> None:
-        self._t = transport
-
-    async def create(self, id: str | None = None, *, cwd: str | None = None, env: dict[str, str] | None = None) -> SessionInfo:
-        """Makes a session (SessionAlreadyExistsError for an id in use)."""
-        return SessionInfo.from_wire((await self._t.json(Call("POST", "/sessions", _api.without_none(id=id, cwd=cwd, env=env))))["session"])
-
-    async def get(self, id: str) -> SessionInfo:
-        """A session by id (SessionNotFoundError when there is none)."""
-        return SessionInfo.from_wire((await self._t.json(Call("GET", f"/sessions/{segment(id)}")))["session"])
-
-    async def list(self) -> list[SessionInfo]:
-        """The sandbox's sessions."""
-        return [SessionInfo.from_wire(s) for s in (await self._t.json(Call("GET", "/sessions")))["sessions"]]
-
-    async def delete(self, id: str) -> None:
-        """Deletes a session, killing its processes."""
-        await self._t.json(Call("DELETE", f"/sessions/{segment(id)}"))
-
-
-__all__ = ["AsyncFiles", "AsyncProcess", "AsyncSandbox", "AsyncSessions"]
+__all__ = ["AsyncProcess", "AsyncSandbox"]

@@ -1,20 +1,22 @@
 """``Sandbox``: the sync client of one sandbox over the service's ``/v1`` HTTP API.
 
 Commands (buffered, or streamed and resumed by themselves after a dropped connection), background
-processes, files, code cells, sessions, preview ports. ``async_sandbox.py`` is the same API for
-asyncio; both build their requests in ``_api.py`` and read streams with ``_streams.py``.
+processes, files (``files.py``), code cells, sessions (``sessions.py``), preview ports.
+``async_sandbox.py`` is the same API for asyncio; both build their requests in ``_api.py`` and read
+streams with ``_streams.py``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, overload
+from typing import Any
 
 import httpx
 
 from . import _api
 from ._api import Call, segment
+from ._execution import ExecutionBuilder
 from ._streams import RetryPolicy, StreamSpec, iter_events
 from ._transport import SyncTransport
 from .errors import SandboxConnectionError, error_from_code
@@ -25,16 +27,15 @@ from .models import (
     Execution,
     ExecutionError,
     ExposedPort,
-    FileEntry,
     LogEvent,
     ProcessInfo,
     ProcessLogs,
     Result,
-    SessionInfo,
     exec_event,
     log_event,
 )
-from ._execution import ExecutionBuilder
+from .files import Files
+from .sessions import Sessions
 
 
 class Sandbox:
@@ -365,69 +366,4 @@ def _read_timeout(deadline: float | None) -> httpx.Timeout | None:
     return httpx.Timeout(None, connect=10.0, read=max(0.05, min(1.0, deadline - time.monotonic())))
 
 
-class Files:
-    """The sandbox's files (paths relative to its workspace, or absolute inside the sandbox)."""
-
-    def __init__(self, transport: SyncTransport) -> None:
-        self._t = transport
-
-    def write(self, path: str, content: str | bytes, *, mode: int | None = None) -> None:
-        """Writes a whole file (text as UTF-8, bytes as they are), making missing parent folders."""
-        self._t.json(Call("POST", "/files/write", _api.file_write_body(path, content, mode)))
-
-    @overload
-    def read(self, path: str, format: Literal["text"] = "text") -> str: ...
-    @overload
-    def read(self, path: str, format: Literal["bytes"]) -> bytes: ...
-    def read(self, path: str, format: Literal["text", "bytes"] = "text") -> str | bytes:
-        """Reads a whole file as text (UTF-8) or bytes. SandboxFileNotFoundError when there is none."""
-        encoding = "base64" if format == "bytes" else "utf8"
-        return _api.file_content(self._t.json(Call("POST", "/files/read", {"path": path, "encoding": encoding})), format)
-
-    def list(self, path: str | None = None, *, recursive: bool = False, include_hidden: bool = False) -> list[FileEntry]:
-        """The entries of a directory (default: the workspace)."""
-        body = _api.without_none(path=path, recursive=recursive or None, includeHidden=include_hidden or None)
-        return [FileEntry.from_wire(f) for f in self._t.json(Call("POST", "/files/list", body))["files"]]
-
-    def exists(self, path: str) -> bool:
-        """Whether anything is at ``path``."""
-        return bool(self._t.json(Call("POST", "/files/exists", {"path": path}))["exists"])
-
-    def remove(self, path: str, *, recursive: bool = False) -> None:
-        """Deletes a file (a directory with everything in it needs ``recursive``)."""
-        self._t.json(Call("POST", "/files/delete", _api.without_none(path=path, recursive=recursive or None)))
-
-    def mkdir(self, path: str, *, recursive: bool = False) -> bool:
-        """Makes a directory (``recursive``: its parents too, and an existing one is fine); whether it was made."""
-        return bool(self._t.json(Call("POST", "/files/mkdir", _api.without_none(path=path, recursive=recursive or None)))["created"])
-
-    def rename(self, old_path: str, new_path: str, *, overwrite: bool = False) -> None:
-        """Renames to exactly ``new_path`` (an existing target is an error unless ``overwrite``)."""
-        self._t.json(Call("POST", "/files/rename", _api.without_none(oldPath=old_path, newPath=new_path, overwrite=overwrite or None)))
-
-
-class Sessions:
-    """Sessions: named shell state (cwd, env, functions, aliases, options) that commands run in
-    (``exec(..., session_id=...)``) and carry on."""
-
-    def __init__(self, transport: SyncTransport) -> None:
-        self._t = transport
-
-    def create(self, id: str | None = None, *, cwd: str | None = None, env: dict[str, str] | None = None) -> SessionInfo:
-        """Makes a session (SessionAlreadyExistsError for an id in use)."""
-        return SessionInfo.from_wire(self._t.json(Call("POST", "/sessions", _api.without_none(id=id, cwd=cwd, env=env)))["session"])
-
-    def get(self, id: str) -> SessionInfo:
-        """A session by id (SessionNotFoundError when there is none)."""
-        return SessionInfo.from_wire(self._t.json(Call("GET", f"/sessions/{segment(id)}"))["session"])
-
-    def list(self) -> list[SessionInfo]:
-        """The sandbox's sessions."""
-        return [SessionInfo.from_wire(s) for s in self._t.json(Call("GET", "/sessions"))["sessions"]]
-
-    def delete(self, id: str) -> None:
-        """Deletes a session, killing its processes."""
-        self._t.json(Call("DELETE", f"/sessions/{segment(id)}"))
-
-
-__all__ = ["Files", "Process", "Sandbox", "Sessions"]
+__all__ = ["Process", "Sandbox"]
