@@ -55,7 +55,7 @@ export interface ContainerLaunchOptions {
 /** What the launch wrapper applies before bwrap runs, so everything in the container is bound by it. */
 export interface LaunchLimits {
   openFiles: number;
-  /** Processes of the container's host user at most (only where that user is the container's alone). */
+  /** Processes of the container's host user at most (only where that user is the container's alone and no pids group counts them). */
   processes?: number;
   /** `cgroup.procs` files to join. */
   joinGroups: readonly string[];
