@@ -257,6 +257,8 @@ export class ContainerPool {
     for (const server of warm) rmSync(join(server.logPath, ".."), { recursive: true, force: true });
     await Promise.allSettled([...this.#starting.values()]);
     await Promise.all([...this.#running.values()].map((container) => container.kill()));
+    // The block of host uids goes back to the machine (as it would at the runtime's exit).
+    await this.#options.containers.users.close();
   }
 }
 

@@ -136,7 +136,7 @@ const isolation =
     ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`
     : `bwrap: each sandbox a container of its own (/workspace, root inside, ${process.getuid?.() === 0 ? "an unprivileged uid of its own outside" : `${userInfo().username} outside`}), no network unless it allows it`;
 const { limits } = runtime.pool.containerSettings;
-const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per sandbox (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
+const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per process (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
   Sandbox service ready (Ctrl-C stops everything)
 

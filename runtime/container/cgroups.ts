@@ -5,6 +5,12 @@
  * Sandbox groups are made below the runtime's own group, so whatever bounds the runtime bounds them.
  * Elsewhere nothing is made and rlimits are all there is (processes per host uid, open files).
  *
+ * Where a pids group exists it alone bounds the container's processes (no `ulimit -u`: that counts a
+ * host uid's processes, and is checked before the group, so it would bite first). The memory group
+ * counts kernel memory too (cgroup v2 always; v1 unless the kernel was booted with
+ * cgroup.memory=nokmem), so what a container's open files, sockets and pipes cost the kernel is
+ * charged to it, within its memory limit.
+ *
  * A container joins its group before bwrap runs (the launch wrapper writes its own pid into
  * `cgroup.procs`, which is why that one file belongs to the container's user), so everything it
  * starts is counted. Inside, the container sees its own group at /sys/fs/cgroup, read-only, as a

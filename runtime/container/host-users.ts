@@ -5,29 +5,42 @@
  * to a user who owns nothing else, root-only host files stay unreadable, and two sandboxes never
  * share a user. A runtime started as an ordinary user cannot switch users: its containers run as it.
  *
- * uids are lent per live container and come back when it exits; a sandbox's files are made its new
- * container's own at start (`ownTree`) when they belong to an earlier one's uid.
+ * Each runtime lends uids of a block it leases for its lifetime (uid-lease.ts), so two runtimes on one
+ * machine never lend the same uid. A uid is lent per live container and comes back when it exits,
+ * but is lent again only once nothing of its last container remains (uid-leftovers.ts): no process
+ * runs as it, and no setuid or setgid file of it is left in a host folder it could write. A sandbox's
+ * files are made its new container's own at start (`ownTree`) when they belong to an earlier one's uid.
  */
 import { lchownSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { clearSetuidFiles, idsInUse } from "./uid-leftovers.ts";
+import { BLOCK_SIZE, LEASE_ROOT, leaseUidBlock, type UidBlock } from "./uid-lease.ts";
 
 /** Far above the ranges distributions and subordinate-id files hand out. */
 export const DEFAULT_UID_BASE = 2_000_000_000;
-const RANGE = 65_536;
 
 export interface HostUser {
   uid: number;
   gid: number;
+  /** The host folders its container may write (readWritePaths), cleared of setuid files on release. */
+  writable?: readonly string[];
 }
 
 export class HostUsers {
   readonly #base: number;
-  readonly #lent = new Set<number>();
   readonly #switching: boolean;
+  readonly #leaseRoot: string;
+  readonly #lent = new Set<number>();
+  /** uids whose setuid leftovers could not be cleared: never lent by this runtime. */
+  readonly #quarantined = new Set<number>();
+  /** Releases still clearing what their uid left. */
+  readonly #releasing = new Set<Promise<void>>();
+  #block: Promise<UidBlock> | undefined;
 
-  constructor(base = DEFAULT_UID_BASE, switching = process.getuid?.() === 0) {
+  constructor(base = DEFAULT_UID_BASE, switching = process.getuid?.() === 0, leaseRoot = LEASE_ROOT) {
     this.#base = base;
     this.#switching = switching;
+    this.#leaseRoot = leaseRoot;
   }
 
   /** Whether containers get users of their own (the runtime runs as root). */
@@ -35,22 +48,69 @@ export class HostUsers {
     return this.#switching;
   }
 
-  /** A free uid (`preferred` when it is free and in range); undefined when containers run as the runtime's user. */
-  take(preferred?: number): HostUser | undefined {
+  /** The first uid of this runtime's block, once leased. */
+  async firstUid(): Promise<number | undefined> {
+    return this.#switching ? (await this.#leased()).first : undefined;
+  }
+
+  /**
+   * A free uid of this runtime's block (`preferred` when it is one), for a container that may write
+   * `writable` host folders; undefined when containers run as the runtime's user. Free means: lent to
+   * no live container, no process of the machine runs as it, nothing it left is waiting to be cleared.
+   */
+  async take(preferred?: number, writable: readonly string[] = []): Promise<HostUser | undefined> {
     if (!this.#switching) return undefined;
-    let uid = preferred !== undefined && this.#inRange(preferred) && !this.#lent.has(preferred) ? preferred : undefined;
-    for (let slot = 0; uid === undefined && slot < RANGE; slot++) if (!this.#lent.has(this.#base + slot)) uid = this.#base + slot;
+    const block = await this.#leased();
+    const busy = idsInUse();
+    const free = (uid: number) => uid >= block.first && uid < block.first + BLOCK_SIZE && !this.#lent.has(uid) && !this.#quarantined.has(uid) && !busy.has(uid);
+    let uid = preferred !== undefined && free(preferred) ? preferred : undefined;
+    for (let slot = 0; uid === undefined && slot < BLOCK_SIZE; slot++) if (free(block.first + slot)) uid = block.first + slot;
     if (uid === undefined) throw new Error("no free host uid for a container");
     this.#lent.add(uid);
-    return { uid, gid: uid };
+    // Written before the container may write anything: a crash from here on leaves it for the next owner of the block.
+    if (writable.length > 0) block.record(uid, writable);
+    return { uid, gid: uid, writable: [...writable] };
   }
 
-  release(user: HostUser | undefined): void {
-    if (user) this.#lent.delete(user.uid);
+  /** Gives a uid back once its container has exited: lendable again when what it left is cleared. */
+  release(user: HostUser | undefined): Promise<void> {
+    if (!user || !this.#lent.has(user.uid)) return Promise.resolve();
+    const writable = user.writable ?? [];
+    const done = (async () => {
+      try {
+        if (writable.length === 0) return;
+        const block = await this.#leased();
+        if (await clearSetuidFiles(user.uid, writable)) block.forget(user.uid);
+        else {
+          this.#quarantined.add(user.uid);
+          console.error(`runtime: host uid ${user.uid} left setuid or setgid files in ${writable.join(", ")} that could not be cleared: it is not lent again`);
+        }
+      } finally {
+        this.#lent.delete(user.uid);
+      }
+    })();
+    this.#releasing.add(done);
+    void done.finally(() => this.#releasing.delete(done));
+    return done;
   }
 
-  #inRange(uid: number): boolean {
-    return uid >= this.#base && uid < this.#base + RANGE;
+  /** Waits for releases under way, then gives the block back. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#releasing]);
+    if (this.#block) (await this.#block.catch(() => undefined))?.close();
+    this.#block = undefined;
+  }
+
+  /** The block, leased at the first need; what earlier holders' uids left is cleared before any is lent. */
+  #leased(): Promise<UidBlock> {
+    return (this.#block ??= (async () => {
+      const block = leaseUidBlock(this.#base, this.#leaseRoot);
+      for (const { uid, paths } of block.recorded()) {
+        if (await clearSetuidFiles(uid, paths)) block.forget(uid);
+        else this.#quarantined.add(uid);
+      }
+      return block;
+    })());
   }
 }
 

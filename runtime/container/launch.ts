@@ -8,7 +8,8 @@
  * The server's listening socket is bound on the host's loopback by the runtime and handed in as a
  * descriptor, so the Durable Object reaches it while the container's own network holds only loopback
  * (or slirp4netns's way out, attached from outside: network.ts). bwrap reads its options from a
- * descriptor too, so `ps` inside shows no host path.
+ * descriptor too, so `ps` inside shows no host path, and the seccomp filter every process in the
+ * container runs under (seccomp.ts: no setuid or setgid file) from another.
  */
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -22,12 +23,15 @@ import { ownTree, type HostUser } from "./host-users.ts";
 import { freshLayer } from "./layer.ts";
 import { appBinds, serverFiles } from "./server-files.ts";
 import { containerMounts, NAMESPACE_ARGS } from "./mounts.ts";
+import { setuidFilter } from "./seccomp.ts";
 
 /** Where things are inside a container: as container/Dockerfile lays them out. */
 export const CONTAINER_PATHS = { workspace: "/workspace", home: "/root", node: "/usr/local/bin/node", app: "/app" } as const;
 
 /** The server's descriptor for bwrap's options (3 is the status pipe, 4 the listening socket). */
 const ARGS_FD = 5;
+/** The descriptor bwrap reads the container's seccomp filter from (seccomp.ts). */
+const SECCOMP_FD = 6;
 
 export interface ContainerLaunchOptions {
   /** The folder holding the container's `workspace` and `layer`. */
@@ -51,7 +55,7 @@ export interface ContainerLaunchOptions {
 /** What the launch wrapper applies before bwrap runs, so everything in the container is bound by it. */
 export interface LaunchLimits {
   openFiles: number;
-  /** Processes of the container's host user at most (only where that user is the container's alone). */
+  /** Processes of the container's host user at most (only where that user is the container's alone and no pids group counts them). */
   processes?: number;
   /** `cgroup.procs` files to join. */
   joinGroups: readonly string[];
@@ -94,11 +98,14 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
   });
   let listener: { server: Server; fd: number; port: number } | undefined;
   let argsFd: number | undefined;
+  let filterFd: number | undefined;
   try {
     listener = await loopbackListener();
-    argsFd = argumentsDescriptor(options.dir, [...mounts, ...NAMESPACE_ARGS]);
+    filterFd = unlinkedDescriptor(options.dir, "seccomp", setuidFilter());
+    argsFd = unlinkedDescriptor(options.dir, "bwrap-args", [...mounts, ...NAMESPACE_ARGS, "--seccomp", String(SECCOMP_FD)].map((arg) => `${arg}\0`).join(""));
   } catch (error) {
     listener?.server.close();
+    if (filterFd !== undefined) closeSync(filterFd);
     throw error;
   }
   const flags = serverNodeFlags([]);
@@ -107,18 +114,18 @@ export async function prepareContainer(options: ContainerLaunchOptions): Promise
     args: ["-c", limitScript(options.limits), "sh", ...options.limits.joinGroups, "--", options.bwrap, "--args", String(ARGS_FD), "--", CONTAINER_PATHS.node, ...flags, entry],
     env: { PATH: DEFAULT_PATH, HOME: CONTAINER_PATHS.home, [ASSIGNMENT_FROM_STDIN_VAR]: "1" },
     cwd: "/",
-    fds: [listener.fd, argsFd],
+    fds: [listener.fd, argsFd, filterFd],
     ...(options.user ? { user: options.user } : {}),
     serverDepth: 2,
     port: listener.port,
   };
   const server = listener.server;
-  const opened = argsFd;
+  const opened = [argsFd, filterFd];
   return {
     launch,
     release() {
       server.close();
-      closeSync(opened);
+      for (const fd of opened) closeSync(fd);
     },
   };
 }
@@ -164,10 +171,10 @@ async function loopbackListener(): Promise<{ server: Server; fd: number; port: n
   return { server, fd, port: (server.address() as { port: number }).port };
 }
 
-/** bwrap's options as NUL-separated text behind a descriptor (a file removed at once: only the child reads it). */
-function argumentsDescriptor(dir: string, args: readonly string[]): number {
-  const file = join(dir, `.bwrap-args-${process.pid}-${Date.now()}`);
-  writeFileSync(file, args.map((arg) => `${arg}\0`).join(""), { mode: 0o600 });
+/** What bwrap reads (its NUL-separated options, the filter) behind a descriptor: a file removed at once, only the child reads it. */
+function unlinkedDescriptor(dir: string, name: string, content: string | Buffer): number {
+  const file = join(dir, `.${name}-${process.pid}-${Date.now()}`);
+  writeFileSync(file, content, { mode: 0o600 });
   try {
     return openSync(file, "r");
   } finally {

@@ -9,7 +9,14 @@
  *   SANDBOX_MEMORY_MAX   bytes, or with K/M/G suffix (default 2G)
  *   SANDBOX_CPU_WEIGHT   share of contended CPU, 1–10000, 100 being an ordinary process's (default 100)
  *   SANDBOX_NOFILE_MAX   open files per process (default 4096)
+ *
+ * Open files are bounded per sandbox too, not only per process: at most pids × open files in all (every
+ * process a descriptor table of its own at most), lowered where that product would exceed half of the
+ * host's file table (`fitFileTable`), and what they cost the kernel is charged to the sandbox's memory
+ * group (cgroups.ts). Files open by one sandbox never leave the host's other users without any.
  */
+import { readFileSync } from "node:fs";
+
 export interface SandboxLimits {
   pids: number;
   memoryBytes: number;
@@ -24,6 +31,9 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
   openFiles: 4096,
 };
 
+/** Fewer open files than this and ordinary programs (a shell, Node) fail to start. */
+const MIN_OPEN_FILES = 64;
+
 const SUFFIX: Record<string, number> = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
 
 export function limitsFromEnv(env: Record<string, string | undefined>): SandboxLimits {
@@ -37,7 +47,7 @@ export function limitsFromEnv(env: Record<string, string | undefined>): SandboxL
   };
   limits.pids = whole("SANDBOX_PIDS_MAX", 16, 4_194_304) ?? limits.pids;
   limits.cpuWeight = whole("SANDBOX_CPU_WEIGHT", 1, 10_000) ?? limits.cpuWeight;
-  limits.openFiles = whole("SANDBOX_NOFILE_MAX", 64, 1_048_576) ?? limits.openFiles;
+  limits.openFiles = whole("SANDBOX_NOFILE_MAX", MIN_OPEN_FILES, 1_048_576) ?? limits.openFiles;
   const memory = env.SANDBOX_MEMORY_MAX;
   if (memory) {
     const match = /^(\d+)([KMGT]?)$/i.exec(memory.trim());
@@ -46,4 +56,25 @@ export function limitsFromEnv(env: Record<string, string | undefined>): SandboxL
     limits.memoryBytes = bytes;
   }
   return limits;
+}
+
+/** The host's file table (fs.file-max), or undefined where it has no size to speak of (systemd raises it to 2^63 - 1). */
+export function hostFileTable(): number | undefined {
+  try {
+    const size = Number(readFileSync("/proc/sys/fs/file-max", "utf8").trim());
+    return Number.isSafeInteger(size) && size > 0 ? size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The limits with open files per process lowered, where needed, so that one sandbox's processes
+ * together (pids × open files) hold at most half of the host's file table. Root is exempt from that
+ * table's end, but every other user of the machine, other sandboxes among them, gets ENFILE there.
+ */
+export function fitFileTable(limits: SandboxLimits, fileTable: number | undefined): SandboxLimits {
+  if (fileTable === undefined) return limits;
+  const perProcess = Math.max(MIN_OPEN_FILES, Math.floor(fileTable / 2 / limits.pids));
+  return perProcess < limits.openFiles ? { ...limits, openFiles: perProcess } : limits;
 }

@@ -80,14 +80,15 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       throw new ServiceError("CONTAINER_UNAVAILABLE", (error as Error).message);
     }
   }
-  const user = settings.users.take(preferredUid);
-  let group: SandboxGroup | undefined;
   const readOnly: CheckedPath[] = [];
   const readWrite: CheckedPath[] = [];
+  for (const path of options.readOnlyPaths) readOnly.push(checkedPath(settings, path, "readOnlyPaths"));
+  for (const path of options.readWritePaths) readWrite.push(checkedPath(settings, path, "readWritePaths"));
+  const user = await settings.users.take(preferredUid, readWrite.map((checked) => checked.path));
+  const mechanism = settings.mechanism();
+  let group: SandboxGroup | undefined;
   try {
-    for (const path of options.readOnlyPaths) readOnly.push(checkedPath(settings, path, "readOnlyPaths"));
-    for (const path of options.readWritePaths) readWrite.push(checkedPath(settings, path, "readWritePaths"));
-    group = makeSandboxGroup(settings.mechanism(), `sandbox-${randomUUID()}`, settings.limits, user);
+    group = makeSandboxGroup(mechanism, `sandbox-${randomUUID()}`, settings.limits, user);
     const prepared = await prepareContainer({
       dir,
       user,
@@ -101,8 +102,9 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
       ...(settings.stageServer ? { stageServer: settings.stageServer } : {}),
       limits: {
         openFiles: settings.limits.openFiles,
-        // Processes per host uid count only where each container has a uid of its own.
-        ...(settings.users.switching ? { processes: settings.limits.pids } : {}),
+        // Where a pids group counts the container's processes, it alone bounds them. Elsewhere the
+        // processes of its host uid do, which are the container's alone where it has a uid of its own.
+        ...(mechanism.kind === "rlimits" && settings.users.switching ? { processes: settings.limits.pids } : {}),
         joinGroups: group?.procsFiles ?? [],
         groupBinds: group?.binds ?? [],
       },
@@ -115,14 +117,14 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
     }
     const made = group;
     void server.exited.then(() => {
-      settings.users.release(user);
       made?.remove();
+      void settings.users.release(user);
     });
     const checked = [...readOnly, ...readWrite];
     return { server, user, verify: () => verifyBinds(server, checked) };
   } catch (error) {
-    settings.users.release(user);
     group?.remove();
+    void settings.users.release(user);
     throw error;
   }
 }

@@ -9,7 +9,8 @@ import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { findExecutable } from "../../server-kit/executables.ts";
 import { DEFAULT_UID_BASE, HostUsers } from "./host-users.ts";
 import { detectLimits, type LimitsMechanism } from "./cgroups.ts";
-import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./limits.ts";
+import { seccompUnsupported } from "./seccomp.ts";
+import { DEFAULT_SANDBOX_LIMITS, fitFileTable, hostFileTable, type SandboxLimits } from "./limits.ts";
 import type { ContainerSettings } from "./sandbox-container.ts";
 import { EgressRegistry, type EgressTools } from "../egress/registry.ts";
 import type { TestHostMap } from "../egress/test-hosts.ts";
@@ -35,17 +36,19 @@ const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
 
 export function containerSettings(input: ContainerSettingsInput): ContainerSettings {
   const support = detectIsolation(input.bwrapPath ? { bwrapPath: input.bwrapPath } : {});
+  // A container runs under its seccomp filter or not at all.
+  const unfiltered = seccompUnsupported();
   const dirs = [...(process.env.PATH ?? "").split(":").filter(Boolean), ...SYSTEM_DIRS];
   return {
     users: new HostUsers(input.uidBase ?? DEFAULT_UID_BASE, input.switchUsers ?? process.getuid?.() === 0),
     bwrap: support.bwrap.path ?? input.bwrapPath ?? "bwrap",
-    ...(support.bwrap.available ? {} : { unavailable: support.bwrap.reason ?? "bwrap cannot run here" }),
+    ...(support.bwrap.available ? (unfiltered ? { unavailable: unfiltered } : {}) : { unavailable: support.bwrap.reason ?? "bwrap cannot run here" }),
     slirp4netns: findExecutable("slirp4netns", dirs),
     egress: new EgressRegistry(egressTools(dirs), input.egressTestHosts),
     ...(input.rootfs ? { rootfs: realOrSelf(resolve(input.rootfs)) } : {}),
     allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),
     dataDir: realOrSelf(input.dataDir),
-    limits: input.limits ?? DEFAULT_SANDBOX_LIMITS,
+    limits: fitFileTable(input.limits ?? DEFAULT_SANDBOX_LIMITS, hostFileTable()),
     ...(input.stageServer ? { stageServer: input.stageServer } : {}),
     mechanism: lazyMechanism(),
   };

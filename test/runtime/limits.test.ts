@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ContainerPool } from "../../runtime/pool.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { containerSettings } from "../../runtime/container/settings.ts";
-import { limitsFromEnv } from "../../runtime/container/limits.ts";
+import { fitFileTable, limitsFromEnv } from "../../runtime/container/limits.ts";
 import type { ContainerProcess } from "../../runtime/container-process.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { containerCall, tempDataDir, type DataDir } from "./helpers.ts";
@@ -39,6 +39,8 @@ const exec = async (container: ContainerProcess, command: string, timeout = 20_0
   return (body.code === "EXECUTION_TIMEOUT" ? body.context : body) as { exitCode: number; stdout: string; stderr: string; timedOut?: boolean };
 };
 
+const enforcedOnGroups = (info: { body: { isolation: { limits: { enforcedBy: string } } } }) => info.body.isolation.limits.enforcedBy.startsWith("cgroup");
+
 async function medianExecMs(container: ContainerProcess, runs = 15): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -54,6 +56,18 @@ describe("operator settings", () => {
     expect(limitsFromEnv({ SANDBOX_PIDS_MAX: "256", SANDBOX_MEMORY_MAX: "512M" })).toMatchObject({ pids: 256, memoryBytes: 512 * 1024 ** 2 });
     expect(() => limitsFromEnv({ SANDBOX_MEMORY_MAX: "lots" })).toThrow(/SANDBOX_MEMORY_MAX/);
     expect(() => limitsFromEnv({ SANDBOX_PIDS_MAX: "2" })).toThrow(/SANDBOX_PIDS_MAX/);
+  });
+
+  it("keep one sandbox's open files (processes × files each) within half of the host's file table", () => {
+    const limits = limitsFromEnv({});
+    // A file table of 2,466,174 (what 24 GiB gives without systemd): 1,024 processes × 1,204 files at most.
+    expect(fitFileTable(limits, 2_466_174)).toMatchObject({ pids: 1024, openFiles: 1204 });
+    expect(fitFileTable(limits, 2_466_174).openFiles * limits.pids).toBeLessThanOrEqual(2_466_174 / 2);
+    // A table with room (or none to speak of) leaves the operator's number as it is.
+    expect(fitFileTable(limits, 100_000_000)).toEqual(limits);
+    expect(fitFileTable(limits, undefined)).toEqual(limits);
+    // Never so low that a shell cannot start.
+    expect(fitFileTable({ ...limits, pids: 4_000_000 }, 2_466_174).openFiles).toBe(64);
   });
 });
 
@@ -81,6 +95,12 @@ describe.skipIf(!detectIsolation().bwrap.available)("a sandbox's limits", () => 
     const bombed = await bomb;
     expect(bombed).toMatchObject({ exitCode: 124, timedOut: true });
     expect(bombed.stderr).toMatch(/fork|Resource temporarily unavailable/);
+    // Its pids group stopped it, where it has one (not its host uid's count of processes).
+    const enforcedBy = (await containerCall(attacker, "GET", "/api/info")).body.isolation.limits.enforcedBy as string;
+    if (enforcedBy.startsWith("cgroup")) {
+      const events = await exec(attacker, "cat /sys/fs/cgroup/pids/pids.events 2>/dev/null || cat /sys/fs/cgroup/pids.events");
+      expect(Number(/max (\d+)/.exec(events.stdout)?.[1])).toBeGreaterThan(0);
+    }
 
     // A memory bomb is killed at the limit, not the host.
     const hog = await exec(attacker, `python3 -c "b = bytearray(${2 * LIMITS.memoryBytes}); print('allocated')"`);
@@ -90,5 +110,66 @@ describe.skipIf(!detectIsolation().bwrap.available)("a sandbox's limits", () => 
     // The attacker's sandbox itself still answers, and the victim was never far from idle.
     expect((await exec(attacker, "echo still-here")).stdout).toBe("still-here\n");
     expect(during).toBeLessThanOrEqual(Math.max(2 * idle, idle + 4));
+  });
+
+  it("hold against a flood of open files: bounded for the whole sandbox, and charged to its memory", async () => {
+    const attacker = await pool.start("limits-files", {});
+    // As many processes as it may make, each opening files until it may open no more, all held at once.
+    const flood = await exec(attacker, `python3 - <<'EOF'
+import os, time
+def kernel_memory():
+    try:
+        return int(open("/sys/fs/cgroup/memory/memory.kmem.usage_in_bytes").read())
+    except OSError:
+        pass
+    try:
+        stat = dict(line.split() for line in open("/sys/fs/cgroup/memory.stat"))
+        return int(stat.get("kernel", stat.get("slab", -1)))
+    except OSError:
+        return -1
+go_r, go_w = os.pipe()
+done_r, done_w = os.pipe()
+kids = []
+for _ in range(${LIMITS.pids}):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        os.read(go_r, 1)
+        opened = 0
+        try:
+            while True:
+                os.open("/dev/null", os.O_RDONLY)
+                opened += 1
+        except OSError:
+            pass
+        os.write(done_w, b"%d\\n" % opened)
+        time.sleep(60)
+        os._exit(0)
+    kids.append(pid)
+time.sleep(0.5)
+before = kernel_memory()
+os.write(go_w, b"x" * len(kids))
+counts = []
+buffer = b""
+while len(counts) < len(kids):
+    buffer += os.read(done_r, 65536)
+    *lines, buffer = buffer.split(b"\\n")
+    counts += [int(line) for line in lines]
+print(len(kids), sum(counts), before, kernel_memory())
+for pid in kids:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+EOF`, 60_000);
+    const [kids = 0, opened = 0, before = -1, during = -1] = flood.stdout.trim().split(/\s+/).map(Number);
+    console.log(`open-files flood: ${kids} processes held ${opened} files; the sandbox's kernel memory went from ${before} to ${during} bytes`);
+    expect(kids).toBeGreaterThan(LIMITS.pids / 2);
+    // Never more than processes × files each, for the whole sandbox.
+    expect(opened).toBeGreaterThan(kids * (LIMITS.openFiles / 2));
+    expect(opened).toBeLessThanOrEqual(LIMITS.pids * LIMITS.openFiles);
+    // What they cost the kernel was counted against the sandbox's memory (at least a small struct each).
+    if (before >= 0 && enforcedOnGroups(await containerCall(attacker, "GET", "/api/info"))) expect(during - before).toBeGreaterThan(opened * 64);
+    expect((await exec(attacker, "echo after-flood")).stdout).toBe("after-flood\n");
   });
 });
