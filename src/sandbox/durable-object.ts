@@ -7,7 +7,6 @@
  * with the wire code encoded (rpc/rpc-errors.ts).
  */
 import { Container, type WaitOptions } from "@cloudflare/containers";
-import { Activity } from "./activity.ts";
 import type { BackupQuota } from "../../protocol/backups.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import { INFO_ROUTES, type InfoResponse } from "../../protocol/info.ts";
@@ -16,12 +15,13 @@ import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { isValidSandboxId } from "../../protocol/sandbox.ts";
 import { SESSION_ROUTES } from "../../protocol/sessions.ts";
 import type { Env } from "../env.ts";
+import type { DestroyOptions } from "../rpc/backups.ts";
 import { ContainerUnavailableError, errorFromCode, SandboxError } from "../rpc/errors.ts";
 import { portRequestParts } from "../rpc/ports.ts";
 import { fromRpcError, rpcGuard } from "../rpc/rpc-errors.ts";
-import type { DestroyOptions } from "../rpc/backups.ts";
 import type { SandboxConfig, StartupTiming } from "../rpc/sandbox.ts";
 import { terminalSocketId } from "../rpc/terminals.ts";
+import { Activity } from "./activity.ts";
 import { EGRESS_HANDLER, egressOutboundHandler } from "./cloudflare-egress/outbound-handler.ts";
 import { networkAllowedBy, PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
 import { CONFIG_KEY, envChanges, isolationOf, sameIsolation } from "./config.ts";
