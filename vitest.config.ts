@@ -27,11 +27,12 @@ export default defineConfig({
       },
       {
         // Pure code of the contract (protocol/) and of the RPC layer's stream reader (src/rpc/), in Node
-        // with no server of ours: the stream reader's tests bring their own HTTP server.
+        // with no server of ours: the stream reader's tests bring their own HTTP server. Also the source
+        // tree's shape (test/source/: import cycles, file sizes).
         test: {
           name: "unit",
           environment: "node",
-          include: ["test/protocol/**/*.test.ts", "test/rpc/**/*.test.ts"],
+          include: ["test/protocol/**/*.test.ts", "test/rpc/**/*.test.ts", "test/source/**/*.test.ts"],
         },
       },
       {

@@ -3,6 +3,7 @@ export * from "./limits.ts";
 export * from "./process.ts";
 export * from "./events.ts";
 export * from "./resume.ts";
+export * from "./process-tails.ts";
 export * from "./sse.ts";
 export * from "./sandbox.ts";
 export * from "./runtime.ts";

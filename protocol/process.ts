@@ -8,10 +8,9 @@ import { errorResponseSchema } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";
 import { idempotencyKeySchema } from "./idempotency.ts";
-import { resumeQuerySchema } from "./resume.ts";
 import { commandEnvVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
-import type { LogEvent } from "./events.ts";
+import type { SuccessEnvelope } from "./envelope.ts";
 
 /** Commands run to completion: buffered, streamed, and a broken stream resumed by the exec's id. */
 export const EXEC_ROUTES = {
@@ -261,15 +260,8 @@ export function effectiveTimeout(req: { timeout?: number; timeoutMs?: number }):
 
 // ── response bodies ─────────────────────────────────────────────────────────
 
-export interface SuccessEnvelope {
-  success: true;
-  timestamp: string;
-}
-/** A response body without its envelope: the record a caller of the Durable Object gets back. */
-export type WithoutEnvelope<R extends SuccessEnvelope> = Omit<R, keyof SuccessEnvelope>;
-export function withoutEnvelope<R extends SuccessEnvelope>({ success: _ok, timestamp: _at, ...record }: R): WithoutEnvelope<R> {
-  return record;
-}
+// The envelope is envelope.ts's; the answers of every family wear it, and find it here too.
+export { withoutEnvelope, type SuccessEnvelope, type WithoutEnvelope } from "./envelope.ts";
 /** The record, and its id, pid and command flat beside it (where Cloudflare's container API puts them). */
 export type StartProcessResponse = SuccessEnvelope & { process: ProcessInfo; processId: string; pid?: number; command: string };
 export type ListProcessesResponse = SuccessEnvelope & { processes: ProcessInfo[] };
@@ -302,25 +294,3 @@ export const generationQuerySchema = z.object({ generation: generationSchema.opt
 export const killQuerySchema = z.object({ signal: signalQuery.optional(), generation: generationSchema.optional() });
 export const killAllQuerySchema = z.object({ signal: signalQuery.optional(), sessionId: sessionIdSchema.optional() });
 export const listQuerySchema = z.object({ sessionId: sessionIdSchema.optional() });
-/** Where a resumed stream (a process log, an exec, a code run) starts (./resume.ts). */
-export const streamQuerySchema = resumeQuerySchema.extend({ generation: generationSchema.optional() });
-
-// ── process tails ───────────────────────────────────────────────────────────
-
-/** Output bytes per process a tail may ask for: what the Durable Object keeps of a log fits well under it. */
-export const MAX_TAIL_BYTES = 1024 * 1024;
-
-export const processTailsQuerySchema = z.object({
-  bytes: z.coerce.number().int().positive().max(MAX_TAIL_BYTES),
-});
-
-/**
- * `GET /api/process/tails`: each background process's record and the last events of its log —
- * output events whose data adds up to at most `bytes` (older ones left out), and every status
- * event — with their own seq and offsets, so readers resume with the cursors they have.
- */
-export interface ProcessTail {
-  process: ProcessInfo;
-  events: LogEvent[];
-}
-export type ProcessTailsResponse = SuccessEnvelope & { processes: ProcessTail[] };

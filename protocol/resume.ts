@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { outputByteLength } from "./partial-event.ts";
-import type { OutputStream } from "./process.ts";
+import { generationSchema, type OutputStream } from "./process.ts";
 
 export interface ResumePoint {
   since?: number;
@@ -156,3 +156,6 @@ export class ResumeCursor {
     if (position !== undefined) this.#marks[stream] = { offset: position + bytes, last: undefined };
   }
 }
+
+/** Where a resumed stream (a process log, an exec, a code run) starts, and the handle's container generation. */
+export const streamQuerySchema = resumeQuerySchema.extend({ generation: generationSchema.optional() });

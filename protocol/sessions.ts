@@ -19,7 +19,7 @@
  * session is always listed; deleting it kills its processes and leaves a fresh default in its place.
  */
 import { z } from "zod";
-import type { SuccessEnvelope } from "./process.ts";
+import type { SuccessEnvelope } from "./envelope.ts";
 import { withoutNul } from "./validation.ts";
 import { idRoute } from "./route-path.ts";
 import { LIMITS } from "./limits.ts";

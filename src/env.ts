@@ -1,8 +1,8 @@
-import type { Sandbox } from "./sandbox/durable-object.ts";
+import type { SandboxObject } from "./sandbox/sandbox-object.ts";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml; secrets via `wrangler secret put`). */
 export interface Env {
-  Sandbox: DurableObjectNamespace<Sandbox>;
+  Sandbox: DurableObjectNamespace<SandboxObject>;
   /** Bearer token every /v1 request must carry. Unset: the API refuses all requests. */
   SANDBOX_API_TOKEN?: string;
   /** Local container runtime (`npm start` sets it). Only used where Cloudflare Containers are absent. */

@@ -17,10 +17,10 @@ import { serveHttp } from "./http-exchange.ts";
 import type { NamespaceSockets } from "./namespace.ts";
 import { NAMESPACE_ADDRESSES } from "./namespace-addresses.ts";
 import { originalDestination, type OriginalDestination } from "./original-destination.ts";
-import type { SandboxEgress } from "./sandbox-egress.ts";
+import type { EgressFlows } from "./egress-flows.ts";
 import { neverReached } from "./upstream.ts";
 
-export async function handleConnection(egress: SandboxEgress, socket: Socket, sockets: NamespaceSockets): Promise<void> {
+export async function handleConnection(egress: EgressFlows, socket: Socket, sockets: NamespaceSockets): Promise<void> {
   socket.on("error", () => undefined);
   const peer = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
   let destination: OriginalDestination | undefined;
@@ -56,7 +56,7 @@ export async function handleConnection(egress: SandboxEgress, socket: Socket, so
  * TLS is served on the socket's own handle (no stream in between); the ClientHello put back on the
  * socket is read from it first.
  */
-async function interceptTls(egress: SandboxEgress, socket: Socket, destination: OriginalDestination, serverName: string | undefined): Promise<void> {
+async function interceptTls(egress: EgressFlows, socket: Socket, destination: OriginalDestination, serverName: string | undefined): Promise<void> {
   // Without a name, the certificate is for the address dialed (https://203.0.113.7/).
   const name = serverName ?? egress.testHosts?.nameOf(destination.ip) ?? destination.ip;
   let secure: TLSSocket;
@@ -72,7 +72,7 @@ async function interceptTls(egress: SandboxEgress, socket: Socket, destination: 
   serveHttp(egress, secure, { destination, serverName: name });
 }
 
-function pipeTcp(egress: SandboxEgress, socket: Socket, destination: OriginalDestination): void {
+function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDestination): void {
   const names = egress.namesOf(destination.ip);
   const testName = egress.testHosts?.nameOf(destination.ip);
   const mapped = testName === undefined ? undefined : egress.testHosts!.target(testName, destination.port);

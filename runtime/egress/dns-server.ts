@@ -10,10 +10,10 @@
 import type { Socket as DatagramSocket, RemoteInfo } from "node:dgram";
 import { resolvable } from "../../protocol/network-policy.ts";
 import { DNS_RCODES, DNS_TYPES, readQuery, writeAnswer } from "./dns-message.ts";
-import type { SandboxEgress } from "./sandbox-egress.ts";
+import type { EgressFlows } from "./egress-flows.ts";
 import { neverReached, resolveTargets } from "./upstream.ts";
 
-export function serveDns(socket: DatagramSocket, egress: SandboxEgress): void {
+export function serveDns(socket: DatagramSocket, egress: EgressFlows): void {
   socket.on("message", (message: Buffer, from: RemoteInfo) => {
     void answer(egress, message).then((reply) => {
       if (reply) socket.send(reply, from.port, from.address);
@@ -22,7 +22,7 @@ export function serveDns(socket: DatagramSocket, egress: SandboxEgress): void {
   socket.on("error", () => undefined);
 }
 
-async function answer(egress: SandboxEgress, message: Buffer): Promise<Buffer | undefined> {
+async function answer(egress: EgressFlows, message: Buffer): Promise<Buffer | undefined> {
   const query = readQuery(message);
   if (!query) return undefined;
   const name = query.name;

@@ -17,7 +17,7 @@ import { BodyScanner, requestFraming, responseFraming, type Framing } from "./ht
 import { fieldTokens, fieldValues, MAX_HEAD_BYTES, MessageError, parseRequestHead, parseResponseHead, proxyAnswer, serializeHead, type RequestHead, type ResponseHead } from "./http-head.ts";
 import { Inbound } from "./inbound.ts";
 import { answeredFields, auditRecord, factsOf, judgeRequest, passedFields, type Judgement, type RequestFacts } from "./judge-request.ts";
-import type { SandboxEgress } from "./sandbox-egress.ts";
+import type { EgressFlows } from "./egress-flows.ts";
 import { joinUpgraded } from "./upgrade-forward.ts";
 import { UpstreamConnection } from "./upstream-connection.ts";
 
@@ -27,12 +27,12 @@ const HEAD_WAIT_MS = 60_000;
 type Allowed = Extract<Judgement, { allowed: true }>;
 type Recorder = (fields: Partial<AuditRecord>) => void;
 
-export function serveHttp(egress: SandboxEgress, client: Socket, flow: FlowContext): void {
+export function serveHttp(egress: EgressFlows, client: Socket, flow: FlowContext): void {
   void new HttpConnection(egress, client, flow).serve();
 }
 
 class HttpConnection {
-  readonly #egress: SandboxEgress;
+  readonly #egress: EgressFlows;
   readonly #client: Socket;
   readonly #flow: FlowContext;
   readonly #inbound: Inbound;
@@ -43,7 +43,7 @@ class HttpConnection {
   /** A request is on its way: the connection to its server is cut if the sandbox leaves. */
   #busy = false;
 
-  constructor(egress: SandboxEgress, client: Socket, flow: FlowContext) {
+  constructor(egress: EgressFlows, client: Socket, flow: FlowContext) {
     this.#egress = egress;
     this.#client = client;
     this.#flow = flow;

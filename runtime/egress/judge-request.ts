@@ -10,7 +10,7 @@ import { decide, injectionFor, normalizeHost } from "../../protocol/network-poli
 import type { AuditRecord } from "./audit-log.ts";
 import type { FlowContext } from "./flow-context.ts";
 import { fieldTokens, fieldValues, MessageError, type HeaderField, type RequestHead } from "./http-head.ts";
-import type { SandboxEgress } from "./sandbox-egress.ts";
+import type { EgressFlows } from "./egress-flows.ts";
 import { neverReached, resolveTargets, type Target } from "./upstream.ts";
 
 /** Fields about one hop, never passed on (RFC 9110 7.6.1), and the proxy's own. */
@@ -98,7 +98,7 @@ export function auditRecord(facts: RequestFacts, fields: Partial<AuditRecord> & 
   };
 }
 
-export async function judgeRequest(egress: SandboxEgress, facts: RequestFacts): Promise<Judgement> {
+export async function judgeRequest(egress: EgressFlows, facts: RequestFacts): Promise<Judgement> {
   const { host, port, serverName } = facts;
   if (!host) return { allowed: false, status: 400, rule: "proxy", reason: "the request names no Host" };
   if (facts.tls && host !== serverName) return { allowed: false, status: 421, rule: "proxy", reason: `the Host (${host}) is not the name TLS asked for (${serverName})` };

@@ -11,6 +11,7 @@
 import { OPEN_POLICY, type NetworkPolicy } from "../../protocol/network.ts";
 import { decide } from "../../protocol/network-policy.ts";
 import { AuditLog } from "./audit-log.ts";
+import type { EgressFlows, OpenFlow } from "./egress-flows.ts";
 import { handleConnection } from "./connection.ts";
 import { serveDns } from "./dns-server.ts";
 import { neverReached } from "./upstream.ts";
@@ -23,15 +24,7 @@ import { UpstreamPool } from "./upstream-pool.ts";
 /** Addresses whose names are remembered, at most (the oldest are forgotten first). */
 const MAX_REMEMBERED = 4096;
 
-/** An open connection, judged again when the policy changes. */
-export interface OpenFlow {
-  names: readonly string[];
-  ip?: string;
-  port: number;
-  cut(reason: string): void;
-}
-
-export class SandboxEgress {
+export class SandboxEgress implements EgressFlows {
   readonly key: string;
   readonly audit = new AuditLog();
   readonly testHosts: TestHostMap | undefined;

@@ -8,7 +8,7 @@
 import type { Socket } from "node:net";
 import { BodyScanner } from "./http-framing.ts";
 import type { Inbound } from "./inbound.ts";
-import type { SandboxEgress } from "./sandbox-egress.ts";
+import type { EgressFlows } from "./egress-flows.ts";
 import type { UpstreamConnection } from "./upstream-connection.ts";
 
 export interface UpgradedPair {
@@ -21,7 +21,7 @@ export interface UpgradedPair {
   port: number;
 }
 
-export function joinUpgraded(egress: SandboxEgress, pair: UpgradedPair, ended: (joined: { bytesOut: number; bytesIn: number; reason?: string }) => void): void {
+export function joinUpgraded(egress: EgressFlows, pair: UpgradedPair, ended: (joined: { bytesOut: number; bytesIn: number; reason?: string }) => void): void {
   const { client, clientIn, upstream } = pair;
   const out = new BodyScanner({ kind: "close" }, 400);
   const back = new BodyScanner({ kind: "close" }, 502);

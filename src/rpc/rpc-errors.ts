@@ -21,6 +21,15 @@ export function toRpcError(error: unknown): Error {
   return rpcError;
 }
 
+/** Runs one RPC call on the Durable Object's side: whatever it throws leaves as toRpcError makes it. */
+export async function rpcGuard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw toRpcError(error);
+  }
+}
+
 /** Rebuilds the class of an error thrown across RPC; errors without an encoded code pass through asSandboxError. */
 export function fromRpcError(error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;

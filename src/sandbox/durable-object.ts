@@ -1,133 +1,73 @@
 /**
- * The Sandbox Durable Object: one per sandbox id, owning one container. It keeps the container's
- * lifecycle (start on first use, sleep after `sleepAfter` idle, never while a stream is open), its
- * generation (for stale process handles) and its config, and forwards every call to the container
- * process server. Errors leave as RPC exceptions with the wire code encoded (rpc/rpc-errors.ts).
+ * The Sandbox Durable Object: one per sandbox id, owning one container. It keeps what is its own:
+ * the container's lifecycle (start on first use, sleep after `sleepAfter` idle, never while work or a
+ * stream keeps it awake), its generation (for stale process handles), its config, and the link to
+ * the container every call goes through. Its RPC methods come from their families (methods.ts: the
+ * `*-methods.ts` modules), each given the object's shell (shell.ts). Errors leave as RPC exceptions
+ * with the wire code encoded (rpc/rpc-errors.ts).
  */
 import { Container, type WaitOptions } from "@cloudflare/containers";
-import type { CodeContext, Execution } from "../../protocol/code.ts";
-import type { ExecResult, PingResponse } from "../../protocol/process.ts";
-import { INFO_ROUTES, type InfoResponse, type InstructionsResponse } from "../../protocol/info.ts";
-import type { IsolationSupport } from "../../protocol/isolation.ts";
+import type { BackupQuota } from "../../protocol/backups.ts";
+import { errorBody } from "../../protocol/errors.ts";
+import { INFO_ROUTES, type InfoResponse } from "../../protocol/info.ts";
+import type { PingResponse } from "../../protocol/process.ts";
 import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { isValidSandboxId } from "../../protocol/sandbox.ts";
-import { SESSION_ROUTES, type SessionInfo } from "../../protocol/sessions.ts";
-import { ContainerUnavailableError, errorFromCode, InvalidRequestError, ProcessNotFoundError, SandboxError } from "../rpc/errors.ts";
-import type {
-  DeleteFileOptions,
-  DeleteFileResult,
-  ExistsResult,
-  FileContent,
-  FileListing,
-  FileStream,
-  ListFilesOptions,
-  MkdirOptions,
-  MkdirResult,
-  MoveFileResult,
-  MoveOptions,
-  ReadFileOptions,
-  RenameFileResult,
-  WriteFileOptions,
-  WriteFileResult,
-  WriteStreamOptions,
-} from "../rpc/files.ts";
-import type {
-  ExecRequestOptions,
-  HandleRef,
-  KillAllRequest,
-  KillResult,
-  ListRequest,
-  ProcessLogs,
-  ProcessRecord,
-  StartRequestOptions,
-  StdinOptions,
-  StdinResult,
-  StreamResumeRequest,
-} from "../rpc/processes.ts";
-import type { GitCheckoutOptions, GitCheckoutResult } from "../rpc/git.ts";
-import type { ChangesOptions, ChangesResult, WatchOptions } from "../rpc/watch.ts";
-import type { CodeContextOptions, DeleteCodeContextResult, InterruptCodeResult, RunCodeRequestOptions } from "../rpc/code.ts";
-import { fromRpcError, toRpcError } from "../rpc/rpc-errors.ts";
-import type { SandboxRpc } from "../rpc/sandbox-rpc.ts";
-import { errorFromResponse } from "../rpc/error-response.ts";
-import { terminalSocketId, type TerminalIdResult, type TerminalInfo, type TerminalKillResult, type TerminalOptions, type TerminalOutput, type TerminalOutputOptions, type TerminalWriteResult } from "../rpc/terminals.ts";
-import { errorBody } from "../../protocol/errors.ts";
-import type { SandboxConfig, SandboxDetails, SandboxInfo, SandboxStatus, StartupTiming } from "../rpc/sandbox.ts";
-import type { BackupInfo, CreateBackupOptions, DeleteBackupResult, DestroyOptions, ExportArchiveOptions, ForkOptions, ImportArchiveOptions, ImportArchiveResult, ListBackupsOptions, RestoreBackupOptions, RestoreBackupResult } from "../rpc/backups.ts";
-import { createBackupRequestSchema, listBackupsQuerySchema, restoreBackupRequestSchema, type BackupQuota, type PersistenceStatus } from "../../protocol/backups.ts";
-import { createArchiveRequestSchema, importArchiveOptionsSchema } from "../../protocol/archive.ts";
-import { extractOver, extractReplacing, openArchive } from "./persistence/archive-io.ts";
-import { forkRequestSchema, type ForkResult } from "../../protocol/fork.ts";
-import { Persistence } from "./persistence/persistence.ts";
-import type { CreateSessionOptions, DeleteSessionResult, EnvVarsUpdate, SetEnvOptions } from "../rpc/sessions.ts";
+import { SESSION_ROUTES } from "../../protocol/sessions.ts";
 import type { Env } from "../env.ts";
-import { CONFIG_KEY, envChanges, isolationOf, PLATFORM_ISOLATION, sameIsolation, updatedEnv } from "./config.ts";
-import { sandboxConfigSchema, sleepAfterSeconds } from "../../protocol/sandbox-config.ts";
-import * as code from "./code.ts";
-import { ContainerApi } from "./container-api.ts";
-import * as files from "./files.ts";
-import * as git from "./git.ts";
-import * as watching from "./watch.ts";
-import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./generation.ts";
-import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./local-container.ts";
-import * as processes from "./processes.ts";
-import { parseRequest } from "./request.ts";
-import { NetworkSettings } from "./network.ts";
-import { auditEventStream } from "./network-audit-stream.ts";
-import { networkAllowedBy, PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
+import type { DestroyOptions } from "../rpc/backups.ts";
+import { ContainerUnavailableError, errorFromCode, SandboxError } from "../rpc/errors.ts";
+import { portRequestParts } from "../rpc/ports.ts";
+import { fromRpcError, rpcGuard } from "../rpc/rpc-errors.ts";
+import type { SandboxConfig, StartupTiming } from "../rpc/sandbox.ts";
+import { terminalSocketId } from "../rpc/terminals.ts";
+import { Activity } from "./activity.ts";
 import { EGRESS_HANDLER, egressOutboundHandler } from "./cloudflare-egress/outbound-handler.ts";
-import type { EgressJudgement, EgressRequest } from "./cloudflare-egress/judge.ts";
-import type { AuditRecord } from "./cloudflare-egress/audit-ring.ts";
-import {
-  auditQuerySchema,
-  auditResumeSchema,
-  networkPolicySchema,
-  secretNameSchema,
-  setSecretRequestSchema,
-  type AuditPage,
-  type AuditQuery,
-  type AuditResume,
-  type NetworkPolicyInput,
-  type NetworkPolicyState,
-  type SecretInfo,
-} from "../../protocol/network.ts";
-import type { DeleteSecretResult } from "../rpc/network.ts";
-import * as sessions from "./sessions.ts";
-import * as terminals from "./terminals.ts";
-import { forwardToPort, PortRegistry, staleUrl, type UrlContext } from "./ports.ts";
-import { guardedPortResponse } from "./port-guards.ts";
-import { previewSettings } from "../rpc/preview-urls.ts";
-import { portRequestParts, serviceOrigin, type ExposedPort, type ExposedPortsOptions, type ExposePortOptions, type PortRequestParts, type UnexposePortResult } from "../rpc/ports.ts";
-import { asSandboxError } from "../rpc/errors.ts";
-import { guardStream } from "./stream-guard.ts";
+import { networkAllowedBy, PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
+import { CONFIG_KEY, envChanges, isolationOf, sameIsolation } from "./config.ts";
+import { ContainerApi } from "./container-api.ts";
+import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./generation.ts";
+import { keepAliveSettingsOf } from "./keep-alive.ts";
+import { destroySandbox, LIFE_KEY } from "./lifecycle-methods.ts";
+import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./local-container.ts";
+import { installMethods } from "./methods.ts";
+import { NetworkSettings } from "./network.ts";
+import { Persistence } from "./persistence/persistence.ts";
+import { servePort } from "./port-methods.ts";
+import { PortRegistry } from "./ports.ts";
+import { ProcessLedger } from "./process-ledger.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
-import { keptLogs, keptLogStream, keptRecord, ProcessLedger, type LedgerEntry } from "./process-ledger.ts";
+import { runtimeCoded, runtimeCall } from "./runtime-errors.ts";
 import { RunKeyClaims } from "./run-key-claims.ts";
-import { decide, DEFAULT_KEEP_ALIVE, keepAliveSettingsOf, keepAliveStatus, type KeepAliveFacts, type KeepAliveSettings } from "./keep-alive.ts";
+import type { SandboxObject } from "./sandbox-object.ts";
+import type { CallAbout, FamilyMethodName, KeepAliveReading, Link, SandboxShell } from "./shell.ts";
+import { guardStream } from "./stream-guard.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
 
-/** "started" once a container ran, "destroyed" after destroy(): whether a sandbox that is not running is asleep or gone. */
-const LIFE_KEY = "lifecycle:last";
+/** The RPC methods methods.ts puts on the prototype, typed as SandboxObject declares them. */
+export interface Sandbox extends Pick<SandboxObject, FamilyMethodName> {}
 
-interface Link {
-  api: ContainerApi;
-  generation: Generation;
-}
-
-export class Sandbox extends Container<Env> implements SandboxRpc {
+export class Sandbox extends Container<Env> implements SandboxObject {
   static {
     // Through the base class's setter (a static field would hide it): the registry ContainerProxy reads.
     this.outboundHandlers = { [EGRESS_HANDLER]: egressOutboundHandler };
+    installMethods(this.prototype, (object) => (object as Sandbox).#shell);
   }
   override defaultPort = CONTAINER_SERVER_PORT;
   /** On Cloudflare, HTTPS is judged like HTTP once a policy is set (cloudflare-egress/). */
   override interceptHttps = true;
   override sleepAfter: string | number = DEFAULT_SLEEP_AFTER;
+  readonly #shell: SandboxShell;
   readonly #generations: GenerationTracker;
-  /** Exposed preview ports and their tokens (in storage). */
-  readonly #ports: PortRegistry;
-  #openStreams = 0;
+  readonly #persistence: Persistence;
+  readonly #network: NetworkSettings;
+  readonly #platformEgress: PlatformEgress;
+  readonly #runKeys: RunKeyClaims;
+  /** What the processes of the last container did, kept beyond it (process-ledger.ts). */
+  readonly #ledger: ProcessLedger;
+  /** What keeps the sandbox awake (activity.ts). */
+  readonly #activity = new Activity();
   /**
    * The sandbox's env vars. Deliberately not `this.envVars` (the container's own process env): that
    * would leave them readable to every command in /proc/1/environ. Commands get them through the
@@ -139,27 +79,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   /** How the last container start this object made went (getInfo()); probes counted by waitForPort. */
   #startup: StartupTiming | undefined;
   #probes = 0;
-  /** The durable workspace and snapshots (src/sandbox/persistence/). */
-  readonly #persistence: Persistence;
-  /** What the processes of the last container did, kept beyond it (process-ledger.ts). */
-  readonly #ledger: ProcessLedger;
-  readonly #runKeys: RunKeyClaims;
-  /** Counts calls that reached the container: a sleep that sees it change while saving was interrupted by work. */
-  #calls = 0;
-  /** The network policy and its secrets (in storage). */
-  readonly #network: NetworkSettings;
-  /** Where no local runtime's proxy stands in front of the container: the platform's interception (cloudflare-egress/). */
-  readonly #platformEgress: PlatformEgress;
-  /** The ceilings on staying awake for work (keep-alive.ts), from the config. */
-  #keepAlive: Omit<KeepAliveSettings, "sleepAfter"> = { ...DEFAULT_KEEP_ALIVE };
-  /** The last call, or the end of the last open stream. */
-  #lastActivityAt = Date.now();
-  /** When the running container started, once known (its start here, or its uptime in a report). */
-  #containerStartedAt: number | undefined;
   /** Limits on this sandbox's snapshots (config backupQuota). */
   #backupQuota: BackupQuota = {};
-  /** Set when work kept the sandbox awake at an expiry: when to look again. A call clears it. */
-  #nextCheckAt: number | undefined;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
@@ -171,9 +92,30 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     this.#generations = new GenerationTracker(ctx.storage);
     this.#ledger = new ProcessLedger(ctx.storage);
     this.#runKeys = new RunKeyClaims(ctx.storage.sql);
-    this.#ports = new PortRegistry(ctx.storage);
     this.#network = new NetworkSettings(ctx.storage);
     this.#platformEgress = new PlatformEgress(ctx.storage, this.#network, networkAllowedBy(env.SANDBOX_NETWORK_ALLOWED));
+    this.#shell = {
+      object: this,
+      ctx,
+      env,
+      sandboxId: this.ctx.id.name ?? this.ctx.id.toString(),
+      call: (work, about) => this.#call(work, about),
+      guard: rpcGuard,
+      link: () => this.#link(),
+      keepingAwake: (work) => this.#keepingAwake(work),
+      guardStream: (body, containerGone) => this.#guardStream(body, containerGone),
+      guardEvents: (body, link) => this.#guardEvents(body, link),
+      noteActivity: () => this.#noteActivity(),
+      // The parts the object keeps, which the families use as they are.
+      generations: this.#generations, ledger: this.#ledger, runKeys: this.#runKeys, persistence: this.#persistence,
+      network: this.#network, platformEgress: this.#platformEgress, ports: new PortRegistry(ctx.storage),
+      localContainer: () => this.#localContainer(),
+      updateConfig: (change) => this.#updateConfig(change),
+      backupQuota: () => this.#backupQuota,
+      destroyContainer: () => this.#destroyContainer(),
+      keepAliveReading: (report, asking) => this.#keepAliveReading(report, asking),
+      startup: () => this.#startup,
+    };
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
@@ -189,13 +131,13 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   override onStart(): void {
     this.#generations.reset();
     void this.ctx.storage.put(LIFE_KEY, "started");
-    this.#containerStartedAt = Date.now();
+    this.#activity.containerStartedAt = Date.now();
     if (!this.#localContainer()) void this.#platformEgress.started(this.enableInternet);
   }
 
   override onStop(): void {
     this.#generations.reset();
-    this.#containerStartedAt = undefined;
+    this.#activity.containerStartedAt = undefined;
   }
 
   /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
@@ -207,7 +149,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
   }
 
   override onError(error: unknown): unknown {
-    console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: container error:`, error instanceof Error ? error.message : error);
+    console.error(`sandbox ${this.#shell.sandboxId}: container error:`, error instanceof Error ? error.message : error);
     throw error;
   }
 
@@ -218,31 +160,24 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
    * came in while saving means the sandbox is in use again.
    */
   override async onActivityExpired(): Promise<void> {
-    const { verdict } = await this.#keepAliveVerdict();
+    const { verdict } = await this.#keepAliveReading();
     // Kept at every expiry: at a sleep it is what the processes did; while work goes on, what survives a crash.
     await this.#keepLedger();
     if (!verdict.sleep) {
-      this.#nextCheckAt = verdict.checkAt;
+      this.#activity.nextCheckAt = verdict.checkAt;
       this.renewActivityTimeout();
       return;
     }
-    this.#nextCheckAt = undefined;
+    this.#activity.nextCheckAt = undefined;
     if (this.ctx.container?.running && this.#persistence.enabled) {
-      const calls = this.#calls;
+      const calls = this.#activity.calls;
       const saved = await this.#saveBeforeSleep();
-      if (!saved || this.#calls !== calls) {
+      if (!saved || this.#activity.calls !== calls) {
         this.renewActivityTimeout();
         return;
       }
     }
     await super.onActivityExpired();
-  }
-
-  /** Durable workspace turned on while the container runs: what it holds now is kept, not an older save. */
-  async #adoptRunningWorkspace(): Promise<void> {
-    const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
-    const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
-    await this.#persistence.adopt(instanceId);
   }
 
   /**
@@ -251,151 +186,46 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
    */
   override renewActivityTimeout(): void {
     super.renewActivityTimeout();
-    const lifetime = this.#keepAlive?.maxLifetime;
-    const lifetimeEnd = lifetime === undefined || this.#containerStartedAt === undefined ? Infinity : this.#containerStartedAt + sleepAfterSeconds(lifetime) * 1000;
     // The base class keeps the deadline in a field its types call private; the package is pinned to an exact version.
     const timeout = this as unknown as { sleepAfterMs: number };
-    timeout.sleepAfterMs = Math.min(timeout.sleepAfterMs, lifetimeEnd, this.#nextCheckAt ?? Infinity);
+    timeout.sleepAfterMs = Math.min(timeout.sleepAfterMs, this.#activity.deadline());
   }
 
-  /**
-   * Whether the sandbox sleeps now, from its streams and calls and what its container reports.
-   * `asking`: calls in flight that are only asking (getInfo's own), which are not work.
-   */
-  async #keepAliveVerdict(
-    report?: Pick<InfoResponse, "activity" | "uptimeMs">,
-    asking = 0,
-  ): Promise<{ settings: KeepAliveSettings; facts: KeepAliveFacts; verdict: ReturnType<typeof decide> }> {
-    const now = Date.now();
+  /** Whether the sandbox sleeps now (see SandboxShell.keepAliveReading). */
+  async #keepAliveReading(report?: Pick<InfoResponse, "activity" | "uptimeMs">, asking = 0): Promise<KeepAliveReading> {
     let answered = report;
     if (!answered && this.ctx.container?.running) {
       try {
-        answered = await new ContainerApi(this.ctx.container.getTcpPort(CONTAINER_SERVER_PORT)).json<InfoResponse>("GET", INFO_ROUTES.info);
+        answered = await this.#api().json<InfoResponse>("GET", INFO_ROUTES.info);
       } catch {
         // Not answering: no work of it is known, and keeping it awake keeps nothing.
       }
     }
-    if (answered) this.#containerStartedAt ??= now - answered.uptimeMs;
-    const settings: KeepAliveSettings = { sleepAfter: this.sleepAfter, ...this.#keepAlive };
-    const facts: KeepAliveFacts = {
-      now,
-      openStreams: this.#openStreams - asking,
-      lastActivityAt: this.#lastActivityAt,
-      containerStartedAt: this.#containerStartedAt,
-      work: answered?.activity.work,
-      workIdleMs: answered?.activity.workIdleMs ?? Number.POSITIVE_INFINITY,
-    };
-    return { settings, facts, verdict: decide(settings, facts) };
+    return this.#activity.reading(this.sleepAfter, answered, asking);
   }
 
   /** Keeps what the running container's processes did (best effort: a container not answering has nothing to give). */
   async #keepLedger(): Promise<void> {
     if (!this.ctx.container?.running) return;
     try {
-      const api = new ContainerApi(this.ctx.container.getTcpPort(CONTAINER_SERVER_PORT));
-      const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
-      await this.#ledger.keep(api, instanceId);
+      await this.#ledger.keep(this.#api(), await this.#instanceId());
     } catch (error) {
-      console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: keeping the process logs failed:`, error instanceof Error ? error.message : error);
+      console.error(`sandbox ${this.#shell.sandboxId}: keeping the process logs failed:`, error instanceof Error ? error.message : error);
     }
   }
 
   async #saveBeforeSleep(): Promise<boolean> {
     try {
-      const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
-      const { instanceId } = await api.json<PingResponse>("GET", INFO_ROUTES.ping);
-      return await this.#persistence.saveBeforeSleep(api, instanceId);
+      return await this.#persistence.saveBeforeSleep(this.#api(), await this.#instanceId());
     } catch {
       // The container is not answering: nothing of it can be saved, and keeping it awake saves nothing either.
       return true;
     }
   }
 
-  async configure(config: SandboxConfig): Promise<void> {
-    return this.#guard(async () => {
-      const valid = parseRequest(sandboxConfigSchema, config, "sandbox config");
-      // A field given as undefined keeps its stored value (`{isolation: opts.isolation}` must not reset it).
-      const given = Object.fromEntries(Object.entries(valid).filter(([, value]) => value !== undefined));
-      await this.#updateConfig((stored) => ({ ...stored, ...given }));
-    });
-  }
-
-  /** Sandbox-level vars join the kept config (so a restarted container gets them too); a session's go to the container. */
-  async setEnvVars(vars: EnvVarsUpdate, options: SetEnvOptions = {}): Promise<void> {
-    const { sessionId } = options;
-    if (sessionId !== undefined) return this.#call(({ api }) => sessions.setSessionEnv(api, sessionId, sessions.envUpdate(vars)));
-    return this.#guard(async () => {
-      const update = sessions.envUpdate(vars);
-      await this.#updateConfig((stored) => ({ ...stored, envVars: updatedEnv(stored.envVars, update) }));
-      if (this.ctx.container?.running) await this.#link();
-    });
-  }
-
-  async #updateConfig(change: (stored: SandboxConfig) => SandboxConfig): Promise<void> {
-    const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
-    const next = change(stored);
-    // New walls are checked against the operator's before they are kept (the runtime decides).
-    if (!sameIsolation(stored, next)) await this.#checkIsolation(next);
-    this.#apply(next);
-    await this.ctx.storage.put(CONFIG_KEY, next);
-    if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#adoptRunningWorkspace();
-    // New walls need a new container: never leave one running with other walls than asked for.
-    if (!sameIsolation(stored, next) && this.#localContainer()?.running) await this.#destroyContainer();
-  }
-
-  #apply(config: SandboxConfig): void {
-    if (config.sleepAfter !== undefined) {
-      this.sleepAfter = config.sleepAfter;
-      this.renewActivityTimeout();
-    }
-    if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
-    const wasKeptAlive = this.#keepAlive.keepAlive;
-    this.#keepAlive = keepAliveSettingsOf(config);
-    // Turned off: idle time counts from now, as sleepAfter from a call would.
-    if (wasKeptAlive && !this.#keepAlive.keepAlive) this.renewActivityTimeout();
-    this.#backupQuota = config.backupQuota ?? {};
-    this.#persistence.configure(config.persistence);
-    const local = this.#localContainer();
-    if (local) local.isolation = isolationOf(config);
-  }
-
-  async #checkIsolation(config: SandboxConfig): Promise<void> {
-    try {
-      await this.#localContainer()?.checkIsolation(isolationOf(config));
-    } catch (error) {
-      throw error instanceof LocalRuntimeError && error.code !== undefined ? errorFromCode(error.code, error.message, { cause: error }) : error;
-    }
-  }
-
-  /** The stand-in container of the local runtime (undefined on Cloudflare, where isolation is the container). */
-  #localContainer(): LocalContainer | undefined {
-    const container = this.ctx.container as unknown;
-    return container instanceof LocalContainer ? container : undefined;
-  }
-
-  /**
-   * Stops the container now (SIGKILL to everything in it); the next call starts a new generation.
-   * `keep: true` saves the durable workspace first (and destroys nothing when that fails); without
-   * it the durable workspace is forgotten.
-   */
-  override async destroy(options: DestroyOptions = {}): Promise<void> {
-    return this.#guard(async () => {
-      if (options.keep === true) {
-        this.#persistence.assertEnabled();
-        if (this.ctx.container?.running) {
-          const { api, generation } = await this.#link();
-          await this.#persistence.save(api, generation.instanceId);
-        }
-      } else {
-        await this.#persistence.discard();
-      }
-      // Every preview token dies before the container does: from here its URLs answer 404.
-      await this.#ports.revokeAll();
-      await this.#ledger.forget();
-      this.#runKeys.forget();
-      await this.#destroyContainer();
-      await this.ctx.storage.put(LIFE_KEY, "destroyed");
-    });
+  /** The lifecycle family's destroy (lifecycle-methods.ts), written here because it overrides the base class's. */
+  override async destroy(options?: DestroyOptions): Promise<void> {
+    return destroySandbox(this.#shell, options);
   }
 
   async #destroyContainer(): Promise<void> {
@@ -409,404 +239,49 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
-  async info(): Promise<SandboxInfo> {
-    return this.#call(async ({ generation }) => this.#describe(generation));
+  // ── config ───────────────────────────────────────────────────────────────
+
+  async #updateConfig(change: (stored: SandboxConfig) => SandboxConfig): Promise<void> {
+    const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
+    const next = change(stored);
+    // New walls are checked against the operator's before they are kept (the runtime decides).
+    if (!sameIsolation(stored, next)) await runtimeCall(async () => this.#localContainer()?.checkIsolation(isolationOf(next)));
+    this.#apply(next);
+    await this.ctx.storage.put(CONFIG_KEY, next);
+    // Durable workspace turned on while the container runs: what it holds now is kept, not an older save.
+    if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#persistence.adopt(await this.#instanceId());
+    // New walls need a new container: never leave one running with other walls than asked for.
+    if (!sameIsolation(stored, next) && this.#localContainer()?.running) await this.#destroyContainer();
   }
 
-  async status(): Promise<SandboxStatus> {
-    return this.#guard(async () => {
-      const running = this.ctx.container?.running === true;
-      return { running, asleep: !running && (await this.ctx.storage.get(LIFE_KEY)) === "started" };
-    });
-  }
-
-  /** info() plus what the container server reports: status, resources, isolation in effect. */
-  async getInfo(): Promise<SandboxDetails> {
-    return this.#call(async ({ api, generation }) => {
-      const { instanceId: _id, ...report } = await api.record<InfoResponse>("GET", INFO_ROUTES.info);
-      const { settings, facts, verdict } = await this.#keepAliveVerdict(report, 1);
-      return {
-        ...this.#describe(generation),
-        ...report,
-        ...(this.#startup ? { startup: this.#startup } : {}),
-        persistence: await this.#persistenceReport(),
-        keepAlive: keepAliveStatus(settings, facts, verdict),
-      };
-    });
-  }
-
-  /** The durable workspace's status, with what the sandbox's snapshots hold where the bucket is bound. */
-  async #persistenceReport(): Promise<PersistenceStatus> {
-    const status = await this.#persistence.status();
-    try {
-      const usage = await this.#persistence.backups().usage();
-      const quota = Object.keys(this.#backupQuota).length > 0 ? { quota: this.#backupQuota } : {};
-      return { ...status, backups: { ...usage, ...quota } };
-    } catch {
-      return status;
-    }
-  }
-
-  #describe(generation: Generation): SandboxInfo {
-    const { instanceId, number, startedAt } = generation;
-    return { generation: instanceId, generationNumber: number, containerStartedAt: startedAt, sleepAfter: String(this.sleepAfter) };
-  }
-
-  /** A few lines describing the sandbox, for an agent's tool prompt. */
-  async getInstructions(): Promise<string> {
-    return this.#call(async ({ api }) => (await api.json<InstructionsResponse>("GET", INFO_ROUTES.instructions)).instructions);
-  }
-
-  async detectIsolation(): Promise<IsolationSupport> {
-    return this.#guard(async () => (await this.#localContainer()?.detectIsolation()) ?? PLATFORM_ISOLATION);
-  }
-
-  // ── commands and processes ───────────────────────────────────────────────
-
-  async exec(command: string, options: ExecRequestOptions = {}): Promise<ExecResult> {
-    return this.#call(({ api }) => processes.exec(api, command, options), { key: options.idempotencyKey });
-  }
-
-  async execStream(command: string, options: ExecRequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await processes.execStream(link.api, command, options), link), { key: options.idempotencyKey });
-  }
-
-  /** A broken execStream picks up here, from its last event id. */
-  async resumeExecStream(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await processes.resumeExecStream(link.api, id, options), link), { ref: options, processId: id });
-  }
-
-  async startProcess(command: string, options: StartRequestOptions = {}): Promise<ProcessRecord> {
-    return this.#call(({ api, generation }) => processes.startProcess(api, generation, command, options), { key: options.idempotencyKey });
-  }
-
-  async listProcesses(options: ListRequest = {}): Promise<ProcessRecord[]> {
-    return this.#call(({ api, generation }) => processes.listProcesses(api, generation, options));
-  }
-
-  /** The running container's process, or (after it slept or died) what was kept of it. */
-  async getProcess(id: string, ref?: HandleRef): Promise<ProcessRecord | null> {
-    return this.#liveOrKept(
-      id,
-      ref,
-      async ({ api, generation }) => {
-        const found = await processes.getProcess(api, generation, id);
-        if (!found) throw new ProcessNotFoundError(`process ${id} not found`);
-        return found;
-      },
-      keptRecord,
-      () => null,
-    );
-  }
-
-  /**
-   * A call about one process: answered by the running container, or from what was kept of an
-   * earlier container's process — the one a handle's generation names, or the kept one of that id
-   * when the running container does not know it. `missing` answers when neither knows it (default: PROCESS_NOT_FOUND).
-   */
-  async #liveOrKept<T>(id: string, ref: HandleRef | undefined, live: (link: Link) => Promise<T>, kept: (entry: LedgerEntry) => T, missing?: () => T): Promise<T> {
-    return this.#guard(async () => {
-      const link = await this.#link();
-      const current = link.generation.instanceId;
-      if (ref?.generation !== undefined && ref.generation !== current) {
-        const entry = await this.#ledger.find(id, current, ref.generation);
-        if (entry) return kept(entry);
-        assertSameGeneration(ref, link.generation, id);
-      }
-      try {
-        return await live(link);
-      } catch (error) {
-        if (!(error instanceof ProcessNotFoundError)) throw error;
-        const entry = await this.#ledger.find(id, current);
-        if (entry) return kept(entry);
-        if (missing) return missing();
-        throw error;
-      }
-    });
-  }
-
-  async killProcess(id: string, signal?: string | number, ref?: HandleRef): Promise<KillResult> {
-    return this.#call(({ api }) => processes.killProcess(api, id, signal), { ref, processId: id });
-  }
-
-  async killAllProcesses(options: KillAllRequest = {}): Promise<number> {
-    return this.#call(({ api }) => processes.killAllProcesses(api, options));
-  }
-
-  async streamProcessLogs(id: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#liveOrKept(id, options, async (link) => this.#guardEvents(await processes.streamProcessLogs(link.api, id, options), link), (entry) =>
-      keptLogStream(entry, options),
-    );
-  }
-
-  async getProcessLogs(id: string, ref?: HandleRef): Promise<ProcessLogs> {
-    return this.#liveOrKept(id, ref, ({ api }) => processes.getProcessLogs(api, id), keptLogs);
-  }
-
-  async cleanupCompletedProcesses(): Promise<number> {
-    return this.#call(({ api }) => processes.cleanupCompletedProcesses(api));
-  }
-
-  async writeStdin(id: string, data: string, options: StdinOptions = {}): Promise<StdinResult> {
-    return this.#call(({ api }) => processes.writeStdin(api, id, data, options), { ref: options, processId: id });
-  }
-
-  async closeStdin(id: string, ref?: HandleRef): Promise<StdinResult> {
-    return this.#call(({ api }) => processes.closeStdin(api, id), { ref, processId: id });
-  }
-
-  // ── sessions ─────────────────────────────────────────────────────────────
-
-  async createSession(options: CreateSessionOptions = {}): Promise<SessionInfo> {
-    return this.#call(({ api }) => sessions.createSession(api, options));
-  }
-
-  async getSession(id: string): Promise<SessionInfo> {
-    return this.#call(({ api }) => sessions.getSession(api, id));
-  }
-
-  async listSessions(): Promise<SessionInfo[]> {
-    return this.#call(({ api }) => sessions.listSessions(api));
-  }
-
-  async deleteSession(id: string): Promise<DeleteSessionResult> {
-    return this.#call(({ api }) => sessions.deleteSession(api, id));
-  }
-
-  // ── files ────────────────────────────────────────────────────────────────
-
-  async writeFile(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult> {
-    return this.#call(({ api }) => files.writeFile(api, path, content, options));
-  }
-
-  /** The caller's stream goes on to the container as it arrives; an upload in flight keeps the container awake. */
-  async writeFileStream(path: string, body: ReadableStream<Uint8Array>, options?: WriteStreamOptions): Promise<WriteFileResult> {
-    return this.#call(({ api }) => files.writeFileStream(api, path, body, options));
-  }
-
-  async readFile(path: string, options?: ReadFileOptions): Promise<FileContent> {
-    return this.#call(({ api }) => files.readFile(api, path, options));
-  }
-
-  async readFileStream(path: string): Promise<FileStream> {
-    return this.#call(async ({ api }) => {
-      const { body, ...file } = await files.openFile(api, path);
-      return { ...file, stream: this.#guardStream(body) };
-    });
-  }
-
-  async mkdir(path: string, options?: MkdirOptions): Promise<MkdirResult> {
-    return this.#call(({ api }) => files.mkdir(api, path, options));
-  }
-
-  async deleteFile(path: string, options?: DeleteFileOptions): Promise<DeleteFileResult> {
-    return this.#call(({ api }) => files.deleteFile(api, path, options));
-  }
-
-  async renameFile(oldPath: string, newPath: string, options?: MoveOptions): Promise<RenameFileResult> {
-    return this.#call(({ api }) => files.renameFile(api, oldPath, newPath, options));
-  }
-
-  async moveFile(sourcePath: string, destinationPath: string, options?: MoveOptions): Promise<MoveFileResult> {
-    return this.#call(({ api }) => files.moveFile(api, sourcePath, destinationPath, options));
-  }
-
-  async listFiles(path?: string, options?: ListFilesOptions): Promise<FileListing> {
-    return this.#call(({ api }) => files.listFiles(api, path, options));
-  }
-
-  async exists(path: string): Promise<ExistsResult> {
-    return this.#call(({ api }) => files.exists(api, path));
-  }
-
-  async watch(path: string, options?: WatchOptions): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await watching.watch(link.api, path, options), link));
-  }
-
-  async checkChanges(path: string, options?: ChangesOptions): Promise<ChangesResult> {
-    return this.#call(({ api }) => watching.checkChanges(api, path, options));
-  }
-
-  // ── git ──────────────────────────────────────────────────────────────────
-
-  /** A clone may take minutes: while it runs, the container stays awake as it does for an open stream. */
-  async gitCheckout(repoUrl: string, options?: GitCheckoutOptions): Promise<GitCheckoutResult> {
-    return this.#call(({ api }) => git.gitCheckout(api, repoUrl, options));
-  }
-
-  // ── code interpreter ─────────────────────────────────────────────────────
-
-  async createCodeContext(options?: CodeContextOptions): Promise<CodeContext> {
-    return this.#call(({ api }) => code.createCodeContext(api, options));
-  }
-
-  async listCodeContexts(): Promise<CodeContext[]> {
-    return this.#call(({ api }) => code.listCodeContexts(api));
-  }
-
-  async getCodeContext(id: string): Promise<CodeContext> {
-    return this.#call(({ api }) => code.getCodeContext(api, id));
-  }
-
-  async deleteCodeContext(id: string): Promise<DeleteCodeContextResult> {
-    return this.#call(({ api }) => code.deleteCodeContext(api, id));
-  }
-
-  async restartCodeContext(id: string): Promise<CodeContext> {
-    return this.#call(({ api }) => code.restartCodeContext(api, id));
-  }
-
-  /** A cell may run long: while it does, the container stays awake as it does for an open stream. */
-  async runCode(source: string, options?: RunCodeRequestOptions): Promise<Execution> {
-    return this.#call(({ api }) => code.runCode(api, source, options), { key: options?.idempotencyKey });
-  }
-
-  async runCodeStream(source: string, options?: RunCodeRequestOptions): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await code.runCodeStream(link.api, source, options), link), { key: options?.idempotencyKey });
-  }
-
-  /** A broken runCodeStream picks up here, from its last event id. */
-  async resumeCodeStream(executionId: string, options: StreamResumeRequest = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async (link) => this.#guardEvents(await code.resumeCodeStream(link.api, executionId, options), link));
-  }
-
-  async interruptCode(executionId: string): Promise<InterruptCodeResult> {
-    return this.#call(({ api }) => code.interruptCode(api, executionId));
-  }
-
-  // ── terminals ────────────────────────────────────────────────────────────
-
-  async createTerminal(options?: TerminalOptions): Promise<TerminalInfo> {
-    return this.#call(({ api }) => terminals.createTerminal(api, options));
-  }
-
-  async listTerminals(): Promise<TerminalInfo[]> {
-    return this.#call(({ api }) => terminals.listTerminals(api));
-  }
-
-  async getTerminal(id: string): Promise<TerminalInfo> {
-    return this.#call(({ api }) => terminals.getTerminal(api, id));
-  }
-
-  async writeTerminal(id: string, data: string | Uint8Array): Promise<TerminalWriteResult> {
-    return this.#call(({ api }) => terminals.writeTerminal(api, id, data));
-  }
-
-  async resizeTerminal(id: string, cols: number, rows: number): Promise<TerminalInfo> {
-    return this.#call(({ api }) => terminals.resizeTerminal(api, id, cols, rows));
-  }
-
-  async interruptTerminal(id: string): Promise<TerminalIdResult> {
-    return this.#call(({ api }) => terminals.interruptTerminal(api, id));
-  }
-
-  async killTerminal(id: string, signal?: string | number): Promise<TerminalKillResult> {
-    return this.#call(({ api }) => terminals.killTerminal(api, id, signal));
-  }
-
-  async waitForTerminal(id: string): Promise<TerminalInfo> {
-    return this.#call(({ api }) => terminals.waitForTerminal(api, id));
-  }
-
-  async terminalOutput(id: string, options?: TerminalOutputOptions): Promise<TerminalOutput> {
-    return this.#call(({ api }) => terminals.terminalOutput(api, id, options));
-  }
-
-  async deleteTerminal(id: string): Promise<TerminalIdResult> {
-    return this.#call(({ api }) => terminals.deleteTerminal(api, id));
-  }
-
-  /**
-   * The container's answer to the upgrade: a 101 with the viewer's socket, or its coded error. Over
-   * Workers RPC a WebSocket cannot travel, so callers outside reach this through fetch (below).
-   */
-  async connectTerminal(id: string, request: Request): Promise<Response> {
-    return this.#call(async () => {
-      const response = await terminals.connectTerminal(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), id, request);
-      if (response.status !== 101) throw await errorFromResponse(response);
-      return response;
-    });
-  }
-
-  // ── preview ports ────────────────────────────────────────────────────────
-
-  /** Starts the container when none runs: an exposure is served by the container it was made in (ports.ts). */
-  async exposePort(port: number, options: ExposePortOptions = {}): Promise<ExposedPort> {
-    return this.#guard(() =>
-      this.#ports.expose(port, options, this.#previewUrls(), async () => (await this.#keepingAwake(() => this.#link())).generation.instanceId),
-    );
-  }
-
-  /** Needs no container; a port that is not exposed is no error. */
-  async unexposePort(port: number): Promise<UnexposePortResult> {
-    return this.#guard(async () => {
-      await this.#ports.unexpose(port);
-      return { port };
-    });
-  }
-
-  /** The ports the running container serves; never wakes one. */
-  async getExposedPorts(options: ExposedPortsOptions = {}): Promise<ExposedPort[]> {
-    return this.#guard(async () => {
-      const origin = typeof options === "string" ? serviceOrigin({ hostname: options }) : options.origin;
-      return this.#ports.list(this.#previewUrls(), origin, await this.#runningGeneration());
-    });
-  }
-
-  #previewUrls(): UrlContext {
-    return { sandboxId: this.ctx.id.name ?? this.ctx.id.toString(), settings: previewSettings(this.env) };
-  }
-
-  /** The running container's instance id (asked of it once per container), or undefined when none runs or it does not answer. */
-  async #runningGeneration(): Promise<string | undefined> {
-    const container = this.ctx.container;
-    if (!container?.running) return undefined;
-    try {
-      const api = new ContainerApi(container.getTcpPort(CONTAINER_SERVER_PORT));
-      return (await this.#generations.current(() => api.json<PingResponse>("GET", INFO_ROUTES.ping))).instanceId;
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * A proxied request for a preview port (see portProxyRequest). The registry decides first, from
-   * storage and whether a container runs: a port that is not exposed, a caller without its token, or
-   * an exposure made in an earlier container never wakes one.
-   */
-  async #servePort(parts: PortRequestParts, request: Request): Promise<Response> {
-    try {
-      let admittedIn: string | undefined;
-      const { answer, isPublic } = await this.#ports.admit(parts, request, async () => (admittedIn = await this.#runningGeneration()));
-      if (answer) return answer;
-      this.#calls++;
-      this.#lastActivityAt = Date.now();
-      this.#nextCheckAt = undefined;
+  #apply(config: SandboxConfig): void {
+    if (config.sleepAfter !== undefined) {
+      this.sleepAfter = config.sleepAfter;
       this.renewActivityTimeout();
-      let forwarded: Response;
-      try {
-        forwarded = await forwardToPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic);
-      } catch (error) {
-        // The container went away between the check and the request (or before this object noticed):
-        // asked afresh, a container that is gone or another one makes the URL stale, not broken.
-        this.#generations.reset();
-        if ((await this.#runningGeneration()) !== admittedIn) throw staleUrl(parts.port);
-        throw error;
-      }
-      const response = guardedPortResponse(parts, request, forwarded);
-      if (response.status === 101 || response.body === null) return response;
-      // A long answer (a stream, a download) keeps the container awake while it flows.
-      return new Response(this.#guardStream(response.body), response);
-    } catch (error) {
-      const coded = asSandboxError(error);
-      return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
     }
+    if (config.envVars !== undefined) this.#sandboxEnv = { ...config.envVars };
+    const wasKeptAlive = this.#activity.ceilings.keepAlive;
+    this.#activity.ceilings = keepAliveSettingsOf(config);
+    // Turned off: idle time counts from now, as sleepAfter from a call would.
+    if (wasKeptAlive && !this.#activity.ceilings.keepAlive) this.renewActivityTimeout();
+    this.#backupQuota = config.backupQuota ?? {};
+    this.#persistence.configure(config.persistence);
+    const local = this.#localContainer();
+    if (local) local.isolation = isolationOf(config);
   }
+
+  /** The stand-in container of the local runtime (undefined on Cloudflare, where isolation is the container). */
+  #localContainer(): LocalContainer | undefined {
+    const container = this.ctx.container as unknown;
+    return container instanceof LocalContainer ? container : undefined;
+  }
+
+  // ── requests that are not RPC ────────────────────────────────────────────
 
   /** A viewer's upgrade (see terminalSocketRequest) and preview-port requests are served here; anything else goes to the container as the base class does. */
   override async fetch(request: Request): Promise<Response> {
     const portParts = portRequestParts(request);
-    if (portParts) return this.#servePort(portParts, request);
+    if (portParts) return servePort(this.#shell, portParts, request);
     const terminalId = terminalSocketId(request);
     if (terminalId === undefined) return super.fetch(request);
     try {
@@ -817,225 +292,7 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
-  // ── snapshots ────────────────────────────────────────────────────────────
-
-  async createBackup(options: CreateBackupOptions = {}): Promise<BackupInfo> {
-    return this.#call(async ({ api }) => {
-      const request = parseRequest(createBackupRequestSchema, options, "backup request");
-      const store = this.#persistence.backups();
-      const backup = await store.create(api, request, this.#backupQuota);
-      // The alarm removes it from the bucket when it expires (it is gone to callers from then on anyway).
-      if (backup.expiresAt !== undefined) await this.schedule(new Date(backup.expiresAt), "removeExpiredBackups");
-      return backup;
-    });
-  }
-
-  /** Needs no container: the bucket alone knows. */
-  async listBackups(options: ListBackupsOptions = {}): Promise<BackupInfo[]> {
-    return this.#guard(async () => {
-      const { label } = parseRequest(listBackupsQuerySchema, options, "backup listing");
-      const labels = (label === undefined ? [] : [label].flat()).flatMap((part) => part.split(",")).filter(Boolean);
-      return this.#persistence.backups().list(labels);
-    });
-  }
-
-  /** Run by the alarm at a backup's expiry: removes the expired ones, and is set again for the next. */
-  async removeExpiredBackups(): Promise<void> {
-    try {
-      const next = await this.#persistence.backups().removeExpired();
-      if (next !== undefined) await this.schedule(new Date(next), "removeExpiredBackups");
-    } catch (error) {
-      console.error(`sandbox ${this.ctx.id.name ?? this.ctx.id.toString()}: removing expired backups failed:`, error instanceof Error ? error.message : error);
-    }
-  }
-
-  async restoreBackup(id: string, options: RestoreBackupOptions = {}): Promise<RestoreBackupResult> {
-    return this.#call(async ({ api }) => {
-      const request = parseRequest(restoreBackupRequestSchema, options, "restore request");
-      const store = this.#persistence.backups();
-      await store.get(id);
-      return store.restore(api, id, request);
-    });
-  }
-
-  async deleteBackup(id: string): Promise<DeleteBackupResult> {
-    return this.#guard(() => this.#persistence.backups().delete(id));
-  }
-
-  // ── forks ────────────────────────────────────────────────────────────────
-
-  /**
-   * A new sandbox with this one's workspace (live, or the snapshot `from`), config and env. The
-   * archive streams from this container (or the bucket) into the new sandbox's container, over
-   * Workers RPC between the two Durable Objects: nothing passes through the caller, and several
-   * forks of one sandbox run side by side.
-   */
-  async fork(newId: string, options: ForkOptions = {}): Promise<ForkResult> {
-    return this.#guard(async () => {
-      const request = parseRequest(forkRequestSchema, { ...options, newId }, "fork request");
-      const parent = this.ctx.id.name ?? this.ctx.id.toString();
-      if (!isValidSandboxId(request.newId)) throw new InvalidRequestError(`${JSON.stringify(request.newId)} is not a valid sandbox id`, "INVALID_SANDBOX_ID");
-      if (request.newId === parent) throw new InvalidRequestError("a sandbox cannot be forked into itself", "INVALID_REQUEST");
-      const config = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
-      const child = this.env.Sandbox.get(this.env.Sandbox.idFromName(request.newId));
-      const { entries } = await this.#keepingAwake(async () => {
-        const archive = request.from === undefined ? await openArchive((await this.#link()).api, {}) : await this.#persistence.backups().open(request.from);
-        // The child's coded errors cross Workers RPC encoded: decoded, they keep their code.
-        return child.acceptFork(config, archive).catch((error: unknown) => {
-          throw fromRpcError(error);
-        });
-      });
-      return { id: request.newId, parent, from: request.from ?? null, entries };
-    });
-  }
-
-  /**
-   * The receiving end of fork(): only a sandbox that has never run takes one. It keeps the parent's
-   * config, starts its container and extracts the archive into its workspace as it arrives.
-   */
-  async acceptFork(config: SandboxConfig, archive: ReadableStream<Uint8Array>): Promise<{ entries: number }> {
-    return this.#guard(async () => {
-      if ((await this.#generations.everRan()) || (await this.ctx.storage.get(CONFIG_KEY)) !== undefined) {
-        await archive.cancel().catch(() => undefined);
-        throw errorFromCode("SANDBOX_EXISTS", `sandbox ${this.ctx.id.name ?? ""} has run before: a fork makes a new sandbox`, { context: { sandboxId: this.ctx.id.name } });
-      }
-      await this.#updateConfig(() => ({ ...config }));
-      const { api } = await this.#link();
-      const entries = await this.#keepingAwake(() => extractReplacing(api, archive, ["."]));
-      return { entries };
-    });
-  }
-
-  /** The archive streams out as the container makes it; while it does, the container stays awake. */
-  async exportArchive(options: ExportArchiveOptions = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#call(async ({ api }) => this.#guardStream(await openArchive(api, parseRequest(createArchiveRequestSchema, options, "archive request"))));
-  }
-
-  async importArchive(body: ReadableStream<Uint8Array>, options: ImportArchiveOptions = {}): Promise<ImportArchiveResult> {
-    return this.#call(async ({ api }) => {
-      if (!(body instanceof ReadableStream)) throw new InvalidRequestError("importArchive needs a ReadableStream of bytes", "INVALID_REQUEST");
-      return extractOver(api, body, parseRequest(importArchiveOptionsSchema, options, "archive import").dir);
-    });
-  }
-
-  // ── network ──────────────────────────────────────────────────────────────
-
-  /**
-   * A new network policy, in force at once for running processes (connections it denies are cut).
-   * On Cloudflare the platform's interception carries it (cloudflare-egress/): a policy with a part
-   * the platform cannot enforce is refused rather than kept unenforced, and the internet switch it
-   * needs applies from the container's next start.
-   */
-  async setNetworkPolicy(policy: NetworkPolicyInput): Promise<NetworkPolicyState> {
-    return this.#guard(async () => {
-      const local = this.#localContainer();
-      const checked = parseRequest(networkPolicySchema, policy, "network policy");
-      if (!local) {
-        this.#platformEgress.refuseGaps(checked);
-        await this.#network.setPolicy(checked);
-        this.enableInternet = this.#platformEgress.internetFor(checked);
-        await this.setOutboundHandler(EGRESS_HANDLER);
-        await this.#platformEgress.intercepting();
-        return this.#networkState();
-      }
-      await this.#network.setPolicy(checked);
-      await this.#pushEgress();
-      return this.#networkState();
-    });
-  }
-
-  async getNetworkPolicy(): Promise<NetworkPolicyState> {
-    return this.#guard(() => this.#networkState());
-  }
-
-  /** Write-only: the value goes to the proxy that injects it, and is never read back. */
-  async setSecret(name: string, value: string): Promise<SecretInfo> {
-    return this.#guard(async () => {
-      const checkedName = parseRequest(secretNameSchema, name, "secret name");
-      const { value: checkedValue } = parseRequest(setSecretRequestSchema, { value }, "secret");
-      const info = await this.#network.setSecret(checkedName, checkedValue);
-      await this.#pushEgress();
-      return info;
-    });
-  }
-
-  async listSecrets(): Promise<SecretInfo[]> {
-    return this.#guard(() => this.#network.listSecrets());
-  }
-
-  async deleteSecret(name: string): Promise<DeleteSecretResult> {
-    return this.#guard(async () => {
-      if (!(await this.#network.deleteSecret(name))) throw errorFromCode("SECRET_NOT_FOUND", `No secret named "${name}"`, { context: { name } });
-      await this.#pushEgress();
-      return { name, deleted: true };
-    });
-  }
-
-  /** Outbound connections, requests and lookups after `since`, as the proxy (or on Cloudflare, the outbound handler) saw them. */
-  async getNetworkAudit(query: AuditQuery = {}): Promise<AuditPage> {
-    return this.#guard(async () => {
-      const local = this.#localContainer();
-      const checked = parseRequest(auditQuerySchema, query, "audit query");
-      if (!local) return this.#platformEgress.read(checked.since ?? 0, checked.limit);
-      return this.#runtimeCall(() => local.egressAudit(checked));
-    });
-  }
-
-  /**
-   * The audit trail as it grows, as Server-Sent Events from after `resume.since`. Watching it
-   * neither starts the container nor keeps it awake.
-   */
-  async streamNetworkAudit(resume: AuditResume = {}): Promise<ReadableStream<Uint8Array>> {
-    return this.#guard(async () => {
-      const local = this.#localContainer();
-      const { since } = parseRequest(auditResumeSchema, resume, "audit resume point");
-      if (!local) return auditEventStream((from, waitMs, signal) => this.#platformEgress.read(from, undefined, waitMs, signal), since);
-      return auditEventStream((from, waitMs, signal) => this.#runtimeCall(() => local.egressAudit({ since: from }, waitMs, signal)), since);
-    });
-  }
-
-  /**
-   * For the Worker's outbound handler on Cloudflare (never a /v1 route): judges one request the
-   * container sent out, and answers the headers to add to it, secrets filled in, for that request only.
-   */
-  async judgeEgress(request: EgressRequest): Promise<EgressJudgement> {
-    return this.#guard(() => this.#platformEgress.judge(request));
-  }
-
-  /** For the Worker's outbound handler: the audit entry of a request it let through, once its answer ended. */
-  async recordEgress(record: AuditRecord): Promise<void> {
-    return this.#guard(async () => this.#platformEgress.record(record));
-  }
-
-  /** `enforced`: the sandbox's running container sends its traffic only through the proxy (a container with network). */
-  async #networkState(): Promise<NetworkPolicyState> {
-    const policy = await this.#network.policy();
-    const local = this.#localContainer();
-    const enforced = local
-      ? local.running && (await this.#runtimeCall(() => local.state())).egressProxy === true
-      : await this.#platformEgress.enforced(policy, this.ctx.container?.running === true);
-    return { policy, enforced, missingSecrets: await this.#network.missingSecrets(policy) };
-  }
-
-  /** The local runtime's proxy learns of a change at once (it keeps it for the next start too). */
-  async #pushEgress(): Promise<void> {
-    const local = this.#localContainer();
-    if (!local) return;
-    const egress = await this.#network.runtimeEgress();
-    await this.#runtimeCall(() => local.setEgress(egress));
-  }
-
-  /** A runtime refusal keeps its code; an unreachable runtime is CONTAINER_UNAVAILABLE. */
-  async #runtimeCall<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      if (error instanceof LocalRuntimeError && error.code !== undefined) throw errorFromCode(error.code, error.message, { cause: error });
-      throw error;
-    }
-  }
-
-  // ── plumbing ─────────────────────────────────────────────────────────────
+  // ── the link to the container ────────────────────────────────────────────
 
   /**
    * Runs one RPC call against the running container; a handle's generation is checked first. The
@@ -1043,8 +300,8 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
    * never sleeps under it; a stream it returns counts on as long as it is open. A run named by an
    * idempotency key is noted against this container before it is sent (run-key-claims.ts).
    */
-  async #call<T>(work: (link: Link) => Promise<T>, about?: { ref: HandleRef | undefined; processId: string } | { key: string | undefined }): Promise<T> {
-    return this.#guard(() =>
+  async #call<T>(work: (link: Link) => Promise<T>, about?: CallAbout): Promise<T> {
+    return rpcGuard(() =>
       this.#keepingAwake(async () => {
         const link = await this.#link();
         if (about && "key" in about) this.#runKeys.claim(about.key, link.generation);
@@ -1054,21 +311,24 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     );
   }
 
-  async #guard<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      throw toRpcError(error);
-    }
+  #api(): ContainerApi {
+    return new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+  }
+
+  /** The running container's instance id, asked of it now. */
+  async #instanceId(): Promise<string> {
+    return (await this.#api().json<PingResponse>("GET", INFO_ROUTES.ping)).instanceId;
+  }
+
+  #noteActivity(): void {
+    this.#activity.called();
+    this.renewActivityTimeout();
   }
 
   async #link(): Promise<Link> {
-    this.#calls++;
-    this.#lastActivityAt = Date.now();
-    this.#nextCheckAt = undefined;
-    this.renewActivityTimeout();
+    this.#noteActivity();
     await this.#ensureRunning();
-    const api = new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+    const api = this.#api();
     const generation = await this.#generations.current(() => api.json<PingResponse>("GET", INFO_ROUTES.ping));
     await this.#applyEnv(api, generation);
     // A durable workspace is back before the first command of a new container sees it.
@@ -1101,19 +361,17 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     } catch (error) {
       if (error instanceof SandboxError) throw error;
       // The local runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): keep its code.
-      if (error instanceof LocalRuntimeError && error.code !== undefined && error.code !== "CONTAINER_UNAVAILABLE") {
-        throw errorFromCode(error.code, error.message, { cause: error });
-      }
-      throw new ContainerUnavailableError(
-        `The sandbox's container could not be started: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
+      const coded = error instanceof LocalRuntimeError && error.code !== "CONTAINER_UNAVAILABLE" ? runtimeCoded(error) : error;
+      if (coded !== error) throw coded;
+      throw new ContainerUnavailableError(`The sandbox's container could not be started: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
 
+  // ── keeping awake ────────────────────────────────────────────────────────
+
   /** Work the container must stay awake for: counted as an open stream while it runs. */
   async #keepingAwake<T>(work: () => Promise<T>): Promise<T> {
-    this.#streamOpened();
+    this.#activity.openStreams++;
     try {
       return await work();
     } finally {
@@ -1121,30 +379,17 @@ export class Sandbox extends Container<Env> implements SandboxRpc {
     }
   }
 
-  #streamOpened(): void {
-    this.#openStreams++;
-  }
-
-  /** The idle clock starts again when the last of them ends, not when it began. */
   #streamClosed(): void {
-    this.#openStreams--;
-    this.#lastActivityAt = Date.now();
+    this.#activity.streamClosed();
     this.renewActivityTimeout();
   }
 
   #guardStream(body: ReadableStream<Uint8Array>, containerGone?: () => Promise<boolean>): ReadableStream<Uint8Array> {
-    return guardStream(body, {
-      onOpen: () => this.#streamOpened(),
-      onClose: () => this.#streamClosed(),
-      ...(containerGone ? { containerGone } : {}),
-    });
+    return guardStream(body, { onOpen: () => this.#activity.openStreams++, onClose: () => this.#streamClosed(), ...(containerGone ? { containerGone } : {}) });
   }
 
   /** An event stream, which ends with a coded error event when its container goes away under it. */
   #guardEvents(body: ReadableStream<Uint8Array>, { api, generation }: Link): ReadableStream<Uint8Array> {
-    return this.#guardStream(
-      body,
-      async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", INFO_ROUTES.ping), generation)),
-    );
+    return this.#guardStream(body, async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", INFO_ROUTES.ping), generation)));
   }
 }

@@ -12,7 +12,8 @@
  */
 import type { LogEvent } from "../../protocol/events.ts";
 import { formatSseEvent } from "../../protocol/sse.ts";
-import { isTerminalStatus, PROCESS_ROUTES, type ProcessInfo, type ProcessTailsResponse } from "../../protocol/process.ts";
+import { isTerminalStatus, PROCESS_ROUTES, type ProcessInfo } from "../../protocol/process.ts";
+import type { ProcessTailsResponse } from "../../protocol/process-tails.ts";
 import type { ProcessLogs, ProcessRecord, StreamResumeRequest } from "../rpc/processes.ts";
 import { outputText } from "../rpc/bytes.ts";
 import type { ContainerApi } from "./container-api.ts";

@@ -6,7 +6,8 @@
  * Exec records answer by id too (a broken exec stream resumes at `GET /api/execute/{id}/stream`,
  * see exec.ts); list and cleanup leave them out unless asked with `?include=exec`.
  */
-import { parseSignal, PROCESS_ROUTES, MAX_TAIL_BYTES, processTailsQuerySchema, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import { parseSignal, PROCESS_ROUTES, startProcessRequestSchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import { MAX_TAIL_BYTES, processTailsQuerySchema } from "../../../protocol/process-tails.ts";
 import { logTail } from "../../engine/log-tail.ts";
 import type { KillAllResponse, OutputStream, StartProcessResponse, WithoutEnvelope } from "../../../protocol/process.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";

@@ -10,10 +10,10 @@ import { displayCommand, invocationOf } from "./invocation.ts";
 import { definedEnv } from "./options.ts";
 import { EdgeProcessHandle } from "./process-handle.ts";
 import { followExec } from "./process-output.ts";
-import type { EdgeSandbox } from "./sandbox.ts";
+import type { ClientSandbox } from "./client-sandbox.ts";
 
 export async function executeCommand(
-  sandbox: EdgeSandbox,
+  sandbox: ClientSandbox,
   command: string,
   args: string[] = [],
   options: ExecuteCommandOptions = {},

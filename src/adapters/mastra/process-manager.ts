@@ -12,9 +12,9 @@ import { invocationOf } from "./invocation.ts";
 import { definedEnv } from "./options.ts";
 import { EdgeProcessHandle, type HandleSource } from "./process-handle.ts";
 import { followLog } from "./process-output.ts";
-import type { EdgeSandbox } from "./sandbox.ts";
+import type { ClientSandbox } from "./client-sandbox.ts";
 
-export class EdgeProcessManager extends SandboxProcessManager<EdgeSandbox> {
+export class EdgeProcessManager extends SandboxProcessManager<ClientSandbox> {
   override async spawn(command: string, options: SpawnProcessOptions = {}): Promise<EdgeProcessHandle> {
     // When Mastra quoted an argv into `command`, it passes the argv too: that runs without quoting.
     const invocation = invocationOf(options.originalInvocation?.command ?? command, options.originalInvocation?.args);

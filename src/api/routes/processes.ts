@@ -4,7 +4,8 @@
  * where one route writes or closes. `?generation=` ties a call to the container a handle came from.
  */
 import { Hono } from "hono";
-import { generationQuerySchema, stdinRequestSchema, streamQuerySchema } from "../../../protocol/process.ts";
+import { generationQuerySchema, stdinRequestSchema } from "../../../protocol/process.ts";
+import { streamQuerySchema } from "../../../protocol/resume.ts";
 import { API_METHODS } from "../../rpc/bindings/index.ts";
 import { errorResponse } from "../errors.ts";
 import { resumeRequest, sseResponse } from "../sse.ts";

@@ -7,7 +7,7 @@ import {
   interruptCodeResultSchema,
   runCodeRequestSchema,
 } from "../../../protocol/code.ts";
-import { streamQuerySchema } from "../../../protocol/process.ts";
+import { streamQuerySchema } from "../../../protocol/resume.ts";
 import type { Binding } from "./binding.ts";
 
 export const codeBindings = {

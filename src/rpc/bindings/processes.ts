@@ -14,8 +14,8 @@ import {
   startProcessRequestSchema,
   stdinRequestSchema,
   stdinResultSchema,
-  streamQuerySchema,
 } from "../../../protocol/process.ts";
+import { streamQuerySchema } from "../../../protocol/resume.ts";
 import { execStreamUrlFieldsSchema, execStreamUrlSchema } from "../../../protocol/stream-url.ts";
 import { ERROR_CODES } from "../../../protocol/errors.ts";
 import type { Binding } from "./binding.ts";

@@ -12,6 +12,12 @@ import { decide, injectionFor, normalizeHost } from "../../../protocol/network-p
 import { parseAddress, type NetworkPolicy } from "../../../protocol/network.ts";
 import type { AuditRecord } from "./audit-ring.ts";
 
+/** What the Worker's outbound handler needs of the sandbox's Durable Object (outbound-handler.ts). */
+export interface EgressJudge {
+  judgeEgress(request: EgressRequest): Promise<EgressJudgement>;
+  recordEgress(record: AuditRecord): Promise<void>;
+}
+
 /** What the handler tells the Durable Object of a request. */
 export interface EgressRequest {
   method: string;

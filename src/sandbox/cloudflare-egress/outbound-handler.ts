@@ -17,18 +17,11 @@ import type { OutboundHandler } from "@cloudflare/containers";
 import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED, upstreamFailureBody } from "../../../protocol/egress-refusal.ts";
 import { redactSecrets } from "../../../protocol/network-policy.ts";
 import type { Env } from "../../env.ts";
-import type { AuditRecord } from "./audit-ring.ts";
-import type { EgressJudgement, EgressRequest } from "./judge.ts";
+import type { EgressJudge } from "./judge.ts";
 import { joinedWebSockets } from "./websocket-relay.ts";
 
 /** The name the handler is registered under (`static outboundHandlers`, `setOutboundHandler`). */
 export const EGRESS_HANDLER = "sandboxEgress";
-
-/** What the handler needs of the sandbox's Durable Object. */
-export interface EgressJudge {
-  judgeEgress(request: EgressRequest): Promise<EgressJudgement>;
-  recordEgress(record: AuditRecord): Promise<void>;
-}
 
 /** Headers of one hop (RFC 9110 7.6.1), and the Host (the URL names the destination). A WebSocket handshake asks again for its upgrade. */
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host"];
