@@ -24,8 +24,8 @@ import { chargeTo } from "./proxy-memory.ts";
 import type { SandboxEgress } from "./sandbox-egress.ts";
 import { neverReached } from "./upstream.ts";
 
-/** How long a piped connection one side has ended may go without a byte either way before both are closed. */
-const HALF_OPEN_IDLE_MS = 120_000;
+/** How long a piped connection one side has ended may go without a byte either way before both are closed: as long as Linux keeps an orphaned half-closed one (tcp_fin_timeout). */
+const HALF_OPEN_IDLE_MS = 60_000;
 
 export async function handleConnection(egress: SandboxEgress, socket: Socket, sockets: NamespaceSockets): Promise<void> {
   socket.on("error", () => undefined);

@@ -32,6 +32,9 @@ let hold: TcpServer;
 const held = new Set<Socket>();
 /** Answers every request with an endless body. */
 let hose: TcpServer;
+/** Says what it got once the client has ended its side, then ends its own. */
+let late: TcpServer;
+let lateClosed = 0;
 let web: HttpServer;
 const sandboxes = new Map<string, { url: string; secret: string }>();
 
@@ -109,6 +112,19 @@ open(out, "w").write("%d\\n" % len(conns))
 time.sleep(600)
 `.replace(/'/g, "'\\''");
 
+/** Sends a message, ends its side (shutdown), and prints what comes back until the server ends. */
+const HALF_CLOSE = `
+import socket, sys
+s = socket.create_connection((sys.argv[1], 7000), timeout=10)
+s.sendall(b"hello"); s.shutdown(socket.SHUT_WR)
+got = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk: break
+    got += chunk
+print(got.decode())
+`.replace(/'/g, "'\\''");
+
 describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
   beforeAll(async () => {
     hold = createTcp({ allowHalfOpen: true }, (socket) => {
@@ -131,12 +147,19 @@ describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
     });
     (hose as TcpServer & { sent(): number }).sent = () => sentEndless;
     web = createHttp((_req, res) => res.end("still here"));
-    const [holdPort, hosePort, webPort] = [await listenOn(hold), await listenOn(hose), await listenOn(web)];
+    late = createTcp({ allowHalfOpen: true }, (socket) => {
+      let got = "";
+      socket.on("error", () => undefined);
+      socket.on("data", (chunk: Buffer) => (got += chunk.toString()));
+      socket.once("end", () => socket.end(`got ${got}, then your end`));
+      socket.once("close", () => lateClosed++);
+    });
+    const [holdPort, hosePort, webPort, latePort] = [await listenOn(hold), await listenOn(hose), await listenOn(web), await listenOn(late)];
     dataDir = tempDataDir();
     runtime = await startRuntime({
       dataDir: dataDir.path,
       isolation: "bwrap",
-      egressTestHosts: { hosts: { "hold.test:9000": `127.0.0.1:${holdPort}`, "hose.test:80": `127.0.0.1:${hosePort}`, "web.test:80": `127.0.0.1:${webPort}` } },
+      egressTestHosts: { hosts: { "hold.test:9000": `127.0.0.1:${holdPort}`, "hose.test:80": `127.0.0.1:${hosePort}`, "web.test:80": `127.0.0.1:${webPort}`, "late.test:7000": `127.0.0.1:${latePort}` } },
     });
     await startSandbox("flood-a");
     await startSandbox("flood-b");
@@ -149,6 +172,7 @@ describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
     hold?.close();
     hose?.close();
     web?.close();
+    late?.close();
   });
 
   it("holds no more than its cap of connections, stays up with its memory bounded, and serves other sandboxes", async () => {
@@ -185,6 +209,15 @@ describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
     expect(await eventually(() => held.size === 0, 10_000)).toBe(true);
     expect(await eventually(() => socketsOf(holdPort).length === 0, 10_000), socketsOf(holdPort).slice(0, 5).join("\n")).toBe(true);
   }, 240_000);
+
+  it("passes a half-close on: the server's answer after the sandbox ended its side still arrives, then both close", async () => {
+    const before = lateClosed;
+    const { stdout, stderr } = await sh("flood-b", `/usr/bin/python3 -c '${HALF_CLOSE}' late.test`);
+    expect(stdout.trim(), stderr).toBe("got hello, then your end");
+    expect(await eventually(() => lateClosed === before + 1, 5_000)).toBe(true);
+    const latePort = (late.address() as { port: number }).port;
+    expect(await eventually(() => socketsOf(latePort).length === 0, 5_000), socketsOf(latePort).join("\n")).toBe(true);
+  });
 
   it("holds a bounded amount for downloads the sandbox never reads", async () => {
     await startSandbox("flood-c");
