@@ -28,6 +28,7 @@ const MODULES = [
   "image-startup.ts",
   "lifecycle.ts",
   "egress-proxy.ts",
+  "egress-destination.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

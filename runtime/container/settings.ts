@@ -54,12 +54,12 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
   };
 }
 
-/** What the egress setup needs: nsenter, nft and ip to make the namespace's way out. */
+/** What the egress setup needs: nsenter, setpriv, nft, ip and perl to make the namespace's way out. */
 function egressTools(dirs: string[]): EgressTools | { missing: string } {
-  const found = Object.fromEntries(["nsenter", "nft", "ip"].map((name) => [name, findExecutable(name, dirs)]));
+  const found = Object.fromEntries(["nsenter", "setpriv", "nft", "ip", "perl"].map((name) => [name, findExecutable(name, dirs)]));
   const missing = Object.entries(found).filter(([, path]) => path === undefined).map(([name]) => name);
-  if (missing.length > 0) return { missing: `a sandbox with network needs ${missing.join(", ")}: apt-get install util-linux nftables iproute2` };
-  return { nsenter: found.nsenter!, nft: found.nft!, node: process.execPath };
+  if (missing.length > 0) return { missing: `a sandbox with network needs ${missing.join(", ")}: apt-get install util-linux nftables iproute2 perl-base` };
+  return { nsenter: found.nsenter!, setpriv: found.setpriv!, nft: found.nft!, perl: found.perl!, node: process.execPath };
 }
 
 function realOrSelf(path: string): string {

@@ -1,11 +1,14 @@
 /**
- * One outbound TCP connection of a sandbox, as it reaches the proxy: where it was going (the
- * namespace's connection tracking), what it speaks (its first bytes), then one of three ways.
+ * One outbound TCP connection of a sandbox, as it reaches the proxy: where it was going (its own
+ * local address: original-destination.ts), whether the sandbox may hold one more (held-connections.ts),
+ * what it speaks (its first bytes), then one of three ways.
  *   - HTTP: each request is judged by its Host and forwarded by name (http-exchange.ts).
  *   - TLS: terminated with a certificate of the sandbox's own authority for the name it asks, then
  *     each request judged and forwarded like HTTP, its Host held to that name.
  *   - anything else: judged by the address dialed and the names our resolver gave out for it, then
- *     piped to that address.
+ *     piped to that address, each side's end passed on to the other (a half-closed connection stays
+ *     half-open until the other side ends, or both go quiet), and the server's connection reset the
+ *     moment the sandbox's is gone, so none is left waiting for a close that will not come.
  * A refused connection is reset at once (the sandbox sees "connection reset"), and the audit trail
  * says why.
  */
@@ -18,22 +21,21 @@ import type { NamespaceSockets } from "./namespace.ts";
 import { NAMESPACE_ADDRESSES } from "./namespace-addresses.ts";
 import { originalDestination, type OriginalDestination } from "./original-destination.ts";
 import type { EgressFlows } from "./egress-flows.ts";
+import { chargeTo } from "./proxy-memory.ts";
 import { neverReached } from "./upstream.ts";
+
+/** How long a piped connection one side has ended may go without a byte either way before both are closed: as long as Linux keeps an orphaned half-closed one (tcp_fin_timeout). */
+const HALF_OPEN_IDLE_MS = 60_000;
 
 export async function handleConnection(egress: EgressFlows, socket: Socket, sockets: NamespaceSockets): Promise<void> {
   socket.on("error", () => undefined);
-  const peer = { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 };
-  let destination: OriginalDestination | undefined;
-  try {
-    destination = await originalDestination(sockets.conntrack, peer, sockets.port);
-  } catch {
-    destination = undefined;
-  }
+  const destination = originalDestination(socket, sockets.port);
   if (!destination) {
     egress.audit.add({ kind: "tcp", bytesOut: 0, bytesIn: 0, decision: "denied", rule: "proxy", reason: "no original destination (a connection to the proxy itself)" });
     socket.resetAndDestroy();
     return;
   }
+  if (!egress.connections.admit(socket, destination)) return;
   if (destination.ip === NAMESPACE_ADDRESSES.resolver && destination.port === 53) {
     egress.audit.add({ kind: "dns", ip: destination.ip, port: 53, bytesOut: 0, bytesIn: 0, decision: "denied", rule: "resolver", reason: "DNS over TCP is not served" });
     socket.resetAndDestroy();
@@ -63,6 +65,7 @@ async function interceptTls(egress: EgressFlows, socket: Socket, destination: Or
   try {
     const context = await (await egress.certificates()).contextFor(name);
     secure = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: ["http/1.1"] });
+    chargeTo(secure, egress.connections.buffers);
   } catch (error) {
     egress.audit.add({ kind: "https", host: name, ip: destination.ip, port: destination.port, bytesOut: 0, bytesIn: 0, decision: "denied", rule: "proxy", reason: `no certificate: ${(error as Error).message}` });
     socket.resetAndDestroy();
@@ -84,7 +87,9 @@ function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDesti
     socket.resetAndDestroy();
     return;
   }
-  const upstream = connect(mapped ?? { host: destination.ip, port: destination.port });
+  // Each side may end its half and still read the other's (shutdown after sending a request).
+  socket.allowHalfOpen = true;
+  const upstream = connect({ ...(mapped ?? { host: destination.ip, port: destination.port }), allowHalfOpen: true });
   let reason: string | undefined;
   let finished = false;
   const untrack = egress.track({
@@ -94,15 +99,29 @@ function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDesti
     cut(why) {
       reason = why;
       socket.resetAndDestroy();
-      upstream.destroy();
+      resetUpstream();
     },
   });
+  function resetUpstream(): void {
+    if (!upstream.destroyed) upstream.resetAndDestroy();
+  }
   const finish = () => {
     if (finished) return;
     finished = true;
     untrack();
     egress.audit.add({ ...base, bytesOut: upstream.bytesWritten, bytesIn: upstream.bytesRead, decision: "allowed", rule: verdict.rule, ...(reason ? { reason } : {}) });
   };
+  // Once either side has ended its half, the pair is closed when neither says anything for a while.
+  const quiet = () => {
+    socket.destroy();
+    upstream.destroy();
+  };
+  const halfOpen = () => {
+    socket.setTimeout(HALF_OPEN_IDLE_MS, quiet);
+    upstream.setTimeout(HALF_OPEN_IDLE_MS, quiet);
+  };
+  socket.once("end", halfOpen);
+  upstream.once("end", halfOpen);
   upstream.once("connect", () => {
     socket.pipe(upstream);
     upstream.pipe(socket);
@@ -110,15 +129,16 @@ function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDesti
   });
   upstream.on("error", (error) => {
     reason ??= `upstream: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
-    socket.resetAndDestroy();
+    if (!socket.destroyed) socket.resetAndDestroy();
   });
-  socket.on("error", () => upstream.destroy());
+  socket.on("error", () => resetUpstream());
   upstream.once("close", () => {
     if (!socket.destroyed) socket.end();
     finish();
   });
+  // The sandbox's side is gone: whatever the server still had to say has no one to go to.
   socket.once("close", () => {
-    upstream.end();
+    if (!upstream.readableEnded || !upstream.writableFinished) resetUpstream();
     finish();
   });
 }

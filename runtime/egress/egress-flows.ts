@@ -8,6 +8,7 @@
 import type { NetworkPolicy } from "../../protocol/network.ts";
 import type { AuditLog } from "./audit-log.ts";
 import type { Certificates } from "./certificates.ts";
+import type { HeldConnections } from "./held-connections.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { UpstreamPool } from "./upstream-pool.ts";
 
@@ -23,6 +24,8 @@ export interface EgressFlows {
   readonly audit: AuditLog;
   readonly testHosts: TestHostMap | undefined;
   readonly upstreams: UpstreamPool;
+  /** The connections the sandbox holds through the proxy now, within its cap. */
+  readonly connections: HeldConnections;
   readonly policy: NetworkPolicy;
   readonly secrets: ReadonlyMap<string, string>;
   certificates(): Promise<Certificates>;

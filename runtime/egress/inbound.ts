@@ -4,11 +4,15 @@
  * parsing beyond finding its end: http-framing.ts), and whatever follows it waits here, its source
  * paused, until the next head is asked for. So nothing after a message reaches a server before that
  * next head is read and judged, however the client packs its bytes. A sink that is full pauses the
- * source until it drains; bytes that come with no consumer are held and pause it too.
+ * source until it drains; bytes that come with no consumer are held and pause it too. What a sink
+ * holds counts against its sandbox's buffers (proxy-memory.ts), and is full sooner when those are
+ * spent.
  */
 import type { Duplex, Writable } from "node:stream";
 import type { BodyScanner } from "./http-framing.ts";
 import { headEnd, MessageError } from "./http-head.ts";
+import { budgetOf, type ByteBudget } from "./proxy-memory.ts";
+import { PROXY_LIMITS } from "./proxy-limits.ts";
 
 interface Consumer {
   take(chunk: Buffer): void;
@@ -17,8 +21,6 @@ interface Consumer {
 }
 
 const CRLF = Buffer.from("\r\n");
-/** Bytes a sink may hold unsent before its source is paused. */
-const RELAY_BUFFER_BYTES = 1024 * 1024;
 
 export class Inbound {
   readonly #source: Duplex;
@@ -27,6 +29,8 @@ export class Inbound {
   /** Bytes that arrived with no consumer, or after the last one's end, oldest first. */
   readonly #pending: Buffer[] = [];
   #consumer: Consumer | undefined;
+  /** While a body is relayed: the buffers it is charged to (null: none). */
+  #budget: ByteBudget | null | undefined;
   #ended = false;
   #failure: Error | undefined;
 
@@ -48,6 +52,12 @@ export class Inbound {
   /** Bytes held for the next consumer. */
   get pendingBytes(): number {
     return this.#pending.reduce((sum, chunk) => sum + chunk.length, 0);
+  }
+
+  /** How much one read of the source may take: a large read only for a body being relayed, while its buffers are not spent. */
+  get readRoom(): number {
+    if (this.#budget === undefined || this.#budget?.over) return PROXY_LIMITS.bufferedWhenOver;
+    return PROXY_LIMITS.bufferedPerConnection;
   }
 
   /** Neither ended nor failed. */
@@ -144,10 +154,19 @@ export class Inbound {
         if (this.#consumer === consumer) this.#source.resume();
       };
       const written = this.#written;
+      const budget = budgetOf(this.#source) ?? budgetOf(sink);
+      this.#budget = budget ?? null;
       const write = (part: Buffer) => {
-        const accepted = written ? sink.write(part, () => written(part)) : sink.write(part);
-        // A sink's own mark (16 KiB) would stop the source at every turn: it may hold RELAY_BUFFER_BYTES.
-        if (accepted || sink.writableLength < RELAY_BUFFER_BYTES || draining) return;
+        budget?.hold(part.length);
+        // Called once the bytes are passed to the kernel, or dropped with a sink that was destroyed.
+        const done = () => {
+          budget?.free(part.length);
+          written?.(part);
+        };
+        const accepted = sink.write(part, done);
+        // A sink's own mark (16 KiB) would stop the source at every turn: it may hold up to its allowance.
+        const allowance = budget?.allowance ?? PROXY_LIMITS.bufferedPerConnection;
+        if (accepted || sink.writableLength < allowance || draining) return;
         draining = true;
         this.#source.pause();
         sink.once("drain", resume);
@@ -207,5 +226,6 @@ export class Inbound {
   /** The source keeps reading (so a connection that closes while idle is seen to): bytes that come are held, and pause it. */
   #detach(): void {
     this.#consumer = undefined;
+    this.#budget = undefined;
   }
 }

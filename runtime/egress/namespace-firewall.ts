@@ -7,6 +7,7 @@
  * a descriptor keeps naming the same namespace), and each change is `nft -f` run by nsenter in that
  * namespace alone, one at a time. Refusals are read from `nft monitor`, run there for as long as the
  * namespace is served: a refusing chain sets the packet's trace flag, and the trace names the chain.
+ * Each of them dies with the runtime (runtime-bound.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readlinkSync } from "node:fs";
@@ -14,6 +15,7 @@ import { createInterface } from "node:readline";
 import type { NetworkPolicy } from "../../protocol/network.ts";
 import { namedChange, policyChain } from "./firewall-rules.ts";
 import { FIREWALL } from "./firewall-table.ts";
+import { boundToRuntime } from "./runtime-bound.ts";
 
 /** A change nft has not made in this long is taken as failed (nsenter and nft start in milliseconds). */
 const CHANGE_TIMEOUT_MS = 10_000;
@@ -25,6 +27,7 @@ const KEPT_GENERATIONS = 4;
 export interface FirewallTools {
   nsenter: string;
   nft: string;
+  setpriv: string;
 }
 
 /** A connection refused at its SYN: where it was going, and the rule that refused it. */
@@ -140,7 +143,7 @@ export class NamespaceFirewall {
   /** A command in the namespace: its descriptors are the child's 3 (network) and 4 (user). */
   #enter(command: string[], stdin: "pipe" | "ignore"): ChildProcess {
     const user = this.#fds.user === undefined ? [] : ["--user=/proc/self/fd/4", "--preserve-credentials"];
-    return spawn(this.#tools.nsenter, [...user, "--net=/proc/self/fd/3", "--", ...command], {
+    return spawn(this.#tools.nsenter, [...user, "--net=/proc/self/fd/3", "--", ...boundToRuntime(this.#tools.setpriv, command)], {
       stdio: [stdin, stdin === "pipe" ? "ignore" : "pipe", "pipe", this.#fds.net, ...(this.#fds.user === undefined ? [] : [this.#fds.user])],
       env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
     });

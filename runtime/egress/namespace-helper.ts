@@ -12,17 +12,22 @@
  * The sockets go to the runtime over the IPC channel; this process then exits. Nothing of the
  * runtime's stays in the namespace but those two sockets, which the sandbox can use, never read.
  *
- * argv: <the runtime's own network namespace, as readlink shows it>. Entering the wrong namespace
- * (the host's) would redirect the machine's own traffic: the helper refuses to touch that one.
+ * argv: <the listener's descriptor> <the runtime's own network namespace, as readlink shows it>.
+ * Entering the wrong namespace (the host's) would redirect the machine's own traffic: the helper
+ * refuses to touch that one. A runtime that goes away before the sockets are handed over takes the
+ * helper with it (the IPC channel closes).
  */
 import { spawnSync } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { readlinkSync } from "node:fs";
 import { createServer } from "node:net";
-import { baseTable } from "./firewall-table.ts";
+import { baseTable, PROXY_ROUTE } from "./firewall-table.ts";
 import { NAMESPACE_ADDRESSES } from "./namespace-addresses.ts";
 
-const hostNamespace = process.argv[2];
+const orphaned = () => process.exit(5);
+process.once("disconnect", orphaned);
+const listenerFd = Number(process.argv[2]);
+const hostNamespace = process.argv[3];
 const own = readlinkSync("/proc/self/ns/net");
 if (!hostNamespace || own === hostNamespace) {
   console.error(`egress: refusing to configure network namespace ${own}: it is the runtime's own`);
@@ -40,6 +45,8 @@ try {
   run("ip", ["addr", "add", `${sandbox}/32`, "dev", "lo"]);
   run("ip", ["addr", "add", `${resolver}/32`, "dev", "lo"]);
   run("ip", ["route", "add", "default", "dev", "lo", "src", sandbox]);
+  run("ip", ["rule", "add", "fwmark", String(PROXY_ROUTE.mark), "lookup", String(PROXY_ROUTE.table)]);
+  run("ip", ["route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", String(PROXY_ROUTE.table)]);
 } catch (error) {
   console.error(`egress: ${(error as Error).message}`);
   process.exit(3);
@@ -47,7 +54,7 @@ try {
 
 const listener = createServer({ pauseOnConnect: true });
 listener.once("error", fail);
-listener.listen({ host: "127.0.0.1", port: 0 }, () => {
+listener.listen({ fd: listenerFd }, () => {
   const port = (listener.address() as { port: number }).port;
   const dns = createSocket("udp4");
   dns.once("error", fail);
@@ -59,6 +66,7 @@ listener.listen({ host: "127.0.0.1", port: 0 }, () => {
     }
     process.send!({ kind: "tcp", port }, listener);
     process.send!({ kind: "dns" }, dns as never, () => {
+      process.off("disconnect", orphaned);
       process.disconnect();
       process.exit(0);
     });

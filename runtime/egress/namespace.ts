@@ -1,8 +1,9 @@
 /**
  * Gives a container's network namespace its one way out: the runtime's proxy. A helper is started in
  * that namespace alone (namespace-helper.ts, through nsenter: the host's users, processes and files,
- * so nothing in the sandbox can see or signal it), sets the namespace up, and hands back the sockets
- * the proxy serves on. Those sockets belong to the sandbox's namespace; the connections the proxy
+ * so nothing in the sandbox can see or signal it; transparent-listener.pl makes its listener first),
+ * sets the namespace up, and hands back the sockets the proxy serves on. It dies with the runtime
+ * (runtime-bound.ts). Those sockets belong to the sandbox's namespace; the connections the proxy
  * makes on the sandbox's behalf are the runtime's own, from the host.
  *
  * Where the namespace's own network is is learned from a process inside it; a process that shares
@@ -14,25 +15,29 @@ import type { Socket as DatagramSocket } from "node:dgram";
 import { readlinkSync } from "node:fs";
 import type { Server } from "node:net";
 import { fileURLToPath } from "node:url";
+import { boundToRuntime } from "./runtime-bound.ts";
 
 const HELPER = fileURLToPath(new URL("./namespace-helper.ts", import.meta.url));
+const LISTENER = fileURLToPath(new URL("./transparent-listener.pl", import.meta.url));
 const SETUP_TIMEOUT_MS = 15_000;
 
 export interface NamespaceSockets {
-  /** Every outbound TCP connection of the sandbox arrives here (its destination: original-destination.ts). */
+  /** Every outbound TCP connection of the sandbox arrives here, its destination its local address (original-destination.ts). */
   tcp: Server;
   /** The sandbox's resolver (udp 10.0.2.3:53 inside). */
   dns: DatagramSocket;
   /** The listener's port inside the namespace (a connection *to* it is no connection out). */
   port: number;
-  /** The conntrack table of the namespace, read through a process inside it. */
-  conntrack: string;
 }
 
 /** What the setup needs from the machine. */
 export interface NamespaceTools {
   nsenter: string;
   node: string;
+  /** Gives what runs in the namespace a parent-death signal (runtime-bound.ts). */
+  setpriv: string;
+  /** Makes the transparent listener, which Node cannot. */
+  perl: string;
 }
 
 export async function openNamespace(tools: NamespaceTools, pid: number): Promise<NamespaceSockets> {
@@ -41,7 +46,8 @@ export async function openNamespace(tools: NamespaceTools, pid: number): Promise
   if (own === theirs) throw new Error(`process ${pid} shares the runtime's network namespace: it is not a container's`);
   // A root runtime may enter the namespace directly; another user enters the sandbox's user namespace first (it owns both).
   const userArgs = process.getuid?.() === 0 ? [] : [`--user=/proc/${pid}/ns/user`, "--preserve-credentials"];
-  const child = spawn(tools.nsenter, [...userArgs, `--net=/proc/${pid}/ns/net`, "--", tools.node, HELPER, own], {
+  const [command, ...args] = [tools.nsenter, ...userArgs, `--net=/proc/${pid}/ns/net`, "--", ...boundToRuntime(tools.setpriv, [tools.perl, LISTENER, tools.node, HELPER, own])];
+  const child = spawn(command!, args, {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
   });
@@ -62,7 +68,7 @@ export async function openNamespace(tools: NamespaceTools, pid: number): Promise
       if (message.kind === "tcp" && typeof message.port === "number") tcp = { server: handle as Server, port: message.port };
       else if (message.kind === "dns" && tcp) {
         clearTimeout(timer);
-        resolve({ tcp: tcp.server, port: tcp.port, dns: handle as DatagramSocket, conntrack: `/proc/${pid}/net/nf_conntrack` });
+        resolve({ tcp: tcp.server, port: tcp.port, dns: handle as DatagramSocket });
       }
     });
     child.once("error", (error) => fail(`nsenter failed to start (${error.message})`));

@@ -4,9 +4,13 @@
  * slabs used again once every byte read into them has been written on (or copied: a head). A fresh
  * slab for every megabyte, or for every connection, would cost the allocator, the page faults of
  * new memory and the collector more than the copying itself. A slab with a byte that was never
- * passed on (bytes left when a connection ended) is simply left to the collector.
+ * passed on (bytes left when a connection ended) is simply left to the collector. A read takes no
+ * more than its reader's room (little while its sandbox's buffers, or the runtime's, are spent:
+ * proxy-memory.ts), so a paused connection holds little however much its server has sent.
  */
 import type { OnReadOpts } from "node:net";
+import { PROXY_LIMITS } from "./proxy-limits.ts";
+import { RUNTIME_BUFFERS } from "./proxy-memory.ts";
 
 /** Bytes of each slab, and the least room left in one before the next is taken. */
 const SLAB_BYTES = 1024 * 1024;
@@ -34,8 +38,8 @@ export interface SlabReader {
   close(): void;
 }
 
-/** Read options for a socket: each chunk read goes to `push`. */
-export function slabReads(push: (chunk: Buffer) => void): SlabReader {
+/** Read options for a socket: each chunk read goes to `push`, and takes at most `room()` bytes. */
+export function slabReads(push: (chunk: Buffer) => void, room: () => number): SlabReader {
   let slab = takeSlab();
   return {
     options: {
@@ -44,7 +48,8 @@ export function slabReads(push: (chunk: Buffer) => void): SlabReader {
           retire(slab);
           slab = takeSlab();
         }
-        return slab.bytes.subarray(slab.used);
+        const space = slab.bytes.subarray(slab.used);
+        return space.subarray(0, RUNTIME_BUFFERS.over ? PROXY_LIMITS.bufferedWhenOver : room());
       },
       callback: (count, buffer) => {
         slab.used += count;

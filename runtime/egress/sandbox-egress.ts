@@ -6,13 +6,16 @@
  * container.
  *
  * A policy change takes effect at once: new connections and requests are judged by it, and open
- * connections that it would now refuse are cut.
+ * connections that it would now refuse are cut. The connections it holds through the proxy are
+ * capped and cut when its container stops (held-connections.ts).
  */
 import { OPEN_POLICY, type NetworkPolicy } from "../../protocol/network.ts";
 import { decide } from "../../protocol/network-policy.ts";
 import { AuditLog } from "./audit-log.ts";
 import type { EgressFlows, OpenFlow } from "./egress-flows.ts";
 import { handleConnection } from "./connection.ts";
+import { HeldConnections } from "./held-connections.ts";
+import { PROXY_LIMITS } from "./proxy-limits.ts";
 import { serveDns } from "./dns-server.ts";
 import { neverReached } from "./upstream.ts";
 import type { NamespaceSockets } from "./namespace.ts";
@@ -30,6 +33,13 @@ export class SandboxEgress implements EgressFlows {
   readonly testHosts: TestHostMap | undefined;
   /** Idle connections to the servers this sandbox reached, for its next requests. */
   readonly upstreams = new UpstreamPool();
+  /** The connections it holds through the proxy now. */
+  readonly connections = new HeldConnections(({ count, ip, port }) => {
+    const names = this.namesOf(ip);
+    const over = `over the sandbox's ${PROXY_LIMITS.connectionsPerSandbox} connections through the proxy`;
+    const reason = count === 1 ? `refused: ${over}` : `refused ${count} more connections ${over} (the last is this one)`;
+    this.audit.add({ kind: "tcp", ...(names[0] ? { host: names[0] } : {}), ip, port, bytesOut: 0, bytesIn: 0, decision: "denied", rule: "proxy", reason });
+  });
   #policy: NetworkPolicy = OPEN_POLICY;
   #secrets: ReadonlyMap<string, string> = new Map();
   readonly #names = new Map<string, Set<string>>();
@@ -82,6 +92,7 @@ export class SandboxEgress implements EgressFlows {
     this.detach();
     this.#sockets = sockets;
     this.#firewall = firewall;
+    this.upstreams.open();
     sockets.tcp.on("connection", (socket) => void handleConnection(this, socket, sockets));
     sockets.tcp.on("error", () => undefined);
     serveDns(sockets.dns, this);
@@ -106,6 +117,7 @@ export class SandboxEgress implements EgressFlows {
     this.#firewall?.close();
     this.#firewall = undefined;
     for (const flow of this.#open) flow.cut("the sandbox's container stopped");
+    this.connections.closeAll();
     this.upstreams.close();
     this.#names.clear();
   }

@@ -2,11 +2,12 @@
  * The proxy's own connection to the host a request was judged to go to: TCP, or TLS to that name
  * with its real certificate checked (the test name map's authority added for mapped names). It
  * reads into large slabs (read-buffers.ts), so a download reaches the sandbox in a few large writes
- * instead of many 64 KiB ones. It serves the next request to the same host while both ends allow it.
+ * instead of many 64 KiB ones, as much at a time as its sandbox's buffers allow. It serves the next request to the same host while both ends allow it.
  */
 import { connect as connectTcp, isIP, type OnReadOpts, type Socket } from "node:net";
 import { connect as connectTls, createSecureContext, rootCertificates, type ConnectionOptions, type SecureContext } from "node:tls";
 import { Inbound } from "./inbound.ts";
+import { PROXY_LIMITS } from "./proxy-limits.ts";
 import { released, slabReads } from "./read-buffers.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { Target } from "./upstream.ts";
@@ -21,7 +22,10 @@ export class UpstreamConnection {
   private constructor(key: string, dial: (onread: OnReadOpts) => Socket) {
     this.key = key;
     let inbound: Inbound | undefined;
-    const reads = slabReads((chunk) => inbound!.push(chunk));
+    const reads = slabReads(
+      (chunk) => inbound!.push(chunk),
+      () => inbound?.readRoom ?? PROXY_LIMITS.bufferedPerConnection,
+    );
     this.socket = dial(reads.options);
     inbound = this.inbound = new Inbound(this.socket, released);
     this.socket.on("error", (error) => inbound.fail(error));

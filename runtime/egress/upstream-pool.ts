@@ -4,7 +4,7 @@
  * run in a loop) does not cost a new TCP and TLS handshake upstream each time. Only connections
  * whose last answer ended cleanly are kept (upstream-connection.ts says which); one that closes,
  * or says anything while idle, is dropped. Kept per sandbox, never shared between sandboxes, and
- * closed with its container.
+ * closed with its container: one given back after that (by a connection the stop cut) is ended.
  */
 import type { UpstreamConnection } from "./upstream-connection.ts";
 
@@ -21,11 +21,12 @@ interface Idle {
 
 export class UpstreamPool {
   readonly #idle = new Map<string, Idle[]>();
+  #closed = false;
 
   /** Keeps `connection` for the next request to its key, or ends it when it cannot serve one. */
   give(connection: UpstreamConnection): void {
     const list = this.#idle.get(connection.key) ?? [];
-    if (!connection.reusable || list.length >= MAX_IDLE_PER_KEY) {
+    if (this.#closed || !connection.reusable || list.length >= MAX_IDLE_PER_KEY) {
       connection.destroy();
       return;
     }
@@ -53,8 +54,14 @@ export class UpstreamPool {
     return undefined;
   }
 
-  /** Ends every idle connection (the sandbox's container stopped). */
+  /** Keeps connections again (the sandbox's container started). */
+  open(): void {
+    this.#closed = false;
+  }
+
+  /** Ends every idle connection, and every one given back until it opens again (the sandbox's container stopped). */
   close(): void {
+    this.#closed = true;
     for (const list of [...this.#idle.values()]) for (const idle of [...list]) idle.drop();
   }
 

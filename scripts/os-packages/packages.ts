@@ -25,7 +25,8 @@ export const SYSTEM_PYTHON = "/usr/bin/python3";
 export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "bubblewrap", probe: { commands: ["bwrap"] }, needs: ["start", "test", "image"], why: "sandbox isolation, and running the built image" },
   { name: "slirp4netns", probe: { commands: ["slirp4netns"] }, needs: ["start", "test"], why: "the network of commands the container server confines itself (SANDBOX_ISOLATION of a server)" },
-  { name: "util-linux", probe: { commands: ["unshare", "nsenter", "setpriv", "flock"] }, needs: ["start", "test"], why: "unshare and nsenter for sandbox networks, flock for the host uids a runtime leases" },
+  { name: "util-linux", probe: { commands: ["unshare", "nsenter", "setpriv", "flock"] }, needs: ["start", "test"], why: "unshare, nsenter and setpriv for sandbox networks, flock for the host uids a runtime leases" },
+  { name: "perl-base", probe: { commands: ["perl"] }, needs: ["start", "test"], why: "the egress proxy's transparent listener (IP_TRANSPARENT, which Node cannot set)" },
   { name: "nftables", probe: { commands: ["nft"] }, needs: ["start", "test"], why: "a sandbox network's only way out: its egress proxy" },
   { name: "iproute2", probe: { commands: ["ip"] }, needs: ["start", "test"], why: "the address and route of a sandbox network" },
   { name: "openssl", probe: { commands: ["openssl"] }, needs: ["test"], why: "the test servers' certificates of the egress tests and benchmark" },
