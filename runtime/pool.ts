@@ -16,6 +16,7 @@ import type { RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { makeFolder, PASS_THROUGH_MODE } from "./folders.ts";
 import { randomUUID } from "node:crypto";
 import { spawnUnassigned } from "./container-process.ts";
 import type { IsolationOptions } from "../protocol/isolation.ts";
@@ -78,8 +79,8 @@ export class ContainerPool {
     this.#room = new RoomAtCap(this.#options.minQuietMs);
     if (this.#options.containers.users.switching) {
       // Containers' users pass through (never list) the data folder to their own folder, which only they may enter.
-      mkdirSync(options.dataDir, { recursive: true, mode: 0o711 });
-      chmodSync(options.dataDir, 0o711);
+      makeFolder(options.dataDir, PASS_THROUGH_MODE);
+      chmodSync(options.dataDir, PASS_THROUGH_MODE);
     }
     this.#refill();
   }
