@@ -23,7 +23,7 @@ import { imageEnvironment } from "./boot/server-env.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
 import { portProxyServing } from "./http/port-proxy/serving.ts";
 import { WorkClock } from "./services/work-clock.ts";
-import { OpenRequests } from "./http/open-requests.ts";
+import { isObserving, OpenRequests } from "./http/open-requests.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
 import { WatchSlots } from "./watch/watch-slots.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
@@ -96,11 +96,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
 
   const shutdown = new AbortController();
   const openRequests = new OpenRequests();
-  const work = new WorkClock((ignoring) => ({
+  const work = new WorkClock(() => ({
     processes: processes.keepingAwakeCount,
     codeCells: code.runningCount,
     terminals: terminals.liveCount,
-    requests: Math.max(0, openRequests.count - ignoring),
+    requests: openRequests.count,
   }));
   const context: ServerContext = {
     processes,
@@ -128,7 +128,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   try {
     const served = ports.around(requests);
     listening = await listen((req, res) => {
-      context.openRequests.track(res);
+      if (!isObserving(req.url)) context.openRequests.track(res);
       served(req, res);
     }, {
       port: options.port ?? 3000,

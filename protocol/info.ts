@@ -10,6 +10,13 @@ import type { SuccessEnvelope } from "./process.ts";
 /** `ping`: liveness and the boot id that tells a caller the container was restarted. */
 export const INFO_ROUTES = { ping: "/api/ping", info: "/api/info", instructions: "/api/instructions" } as const;
 
+/**
+ * Routes that only look at a sandbox: asking them is not using it. They are not open requests, so
+ * several callers asking at once (the runtime choosing whom to put to sleep, the Durable Object
+ * before a sleep) neither see each other as work nor reset how long the sandbox has been quiet.
+ */
+export const OBSERVING_ROUTES: ReadonlySet<string> = new Set([INFO_ROUTES.ping, INFO_ROUTES.info]);
+
 export const sandboxResourcesSchema = z.object({
   memory: z
     .object({ totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number(), source: z.enum(["cgroup", "host"]) })

@@ -1,9 +1,11 @@
 /**
- * Which running sandbox may sleep to make room: one with no work — no process that keeps it awake
- * (those started with `keepAlive: false` do not), no running code cell, no terminal and no request
- * being answered (no stream open) — for a while, as its own server reports (`GET /api/info`
- * `activity.work`, what the Durable Object asks before a sleep too); of those, the one quiet longest. One just started is not idle yet: its first call is on its way. A server that
- * does not answer at once is taken as busy.
+ * Which running sandboxes may sleep to make room: those with no work — no process that keeps them
+ * awake (those started with `keepAlive: false` do not), no running code cell, no terminal and no
+ * request being answered (no stream open) — for a while, as their own servers report (`GET /api/info`
+ * `activity.work`, what the Durable Object asks before a sleep too), quietest first. Asking is not
+ * activity (protocol/info.ts OBSERVING_ROUTES): many asking at once never make a sandbox look busy.
+ * One just started is not idle yet: its first call is on its way. A server that does not answer at
+ * once is taken as busy.
  */
 import { INFO_ROUTES, type InfoResponse } from "../protocol/info.ts";
 import type { ContainerProcess } from "./container-process.ts";
@@ -12,11 +14,13 @@ const ASK_TIMEOUT_MS = 2_000;
 /** Quiet at least this long before a sandbox counts as idle. */
 export const MIN_QUIET_MS = 5_000;
 
-export async function idlest(candidates: readonly ContainerProcess[], minQuietMs = MIN_QUIET_MS): Promise<ContainerProcess | undefined> {
+/** The idle ones among `candidates`, the one quiet longest first. */
+export async function idleRanking(candidates: readonly ContainerProcess[], minQuietMs = MIN_QUIET_MS): Promise<ContainerProcess[]> {
   const answers = await Promise.all(candidates.map(async (container) => ({ container, quietMs: await idleFor(container) })));
   return answers
     .filter((answer) => answer.quietMs >= minQuietMs)
-    .sort((a, b) => b.quietMs - a.quietMs)[0]?.container;
+    .sort((a, b) => b.quietMs - a.quietMs)
+    .map((answer) => answer.container);
 }
 
 /** How long the sandbox has been idle (ms), 0 when it is busy or does not say. */

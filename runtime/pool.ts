@@ -16,13 +16,15 @@ import type { RuntimeIsolation } from "./isolation.ts";
 import type { Launcher } from "./launch.ts";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { makeFolder, PASS_THROUGH_MODE } from "./folders.ts";
 import { randomUUID } from "node:crypto";
 import { spawnUnassigned } from "./container-process.ts";
 import type { IsolationOptions } from "../protocol/isolation.ts";
 import { resolveIsolationOptions } from "../server-kit/isolation-config.ts";
 import { resolveIsolation } from "./isolation.ts";
 import { containerSettings } from "./container/settings.ts";
-import { idlest, MIN_QUIET_MS } from "./idle.ts";
+import { MIN_QUIET_MS } from "./idle.ts";
+import { RoomAtCap } from "./room-at-cap.ts";
 import { fitsWarm, spawnContainer, type ContainerRun, type ContainerSettings } from "./container/sandbox-container.ts";
 
 export interface PoolOptions {
@@ -56,8 +58,8 @@ export class ContainerPool {
   readonly #lastRun = new Map<string, ContainerProcess>();
   /** Warm servers (in their containers, where sandboxes are containers), oldest first: booted or booting, assigned to no sandbox yet. */
   readonly #warm: ContainerRun[] = [];
-  /** Sandboxes put to sleep to make room, until they are gone. */
-  readonly #evicting = new Set<ContainerProcess>();
+  /** Who sleeps to make room at the cap. */
+  readonly #room: RoomAtCap;
   /** Whether a refill is under way. */
   #refilling = false;
   #closed = false;
@@ -74,10 +76,11 @@ export class ContainerPool {
       ...options,
     };
     this.#warmContainers = warmContainerOptions(options.isolation);
+    this.#room = new RoomAtCap(this.#options.minQuietMs);
     if (this.#options.containers.users.switching) {
       // Containers' users pass through (never list) the data folder to their own folder, which only they may enter.
-      mkdirSync(options.dataDir, { recursive: true, mode: 0o711 });
-      chmodSync(options.dataDir, 0o711);
+      makeFolder(options.dataDir, PASS_THROUGH_MODE);
+      chmodSync(options.dataDir, PASS_THROUGH_MODE);
     }
     this.#refill();
   }
@@ -180,19 +183,19 @@ export class ContainerPool {
     const live = new Set([...this.#running.keys(), ...this.#starting.keys()]);
     live.delete(key); // a key on its way out is replaced, not added
     if (live.size >= this.#options.maxContainers) {
-      // At the cap, the idlest sandbox sleeps to make room; only when every one is busy is this refused.
-      const idle = await idlest([...this.#running.values()].filter((run) => run.key !== key && !run.stopping && !this.#evicting.has(run)), this.#options.minQuietMs);
-      if (!idle) {
+      // At the cap, an idle sandbox sleeps to make room, one of this start's own (room-at-cap.ts);
+      // only when every one is busy or taken by another start is this refused.
+      const sleeper = await this.#room.reserve(() => [...this.#running.values()], key);
+      if (!sleeper) {
         throw new ServiceError("TOO_MANY_SANDBOXES", `this runtime runs ${live.size} sandboxes, its limit (SANDBOX_MAX_SANDBOXES), and all are busy: destroy one first`, {
           limit: this.#options.maxContainers,
         });
       }
-      this.#evicting.add(idle);
       try {
-        idle.signal(15);
-        await idle.exited;
+        sleeper.signal(15);
+        await sleeper.exited;
       } finally {
-        this.#evicting.delete(idle);
+        this.#room.release(sleeper);
       }
       return this.start(key, request);
     }

@@ -3,7 +3,8 @@
  * stand-in `ctx.container` calls to start, watch, signal and destroy one container server per
  * sandbox (routes in routes.ts, contract in protocol/runtime.ts). It answers only to its secret.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { makeFolder } from "./folders.ts";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
 import { Router } from "../server-kit/http/router.ts";
@@ -84,8 +85,9 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   const isolation = parseIsolationMode(options.isolation, detectIsolation(bwrapPath === undefined ? {} : { bwrapPath }));
   const networkAllowed = options.networkAllowed ?? true;
   const dataDir = resolve(options.dataDir ?? ".sandbox");
-  // Only its owner may reach what sandboxes keep (a file a command made setuid among it).
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Only its owner may reach what sandboxes keep (a file a command made setuid among it); the
+  // folders above it that are made with it stay passable for containers' users.
+  makeFolder(dataDir, 0o700);
   const containers = containerSettings({ dataDir, bwrapPath, allowedPaths: options.allowedPaths ?? [],
     ...(options.rootfs ? { rootfs: options.rootfs } : {}),
     ...(options.limits ? { limits: options.limits } : {}),

@@ -20,7 +20,8 @@ import { limitsFromEnv } from "./container/limits.ts";
 import { testHostsSchema } from "./egress/test-hosts.ts";
 import { closedAncestor } from "./container/reachable.ts";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync } from "node:fs";
+import { makeFolder, PASS_THROUGH_MODE } from "./folders.ts";
 
 /** A couple: enough for one sandbox after another to start warm, little memory spent waiting. */
 const DEFAULT_WARM_SERVERS = 2;
@@ -75,7 +76,7 @@ export function defaultDataDir(checkout: string): string {
   const beside = path.join(checkout, ".sandbox");
   if (process.getuid?.() !== 0 || closedAncestor(beside) === undefined) return beside;
   const parent = "/var/lib/edge-sandbox";
-  mkdirSync(parent, { recursive: true, mode: 0o711 });
-  chmodSync(parent, 0o711); // passed through, never listed
+  makeFolder(parent, PASS_THROUGH_MODE);
+  chmodSync(parent, PASS_THROUGH_MODE); // passed through, never listed
   return path.join(parent, createHash("sha256").update(checkout).digest("hex").slice(0, 12));
 }

@@ -119,7 +119,7 @@ process.on("SIGTERM", () => void stop(0));
 function previewsLine(vars: Record<string, string>, port: number): string {
   if (vars.SANDBOX_PREVIEW_DOMAIN) return `https://<port>-<id>.${vars.SANDBOX_PREVIEW_DOMAIN}/`;
   if (vars.SANDBOX_PREVIEW_PATH_ORIGIN) return `${vars.SANDBOX_PREVIEW_PATH_ORIGIN}/v1/sandboxes/<id>/ports/<port>/  (that origin serves nothing else)`;
-  return `http://<port>-<id>.localhost:${port}/  (browsers and curl resolve *.localhost to this machine)`;
+  return `http://<port>-<id>.localhost:${port}/  (*.localhost is this machine, for every client)`;
 }
 
 const url = `http://${HOST}:${workerPort}`;

@@ -1,9 +1,16 @@
 /**
  * Requests the server is answering now, streams among them (an exec stream, a log follower, a
  * preview port's long poll). With live processes and terminals it tells whether anyone is using the
- * sandbox: what the local runtime asks before it puts an idle sandbox to sleep to make room.
+ * sandbox: what the local runtime asks before it puts an idle sandbox to sleep to make room. Asking
+ * that (OBSERVING_ROUTES) is not counted, so callers asking at once never make each other busy.
  */
 import type { ServerResponse } from "node:http";
+import { OBSERVING_ROUTES } from "../../protocol/info.ts";
+
+/** Whether a request only looks at the sandbox (its status, its activity): such a one is not counted. */
+export function isObserving(url: string | undefined): boolean {
+  return OBSERVING_ROUTES.has((url ?? "").split("?", 1)[0]!);
+}
 
 export class OpenRequests {
   #count = 0;
@@ -14,9 +21,9 @@ export class OpenRequests {
     return this.#count;
   }
 
-  /** How long no request but `ignoring` of them (the one asking) has been open, in ms. */
-  quietMs(ignoring = 0): number {
-    return this.#count > ignoring ? 0 : Date.now() - this.#quietSince;
+  /** How long no request has been open, in ms. */
+  quietMs(): number {
+    return this.#count > 0 ? 0 : Date.now() - this.#quietSince;
   }
 
   /** Counts an upgraded connection (a preview port's WebSocket) as a request until it closes. */

@@ -11,20 +11,20 @@ import type { ContainerWork } from "../../protocol/keep-alive.ts";
 const SAMPLE_MS = 1_000;
 
 export class WorkClock {
-  /** The counts now, not counting `ignoring` of the open requests (the one asking). */
-  readonly #count: (ignoring: number) => ContainerWork;
+  /** The counts now. */
+  readonly #count: () => ContainerWork;
   readonly #timer: NodeJS.Timeout;
   #lastBusyAt = Date.now();
 
-  constructor(count: (ignoring: number) => ContainerWork) {
+  constructor(count: () => ContainerWork) {
     this.#count = count;
     this.#timer = setInterval(() => this.#sample(), SAMPLE_MS);
     this.#timer.unref();
   }
 
-  /** The work now (but the `ignoring` requests asking), and for how long there has been none (0 while there is). */
-  report(ignoring = 0): { work: ContainerWork; workIdleMs: number } {
-    const work = this.#sample(ignoring);
+  /** The work now, and for how long there has been none (0 while there is). */
+  report(): { work: ContainerWork; workIdleMs: number } {
+    const work = this.#sample();
     return { work, workIdleMs: busy(work) ? 0 : Date.now() - this.#lastBusyAt };
   }
 
@@ -32,8 +32,8 @@ export class WorkClock {
     clearInterval(this.#timer);
   }
 
-  #sample(ignoring = 0): ContainerWork {
-    const work = this.#count(ignoring);
+  #sample(): ContainerWork {
+    const work = this.#count();
     if (busy(work)) this.#lastBusyAt = Date.now();
     return work;
   }

@@ -42,6 +42,8 @@ class HttpConnection {
   #joined = false;
   /** A request is on its way: the connection to its server is cut if the sandbox leaves. */
   #busy = false;
+  /** The exchange under way, as the sandbox's open flows list it: a policy change judges it again. */
+  #untrack: (() => void) | undefined;
 
   constructor(egress: EgressFlows, client: Socket, flow: FlowContext) {
     this.#egress = egress;
@@ -73,12 +75,14 @@ class HttpConnection {
         this.#busy = true;
         const more = await this.#exchange(head);
         this.#busy = false;
+        this.#endExchange();
         if (!more) break;
       }
     } catch {
       this.#upstream?.destroy();
       this.#client.destroy();
     } finally {
+      this.#endExchange();
       if (this.#upstream) this.#egress.upstreams.give(this.#upstream);
       if (!this.#joined && !this.#client.writableEnded) this.#client.end();
     }
@@ -111,8 +115,9 @@ class HttpConnection {
     const upgrade = fieldValues(request.fields, "upgrade").length > 0 && fieldTokens(request.fields, "connection").includes("upgrade");
     const keepAlive = !upgrade && request.version === "HTTP/1.1" && !fieldTokens(request.fields, "connection").includes("close");
     const sent = new BodyScanner(framing, 400);
+    const cut = this.#openExchange(judged, facts);
     const record: Recorder = (fields) =>
-      this.#audit(facts, { decision: judged.decision, rule: judged.rule, ip: judged.target.host, bytesOut: sent.content, ...(judged.missing ? { reason: judged.missing } : {}), ...fields });
+      this.#audit(facts, { decision: judged.decision, rule: judged.rule, ip: judged.target.host, bytesOut: sent.content, ...(judged.missing ? { reason: judged.missing } : {}), ...fields, ...(cut.reason ? { reason: cut.reason } : {}) });
     const fields = passedFields(request.fields, judged.injected);
     if (upgrade) fields.push(["Connection", "Upgrade"], ["Upgrade", fieldValues(request.fields, "upgrade").join(", ")]);
     else if (!keepAlive) fields.push(["Connection", "close"]);
@@ -177,6 +182,31 @@ class HttpConnection {
       return false;
     }
     return keepClient;
+  }
+
+  /**
+   * Lists the exchange among the sandbox's open flows until it ends: a policy change that denies its
+   * host now cuts it, both ways, mid-body (a download streaming in, an upload streaming out), as it
+   * cuts raw TCP and WebSockets. What cut it is kept for the audit entry.
+   */
+  #openExchange(judged: Allowed, facts: RequestFacts): { reason?: string } {
+    const cut: { reason?: string } = {};
+    this.#untrack = this.#egress.track({
+      names: [judged.host],
+      ip: judged.target.host,
+      port: facts.port,
+      cut: (why) => {
+        cut.reason = why;
+        this.#upstream?.destroy();
+        this.#client.destroy();
+      },
+    });
+    return cut;
+  }
+
+  #endExchange(): void {
+    this.#untrack?.();
+    this.#untrack = undefined;
   }
 
   /** The server's answer's head; interim (1xx) answers before it are passed on to an HTTP/1.1 client. */

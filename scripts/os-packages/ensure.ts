@@ -56,6 +56,8 @@ export function ensureOsPackages(needs: readonly Need[], options: EnsureOptions 
     case "install": {
       say(decision.message);
       const result = (options.install ?? aptInstall)(decision.packages);
+      // A package that is there but not in effect (a resolver module the system is not told to use).
+      if (result.ok) for (const pkg of missingPackages(missing, probe)) pkg.settle?.();
       const still = missingPackages(missing, probe);
       if (result.ok && still.length === 0) return true;
       const names = (still.length > 0 ? still : missing).map((pkg) => pkg.name);

@@ -4,11 +4,16 @@
  * (ensure.ts) derives everything from this list: what to probe, what to install, what to tell a user.
  */
 
+import { wireMyhostname } from "./nsswitch.ts";
+
 /** What needs a package: `npm start`, `npm test`, or `npm run test:image`. */
 export type Need = "start" | "test" | "image";
 
-/** How to tell a package is installed: every command is on PATH, or the system Python imports a module. */
-export type Probe = { commands: readonly string[] } | { pythonImport: string };
+/**
+ * How to tell a package is installed: every command is on PATH, the system Python imports a module,
+ * or the system's resolver (getaddrinfo, as every client asks it) gives a name loopback addresses.
+ */
+export type Probe = { commands: readonly string[] } | { pythonImport: string } | { resolvesToLoopback: string };
 
 export interface OsPackage {
   /** The Debian package (what apt-get installs). */
@@ -17,6 +22,8 @@ export interface OsPackage {
   needs: readonly Need[];
   /** What it is for, in a few words (said when it is missing). */
   why: string;
+  /** What makes it take effect, as root, where installing it did not (a module the system must be told to use). */
+  settle?: () => void;
 }
 
 /** The system Python, where Debian's Python libraries live (the code interpreter's default). */
@@ -32,6 +39,13 @@ export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "openssl", probe: { commands: ["openssl"] }, needs: ["test"], why: "the test servers' certificates of the egress tests and benchmark" },
   { name: "procps", probe: { commands: ["ps", "top"] }, needs: ["start", "test"], why: "ps for the runtime, top in terminals" },
   { name: "git", probe: { commands: ["git"] }, needs: ["start", "test"], why: "git checkout in sandboxes" },
+  {
+    name: "libnss-myhostname",
+    probe: { resolvesToLoopback: "preview-check.localhost" },
+    needs: ["start", "test"],
+    why: "preview URLs (<port>-<id>.localhost) that every client opens: Node's fetch, Python, anything asking getaddrinfo",
+    settle: () => wireMyhostname(),
+  },
   { name: "curl", probe: { commands: ["curl"] }, needs: ["start", "test"], why: "commands expect it, as in the image" },
   { name: "vim", probe: { commands: ["vim"] }, needs: ["test"], why: "the terminal test" },
   { name: "python3-numpy", probe: { pythonImport: "numpy" }, needs: ["test"], why: "the code interpreter's Python tests" },

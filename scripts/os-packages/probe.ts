@@ -1,7 +1,8 @@
 /**
  * Whether a declared OS package is installed, by its probe: its commands found as executables on a
- * PATH, or its module imported by the system Python. The PATH and the Python are parameters, so a
- * test can point them at a folder of its own.
+ * PATH, its module imported by the system Python, or a name the system's resolver answers with
+ * loopback (asked through `getent ahosts`, which asks getaddrinfo as every client does). The PATH
+ * and the Python are parameters, so a test can point them at a folder of its own.
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -41,8 +42,17 @@ export function pythonImports(module: string, python: string): boolean {
   return result.status === 0;
 }
 
+/** Whether getaddrinfo answers `name` with loopback addresses only (false when it does not answer). */
+export function resolvesToLoopback(name: string, path: string): boolean {
+  const result = spawnSync("getent", ["ahosts", name], { encoding: "utf8", env: { PATH: path }, timeout: 30_000 });
+  if (result.status !== 0) return false;
+  const addresses = result.stdout.split("\n").filter((line) => line.trim() !== "").map((line) => line.split(/\s+/)[0]!);
+  return addresses.length > 0 && addresses.every((address) => address.startsWith("127.") || address === "::1");
+}
+
 export function isInstalled(pkg: OsPackage, environment: ProbeEnvironment): boolean {
   if ("commands" in pkg.probe) return pkg.probe.commands.every((command) => onPath(command, environment.path));
+  if ("resolvesToLoopback" in pkg.probe) return resolvesToLoopback(pkg.probe.resolvesToLoopback, environment.path);
   return pythonImports(pkg.probe.pythonImport, environment.python);
 }
 

@@ -6,7 +6,8 @@
  * by an idempotency key or a process id is sent again the same way when its connection fails before
  * the answer: the sandbox runs it at most once, and the retry gets the first run's answer.
  */
-import { errorFromResponse } from "../rpc/error-response.ts";
+import { errorFromBody, errorFromResponse } from "../rpc/error-response.ts";
+import { isErrorResponse } from "../../protocol/errors.ts";
 import { ProcessNotFoundError, SandboxConnectionError } from "../rpc/errors.ts";
 import { fileStreamInfo } from "../rpc/file-headers.ts";
 import type { FileStream, WriteFileResult, WriteStreamOptions } from "../rpc/files.ts";
@@ -105,7 +106,11 @@ class HttpTransport {
 
   async #json<T>(method: string, path: string, init?: RequestParts): Promise<T> {
     const response = await this.#request(method, path, init);
-    return response.status === 204 ? (undefined as T) : ((await response.json()) as T);
+    if (response.status === 204) return undefined as T;
+    const answer: unknown = await response.json();
+    // An answer begun before its end was known (a buffered code run) says an error in its body.
+    if (isErrorResponse(answer)) throw errorFromBody(answer, answer.httpStatus);
+    return answer as T;
   }
 
   async #stream(method: string, path: string, init: { query?: Query; body?: unknown; lastEventId?: string }): Promise<ReadableStream<Uint8Array>> {

@@ -11,6 +11,7 @@ import { decide, type Circumstances } from "../../scripts/os-packages/decide.ts"
 import { ensureOsPackages, type EnsureOptions } from "../../scripts/os-packages/ensure.ts";
 import { OS_PACKAGES, packagesFor, type OsPackage } from "../../scripts/os-packages/packages.ts";
 import { isInstalled, missingPackages, type ProbeEnvironment } from "../../scripts/os-packages/probe.ts";
+import { withMyhostname } from "../../scripts/os-packages/nsswitch.ts";
 
 const root = mkdtempSync(join(tmpdir(), "os-packages-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -57,6 +58,50 @@ describe("probes", () => {
     expect(isInstalled(byName("python3-pandas"), probe)).toBe(false);
     expect(isInstalled(byName("python3-numpy"), { ...probe, python: join(root, "no-python") })).toBe(false);
     expect(missingPackages(PACKAGES, probe).map((pkg) => pkg.name)).toEqual(["python3-pandas", "chromium"]);
+  });
+});
+
+describe("a resolver probe", () => {
+  const resolver: OsPackage = { name: "libnss-myhostname", probe: { resolvesToLoopback: "check.localhost" }, needs: ["start"], why: "preview URLs" };
+  /** A getent on the probe's PATH that answers with `addresses`, or fails. */
+  const getent = (addresses: string[] | "fails") =>
+    executable(bin, "getent", addresses === "fails" ? "#!/bin/sh\nexit 2\n" : `#!/bin/sh\nprintf '${addresses.map((address) => `${address}  STREAM $2\\n`).join("")}'\n`);
+
+  it("counts a name the resolver gives loopback addresses, and only such a name", () => {
+    getent(["::1", "127.0.0.1"]);
+    expect(isInstalled(resolver, probe)).toBe(true);
+    getent(["127.0.0.1", "93.184.216.34"]);
+    expect(isInstalled(resolver, probe)).toBe(false);
+    getent("fails");
+    expect(isInstalled(resolver, probe)).toBe(false);
+  });
+
+  it("is settled after an install that left it unresolved (the module not in the resolver's list)", () => {
+    getent("fails");
+    const dir = mkdtempSync(join(root, "apt-"));
+    executable(dir, "apt-get");
+    const settled: string[] = [];
+    const ok = ensureOsPackages(["start"], {
+      packages: [{ ...resolver, settle: () => (settled.push("wired"), getent(["127.0.0.1"])) }],
+      probe: { ...probe, path: `${probe.path}:${dir}` },
+      platform: "linux",
+      uid: 0,
+      env: {},
+      say: () => undefined,
+      install: () => ({ ok: true, output: "" }),
+    });
+    expect(settled).toEqual(["wired"]);
+    expect(ok).toBe(true);
+  });
+
+  it("puts myhostname after files on the hosts line, as Debian's package does, and only once", () => {
+    expect(withMyhostname("passwd: files\nhosts:          files mdns4_minimal [NOTFOUND=return] dns\n")).toBe(
+      "passwd: files\nhosts:          files myhostname mdns4_minimal [NOTFOUND=return] dns\n",
+    );
+    expect(withMyhostname("hosts: files [SUCCESS=return] dns # local\n")).toBe("hosts: files [SUCCESS=return] myhostname dns # local\n");
+    expect(withMyhostname("hosts: dns\n")).toBe("hosts: myhostname dns\n");
+    expect(withMyhostname("passwd: files\n")).toBe("passwd: files\nhosts:          files myhostname dns\n");
+    expect(withMyhostname("hosts: files myhostname dns\n")).toBe("hosts: files myhostname dns\n");
   });
 });
 
@@ -182,7 +227,8 @@ describe("the declaration", () => {
     for (const pkg of OS_PACKAGES) {
       expect(pkg.needs.length).toBeGreaterThan(0);
       expect(pkg.why).not.toBe("");
-      expect("commands" in pkg.probe ? pkg.probe.commands.length : pkg.probe.pythonImport.length).toBeGreaterThan(0);
+      const probe = pkg.probe;
+      expect("commands" in probe ? probe.commands.length : "pythonImport" in probe ? probe.pythonImport.length : probe.resolvesToLoopback.length).toBeGreaterThan(0);
     }
   });
 

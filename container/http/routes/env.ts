@@ -47,8 +47,8 @@ async function info(ctx: RequestContext): Promise<void> {
     resources: await readResources(server.workspace),
     isolation: isolation.info(),
     processes: { live: server.processes.liveCount },
-    // This request itself is not activity.
-    activity: { openRequests: server.openRequests.count - 1, terminals: server.terminals.liveCount, quietMs: server.openRequests.quietMs(1), ...server.work.report(1) },
+    // This request is not counted (OBSERVING_ROUTES): the counts are of everyone else.
+    activity: { openRequests: server.openRequests.count, terminals: server.terminals.liveCount, quietMs: server.openRequests.quietMs(), ...server.work.report() },
     sessions: sessions.list().length,
     platform: { os: os.platform(), arch: os.arch(), kernel: os.release(), node: process.version },
   });
