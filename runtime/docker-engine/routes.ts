@@ -159,9 +159,33 @@ function version(ctx: EngineRequest): void {
   });
 }
 
+/**
+ * What `docker info` reads. No security options: Miniflare reads "rootless" there as leave to give
+ * containers extra privileges (FUSE), which the runtime's containers do not take.
+ */
+function info(ctx: EngineRequest): void {
+  const containers = ctx.engine.list();
+  json(ctx.res, 200, {
+    ID: "edge-sandbox",
+    Name: "edge-sandbox local runtime",
+    ServerVersion: "edge-sandbox",
+    OperatingSystem: "edge-sandbox local runtime (bubblewrap)",
+    OSType: "linux",
+    Architecture: process.arch === "x64" ? "x86_64" : process.arch,
+    Containers: containers.length,
+    ContainersRunning: containers.filter((c) => c.status === "running").length,
+    ContainersPaused: 0,
+    ContainersStopped: containers.filter((c) => c.status !== "running").length,
+    Images: 0,
+    Driver: "bubblewrap",
+    SecurityOptions: [],
+  });
+}
+
 export const ENGINE_ROUTES: readonly Route<EngineRequest>[] = [
   { method: "GET", path: "/_ping", handler: ({ res }) => (res.writeHead(200, { "content-type": "text/plain", "api-version": ENGINE_API_VERSION }), res.end("OK")) },
   { method: "GET", path: "/version", handler: version },
+  { method: "GET", path: "/info", handler: info },
   { method: "GET", path: "/volumes", handler: ({ res }) => json(res, 200, { Volumes: [], Warnings: [] }) },
   { method: "GET", path: "/networks/bridge", handler: ({ res }) => json(res, 200, BRIDGE_NETWORK) },
   { method: "GET", path: "/containers/json", handler: list },
