@@ -51,6 +51,8 @@ export interface EngineContainer {
   readonly env: Record<string, string>;
   readonly secret: string | undefined;
   status: ContainerStatus;
+  /** Settles once a start under way has (or has not) brought its server up. */
+  starting: Promise<unknown> | undefined;
   run: ContainerProcess | undefined;
   proxy: Sidecar | undefined;
   exitCode: number;
@@ -114,6 +116,7 @@ export class DockerEngine {
       env,
       secret,
       status: "created",
+      starting: undefined,
       run: undefined,
       proxy: undefined,
       exitCode: 0,
@@ -132,8 +135,10 @@ export class DockerEngine {
     if (container.status === "removing") throw new EngineError(409, `container ${container.name} is being removed`);
     if (container.sidecar) {
       container.proxy = await Sidecar.start({
-        serverPort: () => {
+        serverPort: async () => {
           const app = this.#byName.get(appNameOf(container.name));
+          // A tunnel asked for while its container starts waits for its server, as one asked for a moment later would find it.
+          await app?.starting?.catch(() => undefined);
           return app?.status === "running" ? app.run?.port : undefined;
         },
         caPem: async () => (await this.#pool.containerSettings.egress.of(container.key).certificates()).caPem,
@@ -147,7 +152,14 @@ export class DockerEngine {
       ...(container.cmd.length > 0 ? { entrypoint: container.cmd } : {}),
       enableInternet: proxy?.internetEnabled ?? true,
     };
-    const run = await this.#pool.start(container.key, request, container.secret);
+    const starting = this.#pool.start(container.key, request, container.secret);
+    container.starting = starting;
+    let run: ContainerProcess;
+    try {
+      run = await starting;
+    } finally {
+      if (container.starting === starting) container.starting = undefined;
+    }
     container.run = run;
     this.#running(container);
     void run.exited.then((exit) => {

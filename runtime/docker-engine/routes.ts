@@ -224,7 +224,13 @@ export function engineRequests(engine: DockerEngine, unserved: (call: UnservedCa
       } catch (error) {
         if (res.headersSent) return void res.destroy();
         if (error instanceof EngineError) json(res, error.status, { message: error.message });
-        else json(res, 500, { message: (error as Error).message ?? String(error) });
+        else {
+          // workerd shows a failed start only as a failed start: the reason is told here too.
+          const message = (error as Error).message ?? String(error);
+          const tail = (error as { logTail?: string }).logTail;
+          console.error(`runtime: the Docker engine's ${method} ${pathname} failed: ${message}${tail ? `\n${tail}` : ""}`);
+          json(res, 500, { message });
+        }
       }
     })();
   };

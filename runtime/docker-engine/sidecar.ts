@@ -34,8 +34,8 @@ export const sidecarEgressSchema = z.object({
 export type SidecarEgress = z.output<typeof sidecarEgressSchema>;
 
 export interface SidecarTarget {
-  /** The host loopback port where the container's server listens now, or undefined when none runs. */
-  serverPort(): number | undefined;
+  /** The host loopback port where the container's server listens (once a start under way is done), or undefined when none runs. */
+  serverPort(): Promise<number | undefined>;
   /** The PEM of the authority the container trusts for intercepted HTTPS. */
   caPem(): Promise<string>;
 }
@@ -57,7 +57,7 @@ export class Sidecar {
     this.#target = target;
     this.#tcp = createServer({ pauseOnConnect: true }, (socket) => this.#accept(socket));
     this.#http.on("request", (req, res) => void this.#control(req, res));
-    this.#http.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => this.#tunnel(req, socket, head));
+    this.#http.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => void this.#tunnel(req, socket, head));
   }
 
   static async start(target: SidecarTarget): Promise<Sidecar> {
@@ -113,11 +113,11 @@ export class Sidecar {
     }
   }
 
-  #tunnel(req: IncomingMessage, client: Socket, head: Buffer): void {
+  async #tunnel(req: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
     const destination = String(req.headers["x-dst-addr"] ?? req.url ?? "");
     const match = /^(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)$/.exec(destination);
-    const serverPort = this.#target.serverPort();
-    if (!match || Number(match[1]) !== CONTAINER_SERVER_PORT || serverPort === undefined) {
+    const serverPort = match && Number(match[1]) === CONTAINER_SERVER_PORT ? await this.#target.serverPort() : undefined;
+    if (serverPort === undefined || client.destroyed) {
       client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
       return;
     }

@@ -33,7 +33,7 @@ export class Box extends DurableObject {
             });
             return new Response(await answer.text(), { status: answer.status });
           } catch (error) {
-            if (attempt >= 50) throw error;
+            if (attempt >= 200) throw error;
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
         }
