@@ -27,6 +27,7 @@ const MODULES = [
   "image-startup.ts",
   "lifecycle.ts",
   "egress-proxy.ts",
+  "docker-engine.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

@@ -13,10 +13,12 @@
  * server's port is reachable this way: a CONNECT to any other port answers 400, as a port nothing
  * listens on does.
  *
- * The listener is on 127.0.0.1, which every user of the machine can reach. Each connection is
- * accepted only from a socket owned by the runtime's own user (workerd runs as that user; peer-uid.ts
- * reads who owns the other end): another user can neither redirect a container's egress (PUT /egress)
- * nor open a tunnel. Behind the tunnel the container server still answers only to its secret.
+ * The listener is on 127.0.0.1, which every user of the machine can reach. Its control requests
+ * are served only to a socket owned by the runtime's own user (workerd runs as that user; peer-uid.ts
+ * reads who owns the other end): another user cannot change a container's egress settings (403).
+ * A tunnel is opened for anyone, and leads only to what the container server's own loopback port
+ * already offers every local user: a server that answers only to its secret. (Telling the owner of
+ * each tunnel would cost every request of workerd's a read of the kernel's socket table.)
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
@@ -50,7 +52,7 @@ export class Sidecar {
   readonly #sockets = new Set<Socket>();
   /** What workerd last put: its egress listener's port and the container's internet access. */
   egress: SidecarEgress | undefined;
-  /** Connections refused because another user held their other end. */
+  /** Control requests refused because another user held the other end. */
   refused = 0;
 
   private constructor(target: SidecarTarget) {
@@ -85,20 +87,27 @@ export class Sidecar {
   }
 
   #accept(socket: Socket): void {
-    const uid = peerUid({ address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 }, { address: socket.localAddress ?? "", port: socket.localPort ?? 0 });
-    if (this.#ownUid !== undefined && uid !== this.#ownUid) {
-      this.refused++;
-      socket.destroy();
-      return;
-    }
     this.#sockets.add(socket);
     socket.once("close", () => this.#sockets.delete(socket));
     this.#http.emit("connection", socket);
     socket.resume();
   }
 
+  /** Whether the other end of this request's connection is the runtime's own user's. */
+  async #fromOwnUser(socket: Socket): Promise<boolean> {
+    if (this.#ownUid === undefined) return true;
+    const uid = await peerUid({ address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 }, { address: socket.localAddress ?? "", port: socket.localPort ?? 0 });
+    return uid === this.#ownUid;
+  }
+
   async #control(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://sidecar").pathname;
+    if (!(await this.#fromOwnUser(req.socket))) {
+      this.refused++;
+      res.writeHead(403, { "content-type": "text/plain", connection: "close" });
+      res.end("this sidecar serves its runtime's user only\n");
+      return;
+    }
     try {
       if (req.method === "PUT" && path === "/egress") {
         const parsed = sidecarEgressSchema.safeParse(JSON.parse((await readBody(req, MAX_CONTROL_BODY_BYTES)).toString() || "{}"));

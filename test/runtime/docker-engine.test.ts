@@ -2,9 +2,10 @@
  * The runtime's Docker engine (runtime/docker-engine/) driven as workerd drives it, over its unix
  * socket: a sidecar and its container created, started, inspected; the container's server reached
  * through the sidecar's CONNECT ingress; signalled, waited on, removed. And its walls: the socket is
- * its user's alone, the sidecar's loopback port serves no other user (one tries to redirect the
- * container's egress and to tunnel in), a create without the server's secret is refused, and a call
- * the engine does not serve answers a coded error naming it.
+ * its user's alone, the sidecar's control on its loopback port serves no other user (one tries to
+ * redirect the container's egress) and its tunnel leads them only to a server that wants its secret,
+ * a create without the server's secret is refused, and a call the engine does not serve answers a
+ * coded error naming it.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -156,24 +157,27 @@ describe("the runtime's Docker engine", () => {
       expect(said).toBe("EACCES");
     });
 
-    it("serves a sidecar's loopback port to the runtime's user only: no egress redirect, no tunnel", async () => {
+    it("serves a sidecar's control to the runtime's user only, and its tunnel only to a server that wants its secret", async () => {
       const name = "workerd-walls-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
       const sidecarPort = await startSidecar(name);
       expect((await engine("POST", `/containers/create?name=${name}`, { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=${SECRET}`] })).status).toBe(201);
       expect((await engine("POST", `/containers/${name}/start`)).status).toBe(204);
       const sidecar = runtime.engine.engine.get(`${name}-proxy`).proxy!;
       const before = sidecar.refused;
-      // Another user points the container's egress at a listener of their own, then tries to tunnel to its server.
-      const redirect = await asOtherUser(rawExchange(sidecarPort, 'PUT /egress HTTP/1.1\r\nHost: x\r\nContent-Length: 46\r\n\r\n{"port":4444,"internet":{"enabled":true}}    '));
-      expect(redirect).toBe('answer:""');
-      const tunnel = await asOtherUser(rawExchange(sidecarPort, "CONNECT 127.0.0.1:3000 HTTP/1.1\r\nX-Dst-Addr: 127.0.0.1:3000\r\n\r\n"));
-      expect(tunnel).toBe('answer:""');
-      // The same exchanges from the runtime's own user (workerd's) are served.
-      expect(await asSelf(rawExchange(sidecarPort, "GET /ca HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))).toContain("BEGIN CERTIFICATE");
+      // Another user points the container's egress at a listener of their own, and reads its authority.
+      const body = '{"port":4444,"internet":{"enabled":true}}';
+      const redirect = await asOtherUser(rawExchange(sidecarPort, `PUT /egress HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
+      expect(redirect).toMatch(/^answer:"HTTP\/1\.1 403 /);
+      expect(await asOtherUser(rawExchange(sidecarPort, "GET /ca HTTP/1.1\r\nHost: x\r\n\r\n"))).toMatch(/^answer:"HTTP\/1\.1 403 /);
       expect(sidecar.refused).toBe(before + 2);
       expect(sidecar.egress?.port).not.toBe(4444);
-      // The runtime's own user (workerd's) is served on the same port.
-      expect((await fetch(`http://127.0.0.1:${sidecarPort}/egress`, { method: "PUT", body: "{}" })).status).toBe(200);
+      // Their tunnel reaches the container's server, which answers them as its own port does: not without its secret.
+      const tunnel = await asOtherUser(
+        rawExchange(sidecarPort, "CONNECT 127.0.0.1:3000 HTTP/1.1\r\nX-Dst-Addr: 127.0.0.1:3000\r\n\r\nGET /api/info HTTP/1.1\r\nHost: c\r\nConnection: close\r\n\r\n"),
+      );
+      expect(tunnel).toMatch(/^answer:"HTTP\/1\.1 200 Connection Established\\r\\n\\r\\nHTTP\/1\.1 401 /);
+      // The same control requests from the runtime's own user (workerd's) are served.
+      expect(await asSelf(rawExchange(sidecarPort, "GET /ca HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))).toContain("BEGIN CERTIFICATE");
       expect((await engine("DELETE", `/containers/${name}?force=true`)).status).toBe(204);
       expect((await engine("DELETE", `/containers/${name}-proxy?force=true`)).status).toBe(204);
     });
