@@ -61,6 +61,9 @@ export interface EngineContainer {
   /** Settles when it is removed. */
   readonly removed: Promise<void>;
   markRemoved(): void;
+  /** Settles when its sidecar stops (a sidecar has no process whose exit says so). */
+  sidecarStopped: Promise<void> | undefined;
+  markSidecarStopped: (() => void) | undefined;
 }
 
 export class DockerEngine {
@@ -124,6 +127,8 @@ export class DockerEngine {
       finishedAt: undefined,
       removed,
       markRemoved,
+      sidecarStopped: undefined,
+      markSidecarStopped: undefined,
     };
     this.#byName.set(name, container);
     return container;
@@ -143,6 +148,7 @@ export class DockerEngine {
         },
         caPem: async () => (await this.#pool.containerSettings.egress.of(container.key).certificates()).caPem,
       });
+      container.sidecarStopped = new Promise<void>((resolve) => (container.markSidecarStopped = resolve));
       this.#running(container);
       return true;
     }
@@ -187,7 +193,7 @@ export class DockerEngine {
       const exit = await container.run.exited;
       return exitStatus(exit);
     }
-    if (container.status === "running" && container.proxy) await container.removed;
+    if (container.status === "running" && container.sidecarStopped) await container.sidecarStopped;
     return container.exitCode;
   }
 
@@ -215,6 +221,7 @@ export class DockerEngine {
     container.exitCode = 0;
     container.finishedAt = new Date().toISOString();
     if (container.status === "running") container.status = "exited";
+    container.markSidecarStopped?.();
   }
 
   /** Ends every container (the runtime is closing). */

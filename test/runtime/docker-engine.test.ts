@@ -129,8 +129,12 @@ describe("the runtime's Docker engine", () => {
     expect((await removed).status).toBe(200);
     expect((await engine("GET", `/containers/${NAME}/json`)).status).toBe(404);
     expect((await engine("DELETE", `/containers/${NAME}?force=true`)).status).toBe(404);
-    expect((await engine("DELETE", `/containers/${NAME}-proxy?force=true`)).status).toBe(204);
+    // The sidecar stops on a signal (its wait ends), and is gone once removed.
+    const sidecarWait = engine("POST", `/containers/${NAME}-proxy/wait`);
+    expect((await engine("POST", `/containers/${NAME}-proxy/kill?signal=SIGKILL`)).status).toBe(204);
+    expect((await sidecarWait).body).toMatchObject({ StatusCode: 0 });
     await expect(fetch(`http://127.0.0.1:${sidecarPort}/ca`)).rejects.toThrow();
+    expect((await engine("DELETE", `/containers/${NAME}-proxy?force=true`)).status).toBe(204);
   });
 
   it("refuses a container without its server's secret, and a bad signal", async () => {
