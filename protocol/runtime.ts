@@ -91,6 +91,16 @@ export const runtimeStartRequestSchema = z.object({
 });
 export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
 
+/**
+ * The env var a container created through the runtime's Docker engine may carry with what its
+ * sandbox asks beyond the container's own settings: its isolation and its network policy (with the
+ * secrets it names), as JSON of `EngineStartSettings`. The engine takes it out of the container's
+ * environment and applies it as a start through the runtime's API would.
+ */
+export const ENGINE_START_VAR = "SANDBOX_ENGINE_START";
+export const engineStartSettingsSchema = runtimeStartRequestSchema.pick({ isolation: true, egress: true }).strict();
+export type EngineStartSettings = z.output<typeof engineStartSettingsSchema>;
+
 /** `POST /containers/{key}/signal`: a signal number, as `ctx.container.signal(signo)` takes it. */
 export const runtimeSignalRequestSchema = z.object({ signal: z.number().int().min(1).max(64) });
 

@@ -125,7 +125,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     secret,
   });
   const { server, port, url } = await listen(requests, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
-  const engine = await startEngine(pool, dataDir);
+  const engine = await startEngine(pool, policy, dataDir);
 
   let closing: Promise<void> | undefined;
   return {

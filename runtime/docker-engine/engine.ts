@@ -11,10 +11,15 @@
  *
  * The container server answers only to a secret, which its caller chooses: the reserved env var
  * ENGINE_SERVER_SECRET_VAR of the create, taken out of the container's environment. A create without
- * it is refused: its server could serve nobody.
+ * it is refused: its server could serve nobody. What its sandbox asks beyond that (its isolation, its
+ * network policy) comes the same way, in ENGINE_START_VAR, checked against the operator's walls at
+ * create; without it the runtime's defaults apply.
  */
 import { randomBytes } from "node:crypto";
-import { ENGINE_SERVER_SECRET_VAR, type RuntimeStartRequest } from "../../protocol/runtime.ts";
+import { ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR, engineStartSettingsSchema, type EngineStartSettings, type RuntimeStartRequest } from "../../protocol/runtime.ts";
+import { ERROR_CODES } from "../../protocol/errors.ts";
+import { isServiceError } from "../../server-kit/service-error.ts";
+import { checkIsolationRequest, type OperatorPolicy } from "../policy.ts";
 import type { ContainerProcess } from "../container-process.ts";
 import type { ContainerPool } from "../pool.ts";
 import { appNameOf, exitStatus, isSidecarName, sandboxKeyOf } from "./names.ts";
@@ -50,6 +55,8 @@ export interface EngineContainer {
   readonly sidecar: boolean;
   readonly env: Record<string, string>;
   readonly secret: string | undefined;
+  /** Its sandbox's isolation and network policy, as the create asked (ENGINE_START_VAR). */
+  readonly settings: EngineStartSettings;
   status: ContainerStatus;
   /** Settles once a start under way has (or has not) brought its server up. */
   starting: Promise<unknown> | undefined;
@@ -68,10 +75,12 @@ export interface EngineContainer {
 
 export class DockerEngine {
   readonly #pool: ContainerPool;
+  readonly #policy: OperatorPolicy;
   readonly #byName = new Map<string, EngineContainer>();
 
-  constructor(pool: ContainerPool) {
+  constructor(pool: ContainerPool, policy: OperatorPolicy) {
     this.#pool = pool;
+    this.#policy = policy;
   }
 
   /** A container by name or id, or 404. */
@@ -106,6 +115,8 @@ export class DockerEngine {
     const secret = env[ENGINE_SERVER_SECRET_VAR];
     delete env[ENGINE_SERVER_SECRET_VAR];
     if (!sidecar && !secret) throw new EngineError(400, `the container's environment must carry ${ENGINE_SERVER_SECRET_VAR}: the secret its server answers to`);
+    const settings = this.#settingsOf(env[ENGINE_START_VAR]);
+    delete env[ENGINE_START_VAR];
     let markRemoved = () => {};
     const removed = new Promise<void>((resolve) => (markRemoved = resolve));
     const container: EngineContainer = {
@@ -118,6 +129,7 @@ export class DockerEngine {
       sidecar,
       env,
       secret,
+      settings,
       status: "created",
       starting: undefined,
       run: undefined,
@@ -132,6 +144,25 @@ export class DockerEngine {
     };
     this.#byName.set(name, container);
     return container;
+  }
+
+  /** ENGINE_START_VAR's settings, checked against the operator's walls; 400 or 403 with the reason. */
+  #settingsOf(text: string | undefined): EngineStartSettings {
+    if (text === undefined) return {};
+    let parsed;
+    try {
+      parsed = engineStartSettingsSchema.safeParse(JSON.parse(text));
+    } catch {
+      throw new EngineError(400, `${ENGINE_START_VAR} is not JSON`);
+    }
+    if (!parsed.success) throw new EngineError(400, `${ENGINE_START_VAR} is {isolation?, egress?}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    try {
+      checkIsolationRequest(this.#policy, parsed.data.isolation ?? {});
+    } catch (error) {
+      if (isServiceError(error)) throw new EngineError(ERROR_CODES[error.code], `[${error.code}] ${error.message}`);
+      throw error;
+    }
+    return parsed.data;
   }
 
   /** Starts it; false when it ran already (Docker's 304). */
@@ -157,7 +188,10 @@ export class DockerEngine {
       env: container.env,
       ...(container.cmd.length > 0 ? { entrypoint: container.cmd } : {}),
       enableInternet: proxy?.internetEnabled ?? true,
+      ...(container.settings.isolation ? { isolation: container.settings.isolation } : {}),
     };
+    const egress = container.settings.egress;
+    if (egress) await this.#pool.containerSettings.egress.update(container.key, egress.policy, egress.secrets);
     const starting = this.#pool.start(container.key, request, container.secret);
     container.starting = starting;
     let run: ContainerProcess;

@@ -6,6 +6,7 @@
 import { createServer, type Server } from "node:http";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { OperatorPolicy } from "../policy.ts";
 import type { ContainerPool } from "../pool.ts";
 import { DockerEngine } from "./engine.ts";
 import { engineRequests, type UnservedCall } from "./routes.ts";
@@ -25,13 +26,13 @@ export interface RunningEngine {
   close(): Promise<void>;
 }
 
-export async function startEngine(pool: ContainerPool, dataDir: string): Promise<RunningEngine> {
+export async function startEngine(pool: ContainerPool, policy: OperatorPolicy, dataDir: string): Promise<RunningEngine> {
   const dir = join(dataDir, ENGINE_SOCKET_DIR);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   const path = join(dir, ENGINE_SOCKET_NAME);
   rmSync(path, { force: true });
-  const engine = new DockerEngine(pool);
+  const engine = new DockerEngine(pool, policy);
   const unserved: UnservedCall[] = [];
   const server: Server = createServer(
     engineRequests(engine, (call) => {

@@ -12,7 +12,7 @@ import { once } from "node:events";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENGINE_SERVER_SECRET_VAR } from "../../protocol/runtime.ts";
+import { ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR } from "../../protocol/runtime.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { engineCall, throughSidecar } from "./docker-engine-client.ts";
@@ -144,6 +144,26 @@ describe("the runtime's Docker engine", () => {
     expect((await engine("POST", "/containers/create?name=signals", { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=s`] })).status).toBe(201);
     expect((await engine("POST", "/containers/signals/kill?signal=SIGNOPE")).status).toBe(400);
     expect((await engine("DELETE", "/containers/signals?force=true")).status).toBe(204);
+  });
+
+  it("applies a sandbox's network policy and isolation handed over at create, within the operator's walls", async () => {
+    const name = "workerd-policy-00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    const policy = { default: "deny", rules: [], inject: [] };
+    const settings = JSON.stringify({ egress: { policy, secrets: {} } });
+    expect((await engine("POST", `/containers/create?name=${name}`, { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=${SECRET}`, `${ENGINE_START_VAR}=${settings}`] })).status).toBe(201);
+    expect(runtime.engine.engine.get(name).env).not.toHaveProperty(ENGINE_START_VAR);
+    expect((await engine("POST", `/containers/${name}/start`)).status).toBe(204);
+    expect(runtime.pool.containerSettings.egress.of(name.slice(-64)).policy).toEqual(policy);
+    expect((await engine("DELETE", `/containers/${name}?force=true`)).status).toBe(204);
+
+    const malformed = await engine("POST", "/containers/create?name=bad-settings", { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=s`, `${ENGINE_START_VAR}={"egress":1}`] });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.message).toContain(ENGINE_START_VAR);
+    if (runtime.isolation === "bwrap") {
+      const below = await engine("POST", "/containers/create?name=below-floor", { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=s`, `${ENGINE_START_VAR}={"isolation":{"isolation":"none"}}`] });
+      expect(below.status).toBe(403);
+      expect(below.body.message).toContain("ISOLATION_NOT_ALLOWED");
+    }
   });
 
   it("answers a call it does not serve with a coded error naming it, and keeps it", async () => {
