@@ -29,6 +29,7 @@ const MODULES = [
   "lifecycle.ts",
   "egress-proxy.ts",
   "egress-destination.ts",
+  "docker-engine.ts",
 ];
 
 /** A benchmark left out of MODULES would silently never run: refuse to start instead. */

@@ -126,6 +126,8 @@ export const ERROR_CODES = {
   /** A capability this service does not have (bucket mounts, egress rules by host): the message says what is missing. */
   NOT_SUPPORTED: 501,
   CONTAINER_UNAVAILABLE: 503,
+  /** A Docker Engine API call the local runtime's engine does not serve (it names the method and path). */
+  ENGINE_CALL_NOT_SERVED: 501,
   /** The sandbox's disk is full (or its quota used up): what was being written is not there, nothing half-written is left. */
   INSUFFICIENT_STORAGE: 507,
   /** A snapshot past the sandbox's backup quota (bytes or count): nothing was kept. */

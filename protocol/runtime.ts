@@ -37,6 +37,12 @@ export type RuntimeEgress = z.output<typeof runtimeEgressSchema>;
 // The variables a server reads as it boots live in a module without zod, so the boot can read them cheaply.
 export { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";
 
+/**
+ * The env var a container created through the runtime's Docker engine must carry: the secret its
+ * server answers to. The engine takes it out of the container's environment (no command sees it).
+ */
+export const ENGINE_SERVER_SECRET_VAR = "SANDBOX_ENGINE_SERVER_SECRET";
+
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
 
@@ -84,6 +90,16 @@ export const runtimeStartRequestSchema = z.object({
   egress: runtimeEgressSchema.optional(),
 });
 export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
+
+/**
+ * The env var a container created through the runtime's Docker engine may carry with what its
+ * sandbox asks beyond the container's own settings: its isolation and its network policy (with the
+ * secrets it names), as JSON of `EngineStartSettings`. The engine takes it out of the container's
+ * environment and applies it as a start through the runtime's API would.
+ */
+export const ENGINE_START_VAR = "SANDBOX_ENGINE_START";
+export const engineStartSettingsSchema = runtimeStartRequestSchema.pick({ isolation: true, egress: true }).strict();
+export type EngineStartSettings = z.output<typeof engineStartSettingsSchema>;
 
 /** `POST /containers/{key}/signal`: a signal number, as `ctx.container.signal(signo)` takes it. */
 export const runtimeSignalRequestSchema = z.object({ signal: z.number().int().min(1).max(64) });

@@ -53,6 +53,8 @@ export interface ContainerOptions {
   containers?: ContainerSettings;
   /** A warm container (booted with the runtime's defaults), if one is at hand. */
   takeWarmContainer?: () => ContainerRun | undefined;
+  /** What the server answers to, where the caller chose it (the Docker engine's caller does); default: a fresh one. */
+  secret?: string;
 }
 
 /** Starts a server that boots in `dir` and waits for its assignment; undefined if the launcher cannot. */
@@ -67,7 +69,7 @@ export class ContainerProcess {
   readonly startedAt = new Date().toISOString();
   readonly #server: ServerChild;
   /** What the container server answers to (handed over on its stdin, never in env or argv). */
-  readonly secret = newSecret();
+  readonly secret: string;
   readonly #stopGraceMs: number;
   #stopping = false;
   /** Its network was attached to the egress proxy (the only way out of its namespace). */
@@ -75,6 +77,7 @@ export class ContainerProcess {
 
   private constructor(options: ContainerOptions, port: number, server: ServerChild) {
     this.key = options.key;
+    this.secret = options.secret ?? newSecret();
     this.port = server.port ?? port;
     this.#stopGraceMs = options.stopGraceMs;
     this.#server = server;

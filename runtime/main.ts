@@ -27,6 +27,7 @@ try {
   process.exit(1);
 }
 console.log(`container runtime listening on ${runtime.url} (sandboxes in ${runtime.dataDir}, isolation ${runtime.isolation})`);
+console.log(`its Docker engine: ${runtime.engine.url}`);
 if (!process.env.SANDBOX_RUNTIME_SECRET) {
   const file = join(runtime.dataDir, "runtime.secret");
   writeFileSync(file, `${runtime.secret}\n`, { mode: 0o600 });

@@ -174,8 +174,11 @@ export class ContainerPool {
     return this.#options.maxContainers;
   }
 
-  /** Starts the key's container unless it runs already (then the running one is returned as is). */
-  async start(key: string, request: RuntimeStartRequest): Promise<ContainerProcess> {
+  /**
+   * Starts the key's container unless it runs already (then the running one is returned as is).
+   * `secret`: what its server answers to, where the caller chose it (default: a fresh one).
+   */
+  async start(key: string, request: RuntimeStartRequest, secret?: string): Promise<ContainerProcess> {
     const current = this.#running.get(key);
     if (current?.running && !current.stopping) return current;
     const pending = this.#starting.get(key);
@@ -197,7 +200,7 @@ export class ContainerPool {
       } finally {
         this.#room.release(sleeper);
       }
-      return this.start(key, request);
+      return this.start(key, request, secret);
     }
     // A container on its way out (sleep, destroy) finishes going before the next one starts.
     const starting = (current?.stopping ? current.exited : Promise.resolve()).then(() =>
@@ -205,6 +208,7 @@ export class ContainerPool {
         ...this.#options,
         key,
         request,
+        ...(secret === undefined ? {} : { secret }),
         // A warm server is of one kind: a plain one for plain sandboxes, a container for containers.
         takeWarm: () => (this.#warmContainers ? undefined : this.#takeWarm()?.server),
         takeWarmContainer: () => (this.#warmContainers ? this.#takeWarm() : undefined),

@@ -21,6 +21,7 @@ import { containerSettings } from "./container/settings.ts";
 import type { SandboxLimits } from "./container/limits.ts";
 import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 import { TestHostMap, type TestHosts } from "./egress/test-hosts.ts";
+import { startEngine, type RunningEngine } from "./docker-engine/socket.ts";
 
 export interface RuntimeOptions {
   port?: number;
@@ -77,6 +78,8 @@ export interface RunningRuntime {
   pool: ContainerPool;
   /** The runtime's secret, for the one caller it serves (the Durable Object's SANDBOX_RUNTIME_SECRET). */
   secret: string;
+  /** The Docker Engine API it also serves (docker-engine/), on a unix socket only its user may reach. */
+  engine: RunningEngine;
   close(): Promise<void>;
 }
 
@@ -124,6 +127,7 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     secret,
   });
   const { server, port, url } = await listen(requests, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
+  const engine = await startEngine(pool, policy, dataDir);
 
   let closing: Promise<void> | undefined;
   return {
@@ -133,8 +137,10 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     isolation,
     pool,
     secret,
+    engine,
     close() {
       closing ??= (async () => {
+        await engine.close();
         // Containers first, so monitors waiting on /exit learn that they stopped; then the server.
         await pool.stopAll();
         await new Promise((resolve) => setTimeout(resolve, 50));

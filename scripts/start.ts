@@ -145,6 +145,7 @@ console.log(`
     Isolation: ${isolation}
     Limits:    ${limitsLine}
     Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
+    Docker:    ${runtime.engine.url}  (the runtime's Docker Engine API, for workerd's own containers: docs/local-development.md)
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
     Previews:  ${previewsLine(settings.vars, workerPort)}
     API docs:  ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/v1/docs  ·  ` : ""}${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}

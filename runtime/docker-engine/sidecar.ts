@@ -1,0 +1,155 @@
+/**
+ * workerd's egress sidecar, emulated: what workerd expects of the `<name>-proxy` container it starts
+ * beside each container, served by the runtime itself (no image, no process of its own). One loopback
+ * TCP listener per sidecar, published to workerd as the sidecar's port 39001, with:
+ *
+ *   PUT /egress   {port, dns: {allowHostnames}, internet: {enabled}}: where workerd's egress listener
+ *                 is and whether the container may reach the internet (also workerd's readiness probe)
+ *   GET /ca       the authority the container trusts for intercepted HTTPS (its sandbox's egress CA)
+ *   CONNECT       with `X-Dst-Addr: 127.0.0.1:<port>`: a raw tunnel to that port of the container
+ *
+ * A container's server listens on a loopback port of the host (bound before its network namespace
+ * existed), which is how the runtime reaches it today; the tunnel goes there. Only the container
+ * server's port is reachable this way: a CONNECT to any other port answers 400, as a port nothing
+ * listens on does.
+ *
+ * The listener is on 127.0.0.1, which every user of the machine can reach. Its control requests
+ * are served only to a socket owned by the runtime's own user (workerd runs as that user; peer-uid.ts
+ * reads who owns the other end): another user cannot change a container's egress settings (403).
+ * A tunnel is opened for anyone, and leads only to what the container server's own loopback port
+ * already offers every local user: a server that answers only to its secret. (Telling the owner of
+ * each tunnel would cost every request of workerd's a read of the kernel's socket table.)
+ */
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { z } from "zod";
+import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
+import { readBody } from "../../server-kit/http/body.ts";
+import { peerUid } from "./peer-uid.ts";
+
+/** What workerd puts (docker-api.capnp's egress settings); unknown fields are kept out, missing ones default. */
+export const sidecarEgressSchema = z.object({
+  port: z.number().int().min(0).max(65535).optional(),
+  dns: z.object({ allowHostnames: z.array(z.string()).optional() }).optional(),
+  internet: z.object({ enabled: z.boolean().optional() }).optional(),
+});
+export type SidecarEgress = z.output<typeof sidecarEgressSchema>;
+
+export interface SidecarTarget {
+  /** The host loopback port where the container's server listens (once a start under way is done), or undefined when none runs. */
+  serverPort(): Promise<number | undefined>;
+  /** The PEM of the authority the container trusts for intercepted HTTPS. */
+  caPem(): Promise<string>;
+}
+
+const MAX_CONTROL_BODY_BYTES = 64 * 1024;
+
+export class Sidecar {
+  readonly #tcp: Server;
+  readonly #http = createHttpServer();
+  readonly #target: SidecarTarget;
+  readonly #ownUid = process.getuid?.();
+  readonly #sockets = new Set<Socket>();
+  /** What workerd last put: its egress listener's port and the container's internet access. */
+  egress: SidecarEgress | undefined;
+  /** Control requests refused because another user held the other end. */
+  refused = 0;
+
+  private constructor(target: SidecarTarget) {
+    this.#target = target;
+    this.#tcp = createServer({ pauseOnConnect: true }, (socket) => this.#accept(socket));
+    this.#http.on("request", (req, res) => void this.#control(req, res));
+    this.#http.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => void this.#tunnel(req, socket, head));
+  }
+
+  static async start(target: SidecarTarget): Promise<Sidecar> {
+    const sidecar = new Sidecar(target);
+    await new Promise<void>((resolve, reject) => {
+      sidecar.#tcp.once("error", reject);
+      sidecar.#tcp.listen(0, "127.0.0.1", () => resolve());
+    });
+    return sidecar;
+  }
+
+  /** The loopback port workerd is told (`HostPort` of the sidecar's 39001/tcp). */
+  get port(): number {
+    return (this.#tcp.address() as AddressInfo).port;
+  }
+
+  /** Whether workerd lets the container reach the internet (default: yes, as workerd's own default is). */
+  get internetEnabled(): boolean {
+    return this.egress?.internet?.enabled ?? true;
+  }
+
+  close(): void {
+    this.#tcp.close();
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  #accept(socket: Socket): void {
+    this.#sockets.add(socket);
+    socket.once("close", () => this.#sockets.delete(socket));
+    this.#http.emit("connection", socket);
+    socket.resume();
+  }
+
+  /** Whether the other end of this request's connection is the runtime's own user's. */
+  async #fromOwnUser(socket: Socket): Promise<boolean> {
+    if (this.#ownUid === undefined) return true;
+    const uid = await peerUid({ address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 }, { address: socket.localAddress ?? "", port: socket.localPort ?? 0 });
+    return uid === this.#ownUid;
+  }
+
+  async #control(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://sidecar").pathname;
+    if (!(await this.#fromOwnUser(req.socket))) {
+      this.refused++;
+      res.writeHead(403, { "content-type": "text/plain", connection: "close" });
+      res.end("this sidecar serves its runtime's user only\n");
+      return;
+    }
+    try {
+      if (req.method === "PUT" && path === "/egress") {
+        const parsed = sidecarEgressSchema.safeParse(JSON.parse((await readBody(req, MAX_CONTROL_BODY_BYTES)).toString() || "{}"));
+        if (!parsed.success) return answer(res, 400, "text/plain", "egress settings are {port, dns: {allowHostnames}, internet: {enabled}}\n");
+        this.egress = parsed.data;
+        return answer(res, 200, "text/plain", "");
+      }
+      if (req.method === "GET" && path === "/ca") return answer(res, 200, "application/x-pem-file", await this.#target.caPem());
+      answer(res, 404, "text/plain", `the sidecar serves PUT /egress, GET /ca and CONNECT, not ${req.method} ${path}\n`);
+    } catch (error) {
+      answer(res, 500, "text/plain", `${(error as Error).message}\n`);
+    }
+  }
+
+  async #tunnel(req: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
+    const destination = String(req.headers["x-dst-addr"] ?? req.url ?? "");
+    const match = /^(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)$/.exec(destination);
+    const serverPort = match && Number(match[1]) === CONTAINER_SERVER_PORT ? await this.#target.serverPort() : undefined;
+    if (serverPort === undefined || client.destroyed) {
+      client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    const upstream = connect({ host: "127.0.0.1", port: serverPort });
+    let connected = false;
+    upstream.once("connect", () => {
+      connected = true;
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.once("error", () => {
+      if (!connected) client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+      else client.destroy();
+    });
+    client.once("error", () => upstream.destroy());
+    client.once("close", () => upstream.destroy());
+    upstream.once("close", () => client.destroy());
+  }
+}
+
+function answer(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
