@@ -1,0 +1,109 @@
+/**
+ * Runs one extraction in a worker thread of its own (extract-worker.ts) and feeds it the body, so
+ * the server's event loop only moves bytes: an archive that takes long, or that is built to make a
+ * parser spin, delays no other call of the sandbox. The worker is bounded three ways:
+ *   - a deadline for the whole extraction and one for each chunk it is handed (a stuck worker, or a
+ *     body dripped in for hours): past either it is terminated, EXTRACTION_TIMEOUT;
+ *   - a heap of its own (ARCHIVE_LIMITS.extractHeapMiB): past it, PAYLOAD_TOO_LARGE;
+ *   - a few chunks in flight at most, so a fast sender never queues the body in memory.
+ * A thread rather than a child process: it starts as fast (both load node-tar, about a tenth of a
+ * second on a loaded machine), shares the server's descriptors (the staging folder is handed over by
+ * its /proc/self/fd path) and costs no process of the sandbox's limit; terminate() stops it even in a
+ * loop that never yields.
+ */
+import { Worker } from "node:worker_threads";
+import { ARCHIVE_LIMITS } from "../../protocol/archive.ts";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import type { FromWorker, ToWorker } from "./extract-messages.ts";
+import type { ExtractLimits, UnpackResult } from "./extract-tree.ts";
+
+/** Chunks handed to the worker and not yet handled, at most. */
+const IN_FLIGHT = 4;
+
+/** The worker's entry: beside this file in the sources, beside the bundle's chunks once bundled (boot/bundle.ts). */
+export const EXTRACT_WORKER_ENTRY = "extract-worker";
+const workerUrl = new URL(`./${EXTRACT_WORKER_ENTRY}${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+
+export interface Deadlines {
+  /** The whole extraction. */
+  totalMs: number;
+  /** One chunk, from being handed over to being handled. */
+  stallMs: number;
+}
+
+const DEFAULT_DEADLINES: Deadlines = { totalMs: ARCHIVE_LIMITS.extractDeadlineMs, stallMs: ARCHIVE_LIMITS.extractStallMs };
+
+export async function extractOffLoop(
+  workspace: string,
+  body: AsyncIterable<Buffer>,
+  limits: ExtractLimits,
+  deadlines: Deadlines = DEFAULT_DEADLINES,
+): Promise<UnpackResult> {
+  const worker = new Worker(workerUrl, {
+    workerData: { workspace, limits },
+    resourceLimits: { maxOldGenerationSizeMb: ARCHIVE_LIMITS.extractHeapMiB },
+    stdout: false,
+    stderr: false,
+  });
+  let settle!: { resolve: (result: UnpackResult) => void; reject: (error: unknown) => void };
+  const outcome = new Promise<UnpackResult>((resolve, reject) => (settle = { resolve, reject }));
+  let finished = false;
+  const finish = (error: unknown, result?: UnpackResult) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(total);
+    clearTimeout(stall);
+    wakeSender();
+    void worker.terminate();
+    if (error === undefined) settle.resolve(result!);
+    else settle.reject(error);
+  };
+  const timedOut = (what: string, ms: number) =>
+    new ServiceError("EXTRACTION_TIMEOUT", `the extraction was stopped: ${what} took longer than ${ms} ms; nothing was kept`, { timeoutMs: ms });
+  const total = setTimeout(() => finish(timedOut("the whole archive", deadlines.totalMs)), deadlines.totalMs);
+  let stall: ReturnType<typeof setTimeout> | undefined;
+  const armStall = () => {
+    clearTimeout(stall);
+    stall = inFlight > 0 ? setTimeout(() => finish(timedOut("one received chunk", deadlines.stallMs)), deadlines.stallMs) : undefined;
+  };
+
+  let inFlight = 0;
+  let wake: (() => void) | undefined;
+  const wakeSender = () => {
+    wake?.();
+    wake = undefined;
+  };
+  worker.on("message", (message: FromWorker) => {
+    if ("took" in message) {
+      inFlight--;
+      armStall();
+      wakeSender();
+    } else if ("done" in message) finish(undefined, message.done);
+    else if ("refused" in message) finish(new ServiceError(message.refused.code, message.refused.message, message.refused.context));
+    else finish(Object.assign(new Error(message.failed.message), message.failed.errno === undefined ? {} : { code: message.failed.errno }));
+  });
+  worker.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "ERR_WORKER_OUT_OF_MEMORY") {
+      finish(new ServiceError("PAYLOAD_TOO_LARGE", `the archive needs more than ${ARCHIVE_LIMITS.extractHeapMiB} MiB to extract`, { maxHeapMiB: ARCHIVE_LIMITS.extractHeapMiB }));
+    } else finish(error);
+  });
+  worker.on("exit", () => finish(new ServiceError("INVALID_ARCHIVE", "the extraction ended without an answer")));
+
+  const send = (message: ToWorker, transfer: ArrayBuffer[] = []) => worker.postMessage(message, transfer);
+  const pump = async () => {
+    for await (const chunk of body) {
+      if (finished) return;
+      // A copy the worker owns: the body's buffers may be slices of a shared pool.
+      const owned = new Uint8Array(chunk);
+      inFlight++;
+      send({ chunk: owned }, [owned.buffer]);
+      if (inFlight === 1) armStall();
+      while (inFlight >= IN_FLIGHT && !finished) await new Promise<void>((resolve) => (wake = resolve));
+      if (finished) return;
+    }
+    if (!finished) send({ end: true });
+  };
+  // A body that fails (the caller went away) ends the extraction; the worker's own answer wins a tie.
+  pump().catch((error: unknown) => finish(error));
+  return outcome;
+}
