@@ -16,7 +16,7 @@
  * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_CONSOLE (default on: the web
  * console at / and the API reference at /v1/docs), SANDBOX_PREVIEW_DOMAIN and SANDBOX_PREVIEW_PATH_ORIGIN
  * (default unset: preview ports at http://<port>-<id>.localhost:<PORT>/), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
- * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
+ * (default .wrangler/state, made or tightened to be its owner's only), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -24,6 +24,7 @@ import { userInfo } from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
+import { privateState } from "./private-state.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { defaultDataDir, runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import { describeMechanism } from "../runtime/container/cgroups.ts";
@@ -91,6 +92,8 @@ const settings: WorkerDevSettings = {
   },
   secrets: { SANDBOX_API_TOKEN: token, SANDBOX_RUNTIME_SECRET: runtime.secret },
 };
+// The Worker's state holds every sandbox's secrets and snapshots: its owner's only (private-state.ts).
+privateState(settings.persistTo);
 const startWorker = () =>
   startWorkerProcess(settings, root, { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" });
 
