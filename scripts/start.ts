@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { privateState } from "./private-state.ts";
+import { diskWarning } from "./disk-reserve.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { defaultDataDir, runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import { describeMechanism } from "../runtime/container/cgroups.ts";
@@ -139,6 +140,7 @@ const isolation =
     ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`
     : `bwrap: each sandbox a container of its own (/workspace, root inside, ${process.getuid?.() === 0 ? "an unprivileged uid of its own outside" : `${userInfo().username} outside`}), no network unless it allows it`;
 const { limits } = runtime.pool.containerSettings;
+const disk = diskWarning(runtime.dataDir, settings.persistTo, runtime.isolation !== "none" && process.getuid?.() === 0);
 const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per sandbox (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
   Sandbox service ready (Ctrl-C stops everything)
@@ -147,7 +149,7 @@ console.log(`
     Token:     ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
     Isolation: ${isolation}
     Limits:    ${limitsLine}
-    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
+    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)${disk === undefined ? "" : `\n    Disk:      ${disk}`}
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
     Previews:  ${previewsLine(settings.vars, workerPort)}
     API docs:  ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/v1/docs  ·  ` : ""}${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}
