@@ -20,7 +20,6 @@
 import { lstat, mkdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import type { ReadEntry } from "tar";
-import { maxDecompressedBytes, ARCHIVE_LIMITS } from "../../protocol/archive.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { decompressed } from "./decompress.ts";
 import { loadTar } from "./tar-library.ts";
@@ -34,6 +33,9 @@ export interface ExtractLimits {
   maxBytes: number;
   /** Entries (files, folders, links) at most. */
   maxEntries: number;
+  /** The decompressed stream at most, and what may follow the archive's end (tar-framing.ts). */
+  maxDecompressedBytes: number;
+  maxTrailingBytes: number;
 }
 
 export interface UnpackResult {
@@ -102,10 +104,7 @@ export async function extractTree(workspace: string, body: AsyncIterable<Buffer>
     failure ??= storageError((error as NodeJS.ErrnoException).code) ?? invalid(`not a tar or gzip-compressed tar archive: ${error.message}`);
   });
 
-  const framing = new TarFraming({
-    maxBytes: maxDecompressedBytes({ maxExtractedBytes: limits.maxBytes, maxExtractedEntries: limits.maxEntries }),
-    maxTrailingBytes: ARCHIVE_LIMITS.maxTrailingBytes,
-  });
+  const framing = new TarFraming({ maxBytes: limits.maxDecompressedBytes, maxTrailingBytes: limits.maxTrailingBytes });
   const input = decompressed(body);
   for await (const chunk of input.chunks) {
     // After the end marker the parser gets nothing more; the framing still counts what follows.

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, rm } from "node:fs/promises";
-import { ARCHIVE_LIMITS } from "../../protocol/archive.ts";
+import { ARCHIVE_LIMITS, maxDecompressedBytes } from "../../protocol/archive.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { DirHandle } from "../files/dir-handle.ts";
 import { toFileError } from "../files/errors.ts";
@@ -23,15 +23,19 @@ export type { UnpackResult } from "./extract-tree.ts";
 export interface UnpackOptions {
   /** These paths (relative, checked by archivePaths) end up holding exactly the archive's: what was there and is not in it goes. */
   clear?: readonly string[];
-  limits?: Partial<ExtractLimits>;
+  limits?: Partial<Pick<ExtractLimits, "maxBytes" | "maxEntries">>;
   /** Default: ARCHIVE_LIMITS' extraction deadlines. */
   deadlines?: Deadlines;
 }
 
 export async function unpackArchive(workspace: string, body: AsyncIterable<Buffer>, options: UnpackOptions = {}): Promise<UnpackResult> {
+  const maxBytes = options.limits?.maxBytes ?? ARCHIVE_LIMITS.maxExtractedBytes;
+  const maxEntries = options.limits?.maxEntries ?? ARCHIVE_LIMITS.maxExtractedEntries;
   const limits: ExtractLimits = {
-    maxBytes: options.limits?.maxBytes ?? ARCHIVE_LIMITS.maxExtractedBytes,
-    maxEntries: options.limits?.maxEntries ?? ARCHIVE_LIMITS.maxExtractedEntries,
+    maxBytes,
+    maxEntries,
+    maxDecompressedBytes: maxDecompressedBytes({ maxExtractedBytes: maxBytes, maxExtractedEntries: maxEntries }),
+    maxTrailingBytes: ARCHIVE_LIMITS.maxTrailingBytes,
   };
   const root = await DirHandle.openRoot(workspace);
   const stagingName = `${STAGING_PREFIX}${randomBytes(8).toString("hex")}`;
