@@ -44,6 +44,9 @@ export interface ServerLimits {
   /** What one archive extraction may write (declared sizes) and how many entries. */
   maxExtractedBytes: number;
   maxExtractedEntries: number;
+  /** How long one extraction may take in all, and over one received chunk. */
+  extractDeadlineMs: number;
+  extractStallMs: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -72,6 +75,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   codeDisconnectProbeMs: CODE_LIMITS.disconnectProbeMs,
   maxExtractedBytes: ARCHIVE_LIMITS.maxExtractedBytes,
   maxExtractedEntries: ARCHIVE_LIMITS.maxExtractedEntries,
+  extractDeadlineMs: ARCHIVE_LIMITS.extractDeadlineMs,
+  extractStallMs: ARCHIVE_LIMITS.extractStallMs,
 };
 
 export function resolveLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {

@@ -36,7 +36,34 @@ export const ARCHIVE_LIMITS = {
    */
   maxExtractedBytes: 64 * 1024 ** 3,
   maxExtractedEntries: 2_000_000,
+  /**
+   * What may follow an archive's end marker: writers pad to a record (10 KiB by default, a few MiB
+   * with a large blocking factor). More is refused (INVALID_ARCHIVE) rather than read: two MB of
+   * gzip'd zeros are an empty archive followed by 2 GiB of nothing.
+   */
+  maxTrailingBytes: 8 * 1024 * 1024,
+  /**
+   * How long one extraction may take in all (EXTRACTION_TIMEOUT past it, the workspace left as it
+   * was): long enough for the largest upload over a slow link, short enough that a body dripped in a
+   * byte at a time does not hold a restore open for ever.
+   */
+  extractDeadlineMs: 60 * 60 * 1000,
+  /**
+   * How long the extraction may take over one received chunk (it unfolds to at most about 64 MiB):
+   * longer is a stuck extraction, ended rather than left spinning (EXTRACTION_TIMEOUT).
+   */
+  extractStallMs: 60 * 1000,
+  /** Heap the extraction may use (MiB); past it the extraction ends with PAYLOAD_TOO_LARGE. */
+  extractHeapMiB: 256,
 } as const;
+
+/**
+ * The most a decompressed archive within the extraction limits can be: its files' declared bytes, a
+ * header and a block of padding per entry, a long name or pax header for each, and the end's padding.
+ */
+export function maxDecompressedBytes(limits: { maxExtractedBytes: number; maxExtractedEntries: number }): number {
+  return limits.maxExtractedBytes + limits.maxExtractedEntries * 4 * 512 + ARCHIVE_LIMITS.maxTrailingBytes + 1024;
+}
 
 /**
  * A path an archive may cover: relative to the workspace, without `..` or NUL. "." (or none given)

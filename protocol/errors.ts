@@ -111,6 +111,8 @@ export const ERROR_CODES = {
   TOO_MANY_WATCHES: 429,
   /** git clone ran out of its time limit (and was killed with everything it started). */
   GIT_CLONE_TIMEOUT: 408,
+  /** An archive extraction past its deadline (a body dripped in too slowly, or an extraction that stopped progressing): nothing was kept. */
+  EXTRACTION_TIMEOUT: 408,
   INTERNAL_ERROR: 500,
   ISOLATION_UNAVAILABLE: 501,
   /** Backups need an R2 bucket binding the Worker does not have (wrangler.toml `[[r2_buckets]]`). */

@@ -16,7 +16,7 @@
  * SANDBOX_NETWORK_ALLOWED, SANDBOX_MAX_SANDBOXES, SANDBOX_WARM_POOL), SANDBOX_CONSOLE (default on: the web
  * console at / and the API reference at /v1/docs), SANDBOX_PREVIEW_DOMAIN and SANDBOX_PREVIEW_PATH_ORIGIN
  * (default unset: preview ports at http://<port>-<id>.localhost:<PORT>/), SANDBOX_INSPECTOR_PORT (default: no inspector), WRANGLER_PERSIST_TO
- * (default .wrangler/state), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
+ * (default .wrangler/state, made or tightened to be its owner's only), SANDBOX_WRANGLER_CONFIG (default wrangler.toml).
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -24,6 +24,8 @@ import { userInfo } from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
+import { privateState } from "./private-state.ts";
+import { diskWarning } from "./disk-reserve.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { defaultDataDir, runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import { describeMechanism } from "../runtime/container/cgroups.ts";
@@ -91,6 +93,8 @@ const settings: WorkerDevSettings = {
   },
   secrets: { SANDBOX_API_TOKEN: token, SANDBOX_RUNTIME_SECRET: runtime.secret },
 };
+// The Worker's state holds every sandbox's secrets and snapshots: its owner's only (private-state.ts).
+privateState(settings.persistTo);
 const startWorker = () =>
   startWorkerProcess(settings, root, { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" });
 
@@ -136,6 +140,7 @@ const isolation =
     ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`
     : `bwrap: each sandbox a container of its own (/workspace, root inside, ${process.getuid?.() === 0 ? "an unprivileged uid of its own outside" : `${userInfo().username} outside`}), no network unless it allows it`;
 const { limits } = runtime.pool.containerSettings;
+const disk = diskWarning(runtime.dataDir, settings.persistTo, runtime.isolation !== "none" && process.getuid?.() === 0);
 const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per process (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
   Sandbox service ready (Ctrl-C stops everything)
@@ -144,7 +149,7 @@ console.log(`
     Token:     ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
     Isolation: ${isolation}
     Limits:    ${limitsLine}
-    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)
+    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)${disk === undefined ? "" : `\n    Disk:      ${disk}`}
     Docker:    ${runtime.engine.url}  (the runtime's Docker Engine API, for workerd's own containers: docs/local-development.md)
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
     Previews:  ${previewsLine(settings.vars, workerPort)}

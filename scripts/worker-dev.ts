@@ -39,6 +39,10 @@ process.once("disconnect", () => {
   });
 });
 
+// What wrangler and workerd write from here on (Durable Objects' SQLite files, the local R2 bucket)
+// is the owner's only, as the folder it lands in (start.ts made or tightened it: private-state.ts).
+process.umask(0o077);
+
 process.once("message", async (settings: WorkerDevSettings) => {
   const bindings = {
     ...Object.fromEntries(Object.entries(settings.vars).map(([name, value]) => [name, { type: "plain_text", value }])),

@@ -1,11 +1,11 @@
 /**
- * Extracting a tar (gzip-compressed or not: node-tar tells them apart) into a folder as it streams in
- * (node-tar's UnpackSync, fed one received chunk at a time), so an archive of any size passes through
- * in bounded memory. The folder is a fresh staging folder (unpack.ts swaps its content into place).
- * Synchronous on purpose: the asynchronous Unpack makes five or six thread-pool round trips per
- * file (lstat, open, write, utimes, close) and one per written slice, which made extraction more
- * than twice as slow as the same work done in line. Each chunk's work is bounded by the chunk (what
- * it unfolds to), and the event loop runs between chunks while the next one is read.
+ * Extracting a tar (gzip-compressed or not) into a folder as it streams in: decompressed and its
+ * framing checked first (decompress.ts, tar-framing.ts), then node-tar's UnpackSync, fed one chunk at
+ * a time, so an archive of any size passes through in bounded memory. The folder is a fresh staging
+ * folder (unpack.ts swaps its content into place). This runs off the server's event loop, in a
+ * worker of its own (extract-worker.ts): synchronous on purpose there, since the asynchronous Unpack
+ * makes five or six thread-pool round trips per file (lstat, open, write, utimes, close) and one per
+ * written slice, which made extraction more than twice as slow as the same work done in line.
  *
  * Everything lands inside the folder, within the extraction limits (total size and entries declared
  * by the archive: a small gzip'd archive may unfold to terabytes). node-tar refuses absolute paths, `..` and any entry whose
@@ -21,7 +21,9 @@ import { lstat, mkdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import type { ReadEntry } from "tar";
 import { ServiceError } from "../../server-kit/service-error.ts";
+import { decompressed } from "./decompress.ts";
 import { loadTar } from "./tar-library.ts";
+import { TarFraming } from "./tar-framing.ts";
 
 /** Links an archive may make; more is not a workspace but an attempt to exhaust memory. */
 const MAX_LINKS = 100_000;
@@ -31,6 +33,9 @@ export interface ExtractLimits {
   maxBytes: number;
   /** Entries (files, folders, links) at most. */
   maxEntries: number;
+  /** The decompressed stream at most, and what may follow the archive's end (tar-framing.ts). */
+  maxDecompressedBytes: number;
+  maxTrailingBytes: number;
 }
 
 export interface UnpackResult {
@@ -63,6 +68,8 @@ export async function extractTree(workspace: string, body: AsyncIterable<Buffer>
   const unpack = new UnpackSync({
     cwd: workspace,
     preserveOwner: false,
+    // What it is given is tar already (decompress.ts): it must not decompress anything itself.
+    zstd: false,
     filter: (entryPath: string, entry: unknown) => {
       const read = entry as ReadEntry;
       declaredBytes += read.size ?? 0;
@@ -97,12 +104,17 @@ export async function extractTree(workspace: string, body: AsyncIterable<Buffer>
     failure ??= storageError((error as NodeJS.ErrnoException).code) ?? invalid(`not a tar or gzip-compressed tar archive: ${error.message}`);
   });
 
-  let bytes = 0;
-  for await (const chunk of body) {
-    bytes += chunk.length;
+  const framing = new TarFraming({ maxBytes: limits.maxDecompressedBytes, maxTrailingBytes: limits.maxTrailingBytes });
+  const input = decompressed(body);
+  for await (const chunk of input.chunks) {
+    // After the end marker the parser gets nothing more; the framing still counts what follows.
+    for (const part of framing.take(chunk)) {
+      unpack.write(part);
+      if (refusal || failure) break;
+    }
     if (refusal || failure) break;
-    unpack.write(chunk);
   }
+  const bytes = input.bytesRead;
   if (!refusal && !failure) unpack.end();
   // A refusal stops the reading midway: the cut tar that follows is not the reason to report.
   if (refusal ?? failure) throw refusal ?? failure;

@@ -4,15 +4,17 @@
  * archive is in is its content swapped into place by renames. A refused, cut or oversized archive,
  * or a full disk, leaves the workspace exactly as it was; a crash midway leaves no file half
  * written (every file is whole, the old one or the new one) and at worst a staging folder, which
- * the next restore removes.
+ * the next restore removes. The extraction itself runs off the server's event loop, within
+ * deadlines (extract-off-loop.ts).
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, rm } from "node:fs/promises";
-import { ARCHIVE_LIMITS } from "../../protocol/archive.ts";
+import { ARCHIVE_LIMITS, maxDecompressedBytes } from "../../protocol/archive.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { DirHandle } from "../files/dir-handle.ts";
 import { toFileError } from "../files/errors.ts";
-import { extractTree, type ExtractLimits, type UnpackResult } from "./extract-tree.ts";
+import { extractOffLoop, type Deadlines } from "./extract-off-loop.ts";
+import type { ExtractLimits, UnpackResult } from "./extract-tree.ts";
 import { STAGING_PREFIX } from "./paths.ts";
 import { swapIn } from "./swap-in.ts";
 
@@ -21,13 +23,19 @@ export type { UnpackResult } from "./extract-tree.ts";
 export interface UnpackOptions {
   /** These paths (relative, checked by archivePaths) end up holding exactly the archive's: what was there and is not in it goes. */
   clear?: readonly string[];
-  limits?: Partial<ExtractLimits>;
+  limits?: Partial<Pick<ExtractLimits, "maxBytes" | "maxEntries">>;
+  /** Default: ARCHIVE_LIMITS' extraction deadlines. */
+  deadlines?: Deadlines;
 }
 
 export async function unpackArchive(workspace: string, body: AsyncIterable<Buffer>, options: UnpackOptions = {}): Promise<UnpackResult> {
+  const maxBytes = options.limits?.maxBytes ?? ARCHIVE_LIMITS.maxExtractedBytes;
+  const maxEntries = options.limits?.maxEntries ?? ARCHIVE_LIMITS.maxExtractedEntries;
   const limits: ExtractLimits = {
-    maxBytes: options.limits?.maxBytes ?? ARCHIVE_LIMITS.maxExtractedBytes,
-    maxEntries: options.limits?.maxEntries ?? ARCHIVE_LIMITS.maxExtractedEntries,
+    maxBytes,
+    maxEntries,
+    maxDecompressedBytes: maxDecompressedBytes({ maxExtractedBytes: maxBytes, maxExtractedEntries: maxEntries }),
+    maxTrailingBytes: ARCHIVE_LIMITS.maxTrailingBytes,
   };
   const root = await DirHandle.openRoot(workspace);
   const stagingName = `${STAGING_PREFIX}${randomBytes(8).toString("hex")}`;
@@ -46,7 +54,7 @@ export async function unpackArchive(workspace: string, body: AsyncIterable<Buffe
     const [tree, old] = [await staging.openChild("tree"), await staging.openChild("old")];
     opened.push(tree, old);
     // By descriptor: a command that swaps the staging folder for a link cannot send the extraction elsewhere.
-    const result = await extractTree(tree.self, body, limits).catch((error: unknown) => {
+    const result = await extractOffLoop(tree.self, body, limits, options.deadlines).catch((error: unknown) => {
       throw error instanceof ServiceError ? error : toFileError(error, "archive");
     });
     await swapIn(root, tree, old, options.clear ?? []);

@@ -10,6 +10,7 @@
  * The folder, laid out as the image's /app:
  *   package.json              `"type": "module"` and the version the server reports
  *   container/main.js         the entry, with its chunks beside it
+ *   container/extract-worker.js  the worker thread archives are extracted in
  *   container/start.sh        the image's command: main.js with a scrubbed environment (start-script.ts)
  *   container/<asset>         the files the server reads or runs at run time (server-assets.ts)
  *   node_modules/             only what cannot be bundled: the PTY library and its native binary
@@ -26,6 +27,7 @@ import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
+import { EXTRACT_WORKER_ENTRY } from "../archive/extract-off-loop.ts";
 import { SERVER_ASSETS } from "../server-assets.ts";
 import { licenseNotices } from "./license-notices.ts";
 import { startScript } from "./start-script.ts";
@@ -35,6 +37,8 @@ const SOURCE_DIRS = ["container", "server-kit", "protocol"];
 /** Under node_modules, so a container that binds the checkout's node_modules finds it. */
 const CACHE_DIR = join(ROOT, "node_modules", ".cache", "sandbox-container");
 const ENTRY = "container/main.ts";
+/** Programs of their own beside the entry: worker threads the server starts by file (their name there: source). */
+const WORKER_ENTRIES = { [EXTRACT_WORKER_ENTRY]: "container/archive/extract-worker.ts" };
 
 /**
  * Packages left out of the bundle, shipped beside it with what they depend on (as installed: an
@@ -142,7 +146,7 @@ export async function buildBundle(esbuild: Esbuild, outDir: string): Promise<voi
   const containerDir = join(outDir, "container");
   const result = await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: [ENTRY],
+    entryPoints: { main: ENTRY, ...WORKER_ENTRIES },
     outdir: containerDir,
     bundle: true,
     splitting: true,

@@ -243,9 +243,16 @@ export function execEventError(
   return errorFromCode(event.code ?? "INTERNAL_ERROR", event.error, result === undefined ? {} : { context: result });
 }
 
-/** Any thrown value as a SandboxError (unknown failures become INTERNAL_ERROR, keeping the cause). */
+/**
+ * What a full disk says, from the Durable Object's storage (SQLite) or a file system: a disk shared
+ * with the sandboxes that one of them filled is that, not a fault of the service.
+ */
+const DISK_FULL = /\bSQLITE_FULL\b|database or disk is full|\bENOSPC\b|no space left on device|\bEDQUOT\b/i;
+
+/** Any thrown value as a SandboxError (a full disk becomes INSUFFICIENT_STORAGE, other unknown failures INTERNAL_ERROR, keeping the cause). */
 export function asSandboxError(error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
   const message = error instanceof Error ? error.message : String(error);
+  if (DISK_FULL.test(message)) return errorFromCode("INSUFFICIENT_STORAGE", `the service's disk is full: ${message}`, { cause: error });
   return new SandboxError(message, "INTERNAL_ERROR", { cause: error });
 }

@@ -2,7 +2,8 @@
  * The server's bundle (container/boot/bundle.ts), what the image ships and the local runtime runs:
  * it holds the server, the files the server reads at run time and, of packages, only the PTY library
  * with its native binary; and it runs alone, copied away from the checkout (no node_modules above it
- * to fall back on): commands, a Python context whose driver is the copy's, a terminal, and the
+ * to fall back on): commands, an archive (extracted in a worker thread of the bundle's), a Python
+ * context whose driver is the copy's, a terminal, and the
  * terminal's WebSocket (the part of the server loaded on first use). Its start script, the image's
  * command, starts Node once, on the image's environment.
  */
@@ -11,6 +12,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSyn
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXTRACT_WORKER_ENTRY } from "../../container/archive/extract-off-loop.ts";
 import { bundleServer } from "../../container/boot/bundle.ts";
 import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
 import { IMAGE_ENV_VAR } from "../../protocol/runtime.ts";
@@ -19,6 +21,8 @@ import { CODE_ROUTES } from "../../protocol/code.ts";
 import { INFO_ROUTES } from "../../protocol/info.ts";
 import { EXEC_ROUTES } from "../../protocol/process.ts";
 import { TERMINAL_ROUTES } from "../../protocol/terminals.ts";
+import { ARCHIVE_ROUTES } from "../../protocol/archive.ts";
+import { gzippedZeros, rawArchive } from "./archive-helpers.ts";
 import { call, listeningUrl } from "./helpers.ts";
 
 /** Starts a bundled server and waits for the line saying where it listens. */
@@ -38,6 +42,7 @@ describe("the server's bundle", () => {
   it("holds the server, the files it reads at run time, and of packages the PTY library alone", () => {
     expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toMatchObject({ type: "module", version: expect.any(String) });
     expect(existsSync(join(bundle, BUNDLE_ENTRY))).toBe(true);
+    expect(existsSync(join(bundle, "container", `${EXTRACT_WORKER_ENTRY}.js`))).toBe(true);
     for (const asset of Object.values(SERVER_ASSETS)) expect(existsSync(join(bundle, "container", asset)), asset).toBe(true);
     expect(readdirSync(join(bundle, "node_modules"))).toEqual(["@lydell"]);
     expect(readdirSync(join(bundle, "node_modules", "@lydell")).join(" ")).toMatch(/^node-pty node-pty-linux-\w+$/);
@@ -119,6 +124,15 @@ describe("the server's bundle", () => {
       expect(refused.body).toMatchObject({ code: "INVALID_REQUEST", message: "Invalid request: command: Invalid input: expected string, received number" });
       const version = JSON.parse(readFileSync(join(dir, "app", "package.json"), "utf8")).version;
       expect((await call(url, "GET", INFO_ROUTES.info)).body).toMatchObject({ version });
+    });
+
+    it("extracts an archive in the worker thread beside the bundle, and refuses a gzip bomb with its code", async () => {
+      const archive = rawArchive([{ path: "from-archive.txt", type: "File", body: "unpacked\n" }]);
+      const extracted = await fetch(`${url}${ARCHIVE_ROUTES.extract}`, { method: "PUT", body: new Uint8Array(archive) });
+      expect(await extracted.json()).toMatchObject({ entries: 1 });
+      expect(readFileSync(join(dir, "workspace", "from-archive.txt"), "utf8")).toBe("unpacked\n");
+      const bomb = await fetch(`${url}${ARCHIVE_ROUTES.extract}`, { method: "PUT", body: new Uint8Array(gzippedZeros(256 * 1024 * 1024)) });
+      expect(await bomb.json()).toMatchObject({ code: "INVALID_ARCHIVE" });
     });
 
     it("runs a Python context from the copy's driver", async () => {

@@ -21,8 +21,9 @@ export interface OwnStack {
   stop(): Promise<void>;
 }
 
-export async function startOwnStack(label: string): Promise<OwnStack> {
-  const dataDir = mkdtempSync(join(tmpdir(), `sandbox-${label}-`));
+/** `dataDir`: the folder its sandboxes and state go in (the caller's to remove); default a temporary one. */
+export async function startOwnStack(label: string, options: { dataDir?: string } = {}): Promise<OwnStack> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `sandbox-${label}-`));
   // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
   chmodSync(dataDir, 0o711);
   const token = `${label}-${Math.random().toString(36).slice(2)}-token`;
@@ -44,7 +45,7 @@ export async function startOwnStack(label: string): Promise<OwnStack> {
       await exited;
       clearTimeout(timer);
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     await new Promise<void>((resolve, reject) => {

@@ -33,7 +33,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const log = join(dataDir, "stack.log");
   const token = `adapters-${Math.random().toString(36).slice(2)}-token`;
   const port = await freePort();
-  const output = createWriteStream(log);
+  // It says the API token: its owner's only, in a folder sandboxes pass through.
+  const output = createWriteStream(log, { mode: 0o600 });
   const stack = spawn(process.execPath, [join(root, "scripts/start.ts")], {
     cwd: root,
     env: {

@@ -85,7 +85,8 @@ async function extractArchive(ctx: RequestContext): Promise<void> {
   try {
     const clear = parsed.data.clear ? await archivePaths(folder.path, parsed.data.paths) : [];
     const extractLimits = { maxBytes: limits.maxExtractedBytes, maxEntries: limits.maxExtractedEntries };
-    sendOk(ctx.res, await unpackArchive(folder.path, bodyChunks(ctx.req), { clear, limits: extractLimits }));
+    const deadlines = { totalMs: limits.extractDeadlineMs, stallMs: limits.extractStallMs };
+    sendOk(ctx.res, await unpackArchive(folder.path, bodyChunks(ctx.req), { clear, limits: extractLimits, deadlines }));
   } finally {
     await folder.close();
   }
