@@ -72,6 +72,12 @@ export const LIMITS = {
   refusedBodyDrainBytes: 1024 * 1024,
   refusedBodyDrainMs: 2_000,
   /**
+   * How long the Durable Object reads on an upload the container answered before it was all sent (a
+   * refused archive), so the caller's request ends whole (src/sandbox/upload-relay.ts); at most the
+   * streamed-file cap of bytes.
+   */
+  refusedUploadDrainMs: 60_000,
+  /**
    * How long an idempotency key is remembered after its run started: a retry within it attaches to
    * the first run, never starts a second. Attaching needs the run's record; a record let go before
    * the window ends (finished execs are kept finishedExecRetentionMs) answers IDEMPOTENT_RUN_GONE

@@ -7,6 +7,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { ApiEnv } from "../types.ts";
+import { withWholeBody } from "../upload-relay.ts";
 import { sandboxFilePath } from "./paths.ts";
 import { sessionHeader, SESSION_HEADER } from "./sessions.ts";
 
@@ -28,6 +29,6 @@ export const bridgeFileRoutes = new Hono<ApiEnv>()
   })
   .put("/file/*", async (c) => {
     sessionHeader(c.req.header(SESSION_HEADER));
-    await c.var.sandbox.writeFileStream(filePath(c), c.req.raw.body ?? emptyBody());
+    await withWholeBody(c.req.raw.body ?? emptyBody(), (body) => c.var.sandbox.writeFileStream(filePath(c), body));
     return c.json({ ok: true });
   });

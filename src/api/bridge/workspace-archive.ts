@@ -8,6 +8,7 @@ import { Hono, type Context } from "hono";
 import { archivePathSchema, TAR_MEDIA_TYPE } from "../../../protocol/archive.ts";
 import { InvalidRequestError } from "../../rpc/errors.ts";
 import type { ApiEnv } from "../types.ts";
+import { withWholeBody } from "../upload-relay.ts";
 
 /** `?excludes=__pycache__,.venv` as workspace paths; `..` and absolute paths are refused as the Bridge does. */
 function excludes(c: Context<ApiEnv>): string[] {
@@ -29,6 +30,6 @@ export const bridgeArchiveRoutes = new Hono<ApiEnv>()
   .post("/hydrate", async (c) => {
     const declared = c.req.header("content-length");
     if (!c.req.raw.body || declared === "0") throw new InvalidRequestError("Empty tar payload", "INVALID_REQUEST");
-    await c.var.sandbox.importArchive(c.req.raw.body);
+    await withWholeBody(c.req.raw.body, (body) => c.var.sandbox.importArchive(body));
     return c.json({ ok: true });
   });

@@ -4,6 +4,7 @@ import { ARCHIVE_MEDIA_TYPE, createArchiveRequestSchema, TAR_MEDIA_TYPE } from "
 import { API_METHODS } from "../../rpc/bindings/index.ts";
 import { InvalidRequestError } from "../../rpc/errors.ts";
 import type { ApiEnv } from "../types.ts";
+import { withWholeBody } from "../upload-relay.ts";
 import { jsonBody } from "../validate.ts";
 
 export const archiveRoutes = new Hono<ApiEnv>()
@@ -15,5 +16,5 @@ export const archiveRoutes = new Hono<ApiEnv>()
   .put(API_METHODS.importArchive.path, async (c) => {
     if (!c.req.raw.body) throw new InvalidRequestError(`PUT ${API_METHODS.importArchive.path} needs a tar or tar.gz body`, "INVALID_REQUEST");
     const dir = c.req.query("dir");
-    return c.json(await c.var.sandbox.importArchive(c.req.raw.body, dir === undefined ? {} : { dir }));
+    return c.json(await withWholeBody(c.req.raw.body, (body) => c.var.sandbox.importArchive(body, dir === undefined ? {} : { dir })));
   });

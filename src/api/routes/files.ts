@@ -9,6 +9,7 @@ import { API_METHODS } from "../../rpc/bindings/index.ts";
 import { fileStreamHeaders } from "../../rpc/file-headers.ts";
 import { fileQuery } from "../schemas.ts";
 import type { ApiEnv } from "../types.ts";
+import { withWholeBody } from "../upload-relay.ts";
 import { queryParams } from "../validate.ts";
 
 const emptyBody = () => new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
@@ -21,5 +22,5 @@ export const fileRoutes = new Hono<ApiEnv>()
   })
   .put(API_METHODS.writeFileStream.path, queryParams(streamWriteQuerySchema), async (c) => {
     const { path, ...options } = c.req.valid("query");
-    return c.json(await c.var.sandbox.writeFileStream(path, c.req.raw.body ?? emptyBody(), options));
+    return c.json(await withWholeBody(c.req.raw.body ?? emptyBody(), (body) => c.var.sandbox.writeFileStream(path, body, options)));
   });
