@@ -25,6 +25,7 @@ const MODULES = [
   "snapshot-throughput.ts",
   "openai-agents-exec.ts",
   "image-startup.ts",
+  "server-instructions.ts",
   "lifecycle.ts",
   "egress-proxy.ts",
 ];
