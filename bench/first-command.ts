@@ -3,9 +3,9 @@
  * measures a provider: create a sandbox, run `node -v` in it, stop the clock. Sequential creations
  * (median, p95, p99), then a burst of concurrent ones, each on `npm start`'s stack (wrangler dev →
  * Worker → Durable Object → local runtime → a container server per sandbox): once without a warm pool,
- * once with one, in the same run. Also the resident memory of an idle sandbox's server, and the part
- * of it that is its own (a server's resident figure counts the Node binary's pages, which every
- * server shares through the page cache).
+ * once with one, in the same run. Also the resident memory of an idle sandbox's server, the part of
+ * it that is its own (USS: its private pages; a server's resident figure counts the Node binary's
+ * pages, which every server shares through the page cache) and its proportional share (PSS).
  */
 import { readFileSync, readlinkSync } from "node:fs";
 import type { RuntimeHealth } from "../protocol/runtime.ts";
@@ -19,6 +19,8 @@ const SEQUENTIAL = 30;
 const BURST = 20;
 /** Warm servers of the pooled stack: one per sandbox of the burst, so the burst can start all warm. */
 const WARM_POOL = BURST;
+/** What an idle sandbox's server may hold of its own. */
+const IDLE_PRIVATE_AIM = 12 * 1024 * 1024;
 
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 
@@ -28,14 +30,23 @@ interface Measured {
   burstWall: number;
   /** RSS of each idle sandbox's server after the sequential run. */
   idleRss: number[];
-  /** Its private part (anonymous pages): what each server adds beside the Node binary's pages, which all share. */
+  /** Its private part (USS): what each server adds beside the Node binary's pages, which all share. */
   idlePrivate: number[];
+  /** Its proportional set size: its private pages and its share of those it shares. */
+  idlePss: number[];
 }
 
 /** A figure of /proc/<pid>/status, in bytes. */
-function statusBytes(pid: number, field: "VmRSS" | "RssAnon"): number {
+function statusBytes(pid: number, field: "VmRSS"): number {
   const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   return kb * 1024;
+}
+
+/** Figures of /proc/<pid>/smaps_rollup, in bytes: USS (private pages, clean and dirty) and PSS. */
+function privateAndProportional(pid: number): { uss: number; pss: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0) * 1024;
+  return { uss: kb("Private_Clean") + kb("Private_Dirty"), pss: kb("Pss") };
 }
 
 /** Container servers of the stack that serve a sandbox (their folder is a sandbox's workspace). */
@@ -88,13 +99,15 @@ async function measure(warmPool: number): Promise<Measured> {
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // idle: no command since its first
     const idle = sandboxServers(stack).filter((pid) => !idleBefore.has(pid));
     const idleRss = idle.map((pid) => statusBytes(pid, "VmRSS"));
-    const idlePrivate = idle.map((pid) => statusBytes(pid, "RssAnon"));
+    const idleShares = idle.map(privateAndProportional);
+    const idlePrivate = idleShares.map((share) => share.uss);
+    const idlePss = idleShares.map((share) => share.pss);
     await Promise.all(created.splice(0).map((id) => send(`${stack.url}/v1/sandboxes/${id}`, "DELETE", undefined, auth)));
     await poolFilled(stack);
     const start = performance.now();
     const burst = await Promise.all(Array.from({ length: BURST }, () => firstCommand()));
     const burstWall = performance.now() - start;
-    return { sequential: sequential.sort((a, b) => a - b), burst: burst.sort((a, b) => a - b), burstWall, idleRss, idlePrivate };
+    return { sequential: sequential.sort((a, b) => a - b), burst: burst.sort((a, b) => a - b), burstWall, idleRss, idlePrivate, idlePss };
   } finally {
     await Promise.all(created.map((id) => send(`${stack.url}/v1/sandboxes/${id}`, "DELETE", undefined, auth).catch(() => undefined)));
     await stack.close();
@@ -129,9 +142,16 @@ const bench: BenchModule = {
             baseline: `${mib(median(cold.idleRss))} (${cold.idleRss.length} servers)`,
           },
           {
-            metric: "… of it private to each server (anonymous pages; the rest is mostly the Node binary's, shared by every server)",
+            metric: "… of it private to each server (USS: Private_Clean + Private_Dirty of smaps_rollup; the rest is mostly the Node binary's, shared by every server)",
             ours: mib(median(warm.idlePrivate)),
             baseline: mib(median(cold.idlePrivate)),
+            target: `≤ ${mib(IDLE_PRIVATE_AIM)}`,
+            met: median(warm.idlePrivate) <= IDLE_PRIVATE_AIM,
+          },
+          {
+            metric: "… its proportional share (PSS: its private pages and its share of the shared ones)",
+            ours: mib(median(warm.idlePss)),
+            baseline: mib(median(cold.idlePss)),
           },
         ],
         notes: [

@@ -26,6 +26,7 @@ const MODULES = [
   "openai-agents-exec.ts",
   "python-client.ts",
   "image-startup.ts",
+  "server-instructions.ts",
   "lifecycle.ts",
   "egress-proxy.ts",
   "egress-destination.ts",

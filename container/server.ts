@@ -30,6 +30,7 @@ import type { RequestContext, ServerContext } from "./http/types.ts";
 import type { ServiceOptions } from "./services/options.ts";
 import { createServerServices } from "./services/server-services.ts";
 import { warmWhenQuiet } from "./interpreter/warm-when-quiet.ts";
+import { bashDefaultOptions } from "./sessions/shell-state.ts";
 import { PACKAGE_MANIFEST, serverAssetPath } from "./server-assets.ts";
 
 /** Isolation (`isolation: "bwrap"`, `allowNetwork`, …), file limits and state dir: see ServiceOptions. */
@@ -146,7 +147,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     if (claimed) openRequests.trackSocket(socket);
     return claimed;
   });
-  warmWhenQuiet(context.openRequests, () => code.warm(warmLanguages(options.warmCodeLanguages)));
+  // Once quiet after starting (never before listening: on a fraction of a CPU it slows the start):
+  // bash's default options, which session commands' captures compare against, and the code contexts.
+  warmWhenQuiet(context.openRequests, () => {
+    void bashDefaultOptions();
+    code.warm(warmLanguages(options.warmCodeLanguages));
+  });
 
   let closing: Promise<void> | undefined;
   return {

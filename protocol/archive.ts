@@ -8,7 +8,7 @@
  * names entries relative to it, and extraction refuses absolute paths, `..` and writing through a
  * symbolic link.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { SuccessEnvelope } from "./process.ts";
 
 export const ARCHIVE_ROUTES = {

@@ -3,7 +3,7 @@
  * settings a sandbox keeps, what a backup is, and the requests that make and use them. The bytes
  * are workspace archives (archive.ts) kept in an R2 bucket of the Worker.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { archiveDirSchema, archiveExcludePatternsSchema, archivePathsSchema } from "./archive.ts";
 
 /** The Worker's R2 bucket binding that backups use unless a sandbox names another (wrangler.toml). */

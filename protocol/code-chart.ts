@@ -11,7 +11,7 @@
  * ours; what we add (element kinds, bar positions and bases, error bars, areas, outliers, means,
  * ticks, orientation, an unknown chart's reason) is extra fields they may ignore.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const CHART_TYPES = ["line", "scatter", "bar", "pie", "box_and_whisker", "superchart", "unknown"] as const;
 export type ChartType = (typeof CHART_TYPES)[number];

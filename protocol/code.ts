@@ -18,7 +18,7 @@
  * and is never recreated under the same id. Errors in the user's code are not errors of the call:
  * they are the Execution's `error`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { chartSchema } from "./code-chart.ts";
 import { idempotencyKeySchema } from "./idempotency.ts";
 import { LIMITS } from "./limits.ts";

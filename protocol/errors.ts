@@ -2,7 +2,7 @@
  * The one table of error codes. Every error on the wire — container server, Worker API and the
  * client's rebuilt error classes — names one of these codes; the HTTP status comes from here.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const ERROR_CODES = {
   INVALID_JSON: 400,

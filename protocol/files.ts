@@ -8,7 +8,7 @@
  * the server refuses its own process (`/proc/self`, …: `PERMISSION_DENIED`). A server that wraps each
  * command in bwrap keeps to the workspace and the configured paths (`PATH_OUTSIDE_WORKSPACE`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { SuccessEnvelope } from "./process.ts";
 
 export const FILE_LIMITS = {

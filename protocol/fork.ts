@@ -3,7 +3,7 @@
  * its snapshots), without its processes. The bytes go from the parent's container (or the bucket)
  * straight into the new sandbox's container; nothing passes through the caller.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { backupIdSchema } from "./backups.ts";
 
 export const forkRequestSchema = z.strictObject({

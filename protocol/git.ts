@@ -4,7 +4,7 @@
  * repository URLs are accepted is decided by the container (container/git/repo-url.ts); the schema
  * here checks only the shape of the request.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { commandSessionIdSchema } from "./sessions.ts";

@@ -6,7 +6,7 @@
  * with a different request is refused rather than answered with another run's result; the Durable
  * Object remembers which container each key went to, so a later container never runs it again.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Printable ASCII without spaces, as HTTP's Idempotency-Key header allows, and short enough to keep thousands. */
 export const idempotencyKeySchema = z

@@ -2,7 +2,7 @@
  * `GET /api/info`: what a sandbox is and has (status, resources, isolation), and
  * `GET /api/instructions`: a short plain-text description of it for an agent's tool prompt.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isolationInEffectSchema } from "./isolation.ts";
 import { containerWorkSchema } from "./keep-alive.ts";
 import type { SuccessEnvelope } from "./process.ts";

@@ -4,7 +4,7 @@
  * at start; lists are JSON arrays or colon-separated paths. Asking for an isolation this machine does
  * not offer stops the server with ISOLATION_UNAVAILABLE: there is never a silent downgrade.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const ISOLATION_MODES = ["none", "bwrap"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];

@@ -7,7 +7,7 @@
  * container reports its work (`GET /api/info` `activity.work`); the Durable Object decides, and
  * `getInfo()` says why it is awake and when it will sleep.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Longest ceiling: a week, like sleepAfter. */
 export const MAX_KEEP_ALIVE_SECONDS = 7 * 24 * 3600;

@@ -7,7 +7,7 @@
  * rules win over allow rules; a destination no rule names gets the policy's default. Secrets are
  * named in injection rules, never written into them, so a policy can be read back whole.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { resumeQuerySchema } from "./resume.ts";
 
 export const NETWORK_LIMITS = {

@@ -8,7 +8,7 @@
  * sandbox's network (HTTP of any method, and WebSocket upgrades), behind its secret like every
  * other route.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { CONTAINER_SERVER_PORT } from "./runtime.ts";
 
 /** Ports below this are privileged; a sandbox's servers listen above it. */

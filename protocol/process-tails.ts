@@ -3,7 +3,7 @@
  * Durable Object keeps beyond the container (src/sandbox/process-ledger.ts). Apart from process.ts
  * because it is made of log events (events.ts), which are made of process records.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { SuccessEnvelope } from "./envelope.ts";
 import type { LogEvent } from "./events.ts";
 import type { ProcessInfo } from "./process.ts";

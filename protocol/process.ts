@@ -3,7 +3,7 @@
  * Field names follow Cloudflare's Sandbox SDK (ISandbox, ExecResult, ProcessStatus); additions are
  * optional so older clients still parse.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { errorResponseSchema } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { idRoute } from "./route-path.ts";

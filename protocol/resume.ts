@@ -11,7 +11,7 @@
  * When output the reader asked for is no longer retained, a `truncated` event says how much of each
  * stream is missing before the stream goes on.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { outputByteLength } from "./partial-event.ts";
 import { generationSchema, type OutputStream } from "./process.ts";
 

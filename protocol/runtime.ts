@@ -23,7 +23,7 @@
  * INVALID_REQUEST), not a generic failure; one outside the operator's walls is ISOLATION_NOT_ALLOWED,
  * and one past the runtime's limit of live sandboxes TOO_MANY_SANDBOXES (429).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isolationRequestSchema } from "./isolation.ts";
 import { networkPolicySchema } from "./network.ts";
 

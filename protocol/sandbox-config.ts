@@ -4,7 +4,7 @@
  * isolation the local runtime starts the container with. Checked when saved, so a bad config is
  * refused at once rather than stored to break the sandbox later.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { backupQuotaSchema, persistenceConfigSchema } from "./backups.ts";
 import { isolationRequestSchema } from "./isolation.ts";
 import { durationSchema, durationSeconds } from "./keep-alive.ts";

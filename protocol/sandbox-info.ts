@@ -3,7 +3,7 @@
  * with it what its container server reports, how the last start went and its durable workspace
  * (`getInfo()`). The /v1 answers add the sandbox's id.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { persistenceStatusSchema } from "./backups.ts";
 import { serverInfoSchema } from "./info.ts";
 import { keepAliveStatusSchema } from "./keep-alive.ts";

@@ -2,7 +2,7 @@
  * Sandbox identity. A sandbox id names one Durable Object, one container and (locally) one folder
  * under `.sandbox/`, so it is kept to characters that are safe in URLs, file names and host labels.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const SANDBOX_ID_MAX_LENGTH = 64;
 export const SANDBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;

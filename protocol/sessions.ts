@@ -18,7 +18,7 @@
  * Cloudflare's sandbox API does; only the session routes answer 404 for an unknown id. The default
  * session is always listed; deleting it kills its processes and leaves a fresh default in its place.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { SuccessEnvelope } from "./envelope.ts";
 import { withoutNul } from "./validation.ts";
 import { idRoute } from "./route-path.ts";

@@ -4,7 +4,7 @@
  * Authorization header, so the URL itself carries the grant: one stream (method and path) of one
  * sandbox, until `expiresAt`. The Worker signs and checks them (src/api/stream-url.ts).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { terminalSocketModeSchema } from "./terminals.ts";
 
 /** How long a signed stream URL lives. A stream opened before the expiry stays open after it. */

@@ -4,7 +4,7 @@
  * cursor is the seq of the last entry a viewer has; a viewer that reconnects with that cursor gets
  * exactly what it missed. Requests, records, and the control frames of the WebSocket live here.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ErrorCode } from "./errors.ts";
 import { envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";

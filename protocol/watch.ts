@@ -12,7 +12,7 @@
  * `node_modules` excludes every node_modules directory and what is in it, and `*.ts` includes every
  * TypeScript file.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { FILE_LIMITS } from "./files.ts";
 import type { SuccessEnvelope } from "./process.ts";
 

@@ -7,7 +7,7 @@
  * Driver → server: `ready` {language, version, pid, cwd?}, then per cell `result` {id, result},
  * `error` {id, error}, and `done` {id} after everything else of the cell.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { raisedErrorSchema, resultSchema, type Result } from "../../protocol/code.ts";
 import { checkedChart } from "./driver-chart.ts";
 

@@ -26,8 +26,6 @@ export interface SessionHookOptions {
 
 export function sessionSpawnHook(store: SessionStore, options: SessionHookOptions): SpawnHook {
   const hostPathOf = options.hostPathOf ?? ((p: string) => p);
-  // Asked now, so the first command's capture does not wait for it.
-  void bashDefaultOptions();
   return {
     name: "session",
     order: HOOK_ORDER.session,
@@ -40,6 +38,9 @@ export function sessionSpawnHook(store: SessionStore, options: SessionHookOption
       const timeoutMs = request.timeoutMs ?? session.commandTimeoutMs;
       const limit = timeoutMs === undefined ? {} : { timeoutMs };
       if (request.args !== undefined || !isBashPlan(plan)) return { ...plan, cwd, env, ...limit };
+      // The server asks once it is quiet after starting (server.ts); a shell command before that
+      // asks now, and its capture waits for the answer only if bash answers after the command ends.
+      void bashDefaultOptions();
 
       const runFile = `${request.processId.replace(/[^A-Za-z0-9._-]/g, "_")}-${randomBytes(6).toString("hex")}`;
       const hostFile = path.join(options.runsDir.host, runFile);

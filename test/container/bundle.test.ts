@@ -1,6 +1,6 @@
 /**
  * The server's bundle (container/boot/bundle.ts), what the image ships and the local runtime runs:
- * it holds the server, the files the server reads at run time and, of packages, only the PTY library
+ * it holds the server (of zod only the parts it uses), the files the server reads at run time and, of packages, only the PTY library
  * with its native binary; and it runs alone, copied away from the checkout (no node_modules above it
  * to fall back on): commands, an archive (extracted in a worker thread of the bundle's), a Python
  * context whose driver is the copy's, a terminal, and the
@@ -39,6 +39,13 @@ beforeAll(async () => {
 }, 60_000);
 
 describe("the server's bundle", () => {
+  it("keeps of zod only what the server uses (zod's JSON Schema reader, which it never calls, is left out)", () => {
+    // zod's `z` object holds all of zod: a module importing it instead of the namespace brings every part back.
+    const code = readdirSync(join(bundle, "container")).filter((name) => name.endsWith(".js")).map((name) => readFileSync(join(bundle, "container", name), "utf8"));
+    expect(code.some((text) => text.includes("ZodType"))).toBe(true);
+    expect(code.filter((text) => text.includes("function fromJSONSchema("))).toEqual([]);
+  });
+
   it("holds the server, the files it reads at run time, and of packages the PTY library alone", () => {
     expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toMatchObject({ type: "module", version: expect.any(String) });
     expect(existsSync(join(bundle, BUNDLE_ENTRY))).toBe(true);

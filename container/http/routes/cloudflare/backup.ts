@@ -10,7 +10,7 @@
  * by the safe path walk inside the allowed roots, and the archive is streamed to and from the file.
  */
 import { stat } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { sendOk } from "../../../../server-kit/http/response.ts";
 import { ServiceError } from "../../../../server-kit/service-error.ts";
 import { packArchive } from "../../../archive/pack.ts";

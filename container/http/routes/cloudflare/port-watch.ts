@@ -8,7 +8,7 @@
  * be the server's. The probe is killed as soon as the answer is known or the reader goes away.
  */
 import type { ServerResponse } from "node:http";
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "../../../../protocol/limits.ts";
 import { httpProbeCommand, tcpProbeCommand } from "../../../../protocol/ports.ts";
 import { formatSseEvent, KEEPALIVE_FRAME, SSE_HEADERS } from "../../../../protocol/sse.ts";

@@ -9,7 +9,7 @@
  * command (their `setEnvVars` runs `export …` as `internal`). We log nothing by it, so it is checked
  * and dropped (`acceptingTheirOrigin`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readJson } from "../../request.ts";
 import type { RequestContext } from "../../types.ts";
 

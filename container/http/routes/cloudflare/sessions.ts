@@ -4,7 +4,7 @@
  * only from SESSION_ALREADY_EXISTS) and `POST /api/session/delete {sessionId}`. Both are our session
  * operations; the replies carry the container's placement id, which their Durable Object records.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { createSessionRequestSchema, sessionIdSchema } from "../../../../protocol/sessions.ts";
 import { sendOk } from "../../../../server-kit/http/response.ts";
 import { isServiceError, ServiceError } from "../../../../server-kit/service-error.ts";

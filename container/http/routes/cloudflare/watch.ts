@@ -10,7 +10,7 @@
  * `unchanged`/`changed` against a version of ours, `resync` for a version that is not one of ours.
  */
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { changesRequestSchema, WATCH_VERSION_PATTERN, watchRequestSchema, type WatchEvent } from "../../../../protocol/watch.ts";
 import { sendOk } from "../../../../server-kit/http/response.ts";
 import { streamWatch } from "../../streams/watch-stream.ts";
