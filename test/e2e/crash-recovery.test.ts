@@ -131,7 +131,7 @@ describe("npm start under crashes", () => {
     for (const pid of workerd) process.kill(pid, "SIGKILL");
     const took = await answersAgain(killedAt);
     expect(took).toBeLessThan(RECOVERY_BOUND_MS);
-    await outputSays((text) => /health: workerd \(pid [\d, ]+\) died.*\n[\s\S]*health: (the Worker recovered|.*answers again)/.test(text), 5_000);
+    await outputSays((text) => /health: workerd \(pid [\d, ]+\) died.*\n[\s\S]*health: (the Worker recovered|.*answers again)/.test(text), RECOVERY_BOUND_MS);
     // The whole chain works again: Worker, Durable Object, container server.
     expect(await exec("echo after")).toBe("after\n");
     expect(stack.exitCode).toBeNull();
@@ -141,7 +141,7 @@ describe("npm start under crashes", () => {
     const killedAt = Date.now();
     process.kill(workerProcess(), "SIGKILL");
     await answersAgain(killedAt);
-    await outputSays((text) => /health: the Worker's process exited \(SIGKILL\)[\s\S]*health: the Worker recovered/.test(text), 5_000);
+    await outputSays((text) => /health: the Worker's process exited \(SIGKILL\)[\s\S]*health: the Worker recovered/.test(text), RECOVERY_BOUND_MS);
     expect(await exec("echo again")).toBe("again\n");
     expect(stack.exitCode).toBeNull();
   }, 90_000);

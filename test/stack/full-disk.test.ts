@@ -11,6 +11,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_METHODS } from "../../src/rpc/bindings/index.ts";
 import { startOwnStack, type OwnStack } from "./own-stack.ts";
 
 const canMount = process.getuid?.() === 0 && spawnSync("mkfs.ext4", ["-V"], { stdio: "ignore" }).status === 0;
@@ -66,7 +67,7 @@ describe.skipIf(!canMount)("a disk filled by one sandbox", () => {
     expect((await call("/other/network/secrets/AFTER_TOKEN", "PUT", { value: "kept" })).status).toBe(200);
     expect((await call("/other/exec", "POST", { command: "echo $AFTER" })).body).toMatchObject({ stdout: "1\n" });
     const snapshot = await call("/other/backups", "POST", {});
-    expect({ status: snapshot.status, code: snapshot.body?.code }).toMatchObject({ status: 200 });
+    expect({ status: snapshot.status, code: snapshot.body?.code }).toMatchObject({ status: API_METHODS.createBackup.status });
     // The filler answers too, and says the same of its next write.
     expect((await call("/filler/exec", "POST", { command: "echo still" })).body).toMatchObject({ stdout: "still\n" });
   });
