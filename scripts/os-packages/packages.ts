@@ -1,13 +1,13 @@
 /**
  * The operating system packages this project needs, declared once: the Debian package, how to tell
- * it is installed, and which of `npm start`, `npm test` and `npm run test:image` need it. The checker
+ * it is installed, and which of `npm start`, `npm test`, `npm run test:image` and `npm run bench` need it. The checker
  * (ensure.ts) derives everything from this list: what to probe, what to install, what to tell a user.
  */
 
 import { wireMyhostname } from "./nsswitch.ts";
 
-/** What needs a package: `npm start`, `npm test`, or `npm run test:image`. */
-export type Need = "start" | "test" | "image";
+/** What needs a package: `npm start`, `npm test`, `npm run test:image`, or `npm run bench` (beyond what the tests need). */
+export type Need = "start" | "test" | "image" | "bench";
 
 /**
  * How to tell a package is installed: every command is on PATH, the system Python imports a module,
@@ -36,6 +36,7 @@ export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "perl-base", probe: { commands: ["perl"] }, needs: ["start", "test"], why: "the egress proxy's transparent listener (IP_TRANSPARENT, which Node cannot set)" },
   { name: "nftables", probe: { commands: ["nft"] }, needs: ["start", "test"], why: "a sandbox network's only way out: its egress proxy" },
   { name: "iproute2", probe: { commands: ["ip"] }, needs: ["start", "test"], why: "the address and route of a sandbox network" },
+  { name: "valgrind", probe: { commands: ["valgrind"] }, needs: ["bench"], why: "counting the instructions the container server runs until it listens (callgrind), a figure a busy machine does not blur" },
   { name: "openssl", probe: { commands: ["openssl"] }, needs: ["test"], why: "the test servers' certificates of the egress tests and benchmark" },
   { name: "procps", probe: { commands: ["ps", "top"] }, needs: ["start", "test"], why: "ps for the runtime, top in terminals" },
   { name: "git", probe: { commands: ["git"] }, needs: ["start", "test"], why: "git checkout in sandboxes" },
