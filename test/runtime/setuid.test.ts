@@ -143,7 +143,7 @@ describe.skipIf(!detectIsolation().bwrap.available)("setuid and setgid bits made
     const copied = await exec(first, `cd ${shared} && cp -p left-behind kept-mode; stat -c %a kept-mode`);
     expect(copied.stdout).toMatch(/^[0-7]{3}\n$/); // no fourth digit: neither bit
     expect(copied.stderr).toMatch(/cp: preserving permissions for .kept-mode.: Operation not permitted/);
-    const holder = spawn("setpriv", [`--reuid=${HOST_USER}`, `--regid=${HOST_USER}`, "--clear-groups", "--", leftover, "-p", "-c", "sleep 600"], { stdio: "ignore" });
+    const holder = spawn("setpriv", [`--reuid=${HOST_USER}`, `--regid=${HOST_USER}`, "--clear-groups", "--", leftover, "-p", "-c", "exec sleep 600"], { stdio: "ignore" });
     try {
       const euid = () => Number(spawnSync("ps", ["-o", "euid=", "-p", String(holder.pid)], { encoding: "utf8" }).stdout.trim());
       expect(await eventually(() => euid() === uid)).toBe(true);
