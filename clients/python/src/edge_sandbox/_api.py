@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import httpx
+
 from ._resume import ResumeCursor
 from ._streams import StreamSpec
 
@@ -60,6 +62,20 @@ def command_body(command: str, **options: Any) -> dict[str, Any]:
     return body
 
 
+#: How long stopping an abandoned run may take before the caller gets their own error back.
+GIVE_UP_TIMEOUT = httpx.Timeout(5.0)
+
+
+def kill_call(process_id: str) -> Call:
+    """Killing a command its caller gave up on (it was named up front, so it can be found)."""
+    return Call("DELETE", f"/processes/{segment(process_id)}", query={"signal": "SIGKILL"})
+
+
+def interrupt_call(execution_id: str) -> Call:
+    """Interrupting a cell its caller gave up on (the context keeps its state)."""
+    return Call("POST", f"/code/executions/{segment(execution_id)}/interrupt")
+
+
 def resume_call(path: str, point: dict[str, int], extra: dict[str, Any] | None = None) -> Call:
     """Reopening a stream: after the last event id (Last-Event-ID), from the byte offsets."""
     query = {name: point[name] for name in ("stdoutOffset", "stderrOffset") if name in point}
@@ -85,7 +101,9 @@ def code_spec() -> StreamSpec:
 
 
 def run_code_body(code: str, language: str | None, context: Any, timeout: float | None, env: dict[str, str] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"code": code}
+    # Should the caller vanish before it can say so (a killed process), the service interrupts the
+    # cell when the stream's reader goes.
+    body: dict[str, Any] = {"code": code, "interruptOnDisconnect": True}
     if context is not None:
         body["contextId"] = context if isinstance(context, str) else context.id
     elif language is not None:

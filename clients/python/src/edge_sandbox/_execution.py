@@ -57,6 +57,11 @@ class ExecutionBuilder:
             execution.interrupted = bool(event.get("interrupted", False))
             self._complete = True
 
+    @property
+    def complete(self) -> bool:
+        """Whether the run's ``complete`` event came."""
+        return self._complete
+
     def execution(self) -> Execution:
         if not self._complete:
             raise SandboxConnectionError("The event stream of a run ended before the run completed")

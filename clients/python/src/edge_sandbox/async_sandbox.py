@@ -8,6 +8,7 @@ with coroutines and async iterators. Use it as an async context manager::
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -94,8 +95,14 @@ class AsyncSandbox:
         Raises:
             ExecutionTimeoutError: It ran out of its ``timeout`` (seconds); ``result`` has the output so far.
         """
-        body = _api.command_body(command, timeout=timeout, env=env, cwd=cwd, session_id=session_id, stdin=stdin)
-        return ExecResult.from_wire(await self._t.json(Call("POST", "/exec", body)))
+        # Named up front, so a cancelled call can kill it, and a lost answer is asked again.
+        pid = _api.new_command_id()
+        body = _api.command_body(command, timeout=timeout, env=env, cwd=cwd, session_id=session_id, stdin=stdin, process_id=pid)
+        try:
+            return ExecResult.from_wire(await self._t.json(Call("POST", "/exec", body)))
+        except asyncio.CancelledError:
+            await self._give_up(_api.kill_call(pid))
+            raise
 
     async def exec_stream(
         self,
@@ -166,10 +173,7 @@ class AsyncSandbox:
         """Runs a code cell in a stateful interpreter and returns its Execution; the callbacks are
         called as the cell runs. An error the code raises is the Execution's ``error``."""
         body = _api.run_code_body(code, language, context, timeout, env)
-        if not (on_stdout or on_stderr or on_result or on_error):
-            return Execution.from_wire(await self._t.json(Call("POST", "/code/run", body)))
         builder = ExecutionBuilder()
-        first = await self._t.send(Call("POST", "/code/run/stream", body), stream=True)
         started: dict[str, str] = {}
 
         async def reopen(point: dict[str, int]) -> httpx.Response:
@@ -177,11 +181,26 @@ class AsyncSandbox:
                 raise SandboxConnectionError("code run stream broke before the run was accepted")
             return await self._t.send(_api.resume_call(f"/code/executions/{segment(started['id'])}/stream", point), stream=True)
 
-        async for event in aiter_events(first, reopen, _api.code_spec(), self._t.retry):
-            if event.get("type") == "start":
-                started["id"] = event["executionId"]
-            builder.add(event, on_stdout, on_stderr, on_result, on_error)
-        return builder.execution()
+        # Always over the event stream (see Sandbox.run_code): a cancelled call interrupts its cell.
+        try:
+            first = await self._t.send(Call("POST", "/code/run/stream", body), stream=True)
+            async for event in aiter_events(first, reopen, _api.code_spec(), self._t.retry):
+                if event.get("type") == "start":
+                    started["id"] = event["executionId"]
+                builder.add(event, on_stdout, on_stderr, on_result, on_error)
+            return builder.execution()
+        except BaseException:
+            if "id" in started and not builder.complete:
+                await self._give_up(_api.interrupt_call(started["id"]))
+            raise
+
+    async def _give_up(self, call: Call) -> None:
+        """Stops a run its caller abandoned; best effort, and shielded from the cancellation that
+        abandoned it (the caller's own error is what they see)."""
+        try:
+            await asyncio.shield(self._t.send(call, timeout=_api.GIVE_UP_TIMEOUT))
+        except Exception:
+            pass
 
     async def create_code_context(self, language: str = "python", cwd: str | None = None, env: dict[str, str] | None = None) -> CodeContext:
         """A new interpreter that keeps its state (variables, imports, cwd) between runs."""

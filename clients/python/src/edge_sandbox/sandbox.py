@@ -109,8 +109,14 @@ class Sandbox:
         Raises:
             ExecutionTimeoutError: It ran out of its time limit.
         """
-        body = _api.command_body(command, timeout=timeout, env=env, cwd=cwd, session_id=session_id, stdin=stdin)
-        return ExecResult.from_wire(self._t.json(Call("POST", "/exec", body)))
+        # Named up front, so a caller who gives up (Ctrl-C) can kill it, and a lost answer is asked again.
+        pid = _api.new_command_id()
+        body = _api.command_body(command, timeout=timeout, env=env, cwd=cwd, session_id=session_id, stdin=stdin, process_id=pid)
+        try:
+            return ExecResult.from_wire(self._t.json(Call("POST", "/exec", body)))
+        except KeyboardInterrupt:
+            self._give_up(_api.kill_call(pid))
+            raise
 
     def exec_stream(
         self,
@@ -189,6 +195,7 @@ class Sandbox:
 
         The callbacks are called as the cell runs (its output streamed, resumed after a dropped
         connection). An error the code raises is the Execution's ``error``, not an exception.
+        Ctrl-C while it runs interrupts the cell before the ``KeyboardInterrupt`` reaches you.
 
         Args:
             language: ``python`` (default), ``javascript``, ``typescript`` or ``bash``; runs in that
@@ -198,16 +205,21 @@ class Sandbox:
             env: Variables for this cell only.
         """
         body = _api.run_code_body(code, language, context, timeout, env)
-        if not (on_stdout or on_stderr or on_result or on_error):
-            return Execution.from_wire(self._t.json(Call("POST", "/code/run", body)))
         builder = ExecutionBuilder()
-        for event in self._code_events(body):
-            builder.add(event, on_stdout, on_stderr, on_result, on_error)
-        return builder.execution()
-
-    def _code_events(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        first = self._t.send(Call("POST", "/code/run/stream", body), stream=True)
+        # Always over the event stream: it resumes after a dropped connection, and it names the run
+        # early, so a caller who gives up (Ctrl-C, a callback that raises) interrupts the cell.
         started: dict[str, str] = {}
+        try:
+            for event in self._code_events(body, started):
+                builder.add(event, on_stdout, on_stderr, on_result, on_error)
+            return builder.execution()
+        except BaseException:
+            if "id" in started and not builder.complete:
+                self._give_up(_api.interrupt_call(started["id"]))
+            raise
+
+    def _code_events(self, body: dict[str, Any], started: dict[str, str]) -> Iterator[dict[str, Any]]:
+        first = self._t.send(Call("POST", "/code/run/stream", body), stream=True)
 
         def reopen(point: dict[str, int]) -> httpx.Response:
             if "id" not in started:
@@ -218,6 +230,13 @@ class Sandbox:
             if event.get("type") == "start":
                 started["id"] = event["executionId"]
             yield event
+
+    def _give_up(self, call: Call) -> None:
+        """Stops a run its caller abandoned; best effort (the caller's own error is what they see)."""
+        try:
+            self._t.send(call, timeout=_api.GIVE_UP_TIMEOUT)
+        except Exception:
+            pass
 
     def create_code_context(self, language: str = "python", cwd: str | None = None, env: dict[str, str] | None = None) -> CodeContext:
         """A new interpreter that keeps its state (variables, imports, cwd) between runs."""
