@@ -72,3 +72,50 @@ export default {
   },
 };
 `;
+
+/**
+ * The same through @cloudflare/containers: a `Container` whose static `outboundByHost` and `outbound`
+ * handlers (with `interceptHttps`) the package registers as workerd's interceptions, through its
+ * `ContainerProxy` entrypoint, which the Worker exports. Commands reach the container server through
+ * the package's own `fetch` (its start, its port check, `containerFetch`).
+ */
+export const PACKAGE_WORKER_SOURCE = `
+import { Container, ContainerProxy } from "./containers/index.js";
+export { ContainerProxy };
+
+const echo = (tag) => async (request, env, ctx) => Response.json(
+  { handler: tag, method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: await request.text(), fromContainer: typeof ctx.containerId === "string" },
+  { status: 207, headers: { "x-handled-by": "worker" } },
+);
+
+export class Pkg extends Container {
+  defaultPort = 3000;
+  interceptHttps = true;
+  enableInternet = false;
+}
+Pkg.outboundByHost = { "example.test": echo("outboundByHost example.test") };
+Pkg.outbound = echo("outbound");
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const secret = url.searchParams.get("secret");
+    const pkg = env.PKG.get(env.PKG.idFromName("pkg"));
+    if (url.pathname === "/start") {
+      await pkg.startAndWaitForPorts({ startOptions: { envVars: { SANDBOX_ENGINE_SERVER_SECRET: secret, SANDBOX_ENGINE_START: JSON.stringify({ isolation: { allowNetwork: true } }) } } });
+      return new Response("started");
+    }
+    return pkg.fetch(new Request("http://container/api/execute", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + secret }, body: await request.text() }));
+  },
+};
+`;
+
+/** The package's modules as Miniflare loads them: its relative imports name them without an extension. */
+export function packageModules(read: (path: string) => string): { type: "ESModule"; path: string; contents: string }[] {
+  const dist = "node_modules/@cloudflare/containers/dist";
+  return [
+    { type: "ESModule", path: "worker.js", contents: PACKAGE_WORKER_SOURCE },
+    { type: "ESModule", path: "containers/index.js", contents: read(`${dist}/index.js`) },
+    ...["container", "helpers", "utils"].map((name) => ({ type: "ESModule" as const, path: `containers/lib/${name}`, contents: read(`${dist}/lib/${name}.js`) })),
+  ];
+}

@@ -13,19 +13,19 @@
  * the host; every connection the Worker took is in the audit trail.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttp, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import { createServer as createHttps, type Server as HttpsServer } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import type { AuditEntry } from "../../protocol/network.ts";
+import { networkPolicySchema, OPEN_POLICY, type AuditEntry } from "../../protocol/network.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { PLACEHOLDER_ADDRESS, WORKER_RULE } from "../../runtime/egress/workerd-egress.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { runtimeCall, tempDataDir, type DataDir } from "./helpers.ts";
 import { upstreamCertificates } from "./upstream-certificates.ts";
-import { OUTBOUND_WORKER_SOURCE } from "./workerd-outbound-worker.ts";
+import { OUTBOUND_WORKER_SOURCE, packageModules } from "./workerd-outbound-worker.ts";
 
 const bwrap = detectIsolation().bwrap.available;
 const SECRET = "workerd-outbound-test-secret-0123456789";
@@ -116,6 +116,12 @@ describe.skipIf(!bwrap)("a container's outbound traffic through workerd's interc
             script: OUTBOUND_WORKER_SOURCE,
             compatibilityDate: "2026-10-20",
             durableObjects: { BOX: { className: "Box", container: { imageName: "cloudflare-dev/box:outbound-test" } } },
+          },
+          {
+            name: "pkg",
+            modules: packageModules((path) => readFileSync(path, "utf8")),
+            compatibilityDate: "2026-10-20",
+            durableObjects: { PKG: { className: "Pkg", useSQLite: true, container: { imageName: "cloudflare-dev/pkg:outbound-test" } } },
           },
         ],
       }),
@@ -217,6 +223,24 @@ setTimeout(() => { console.log(JSON.stringify(got)); process.exit(0); }, 8000);
       }
     });
 
+    it("cuts a connection the Worker holds when a policy change denies its host", async () => {
+      const script = `
+const s = require("net").connect(80, "example.test", () => s.write("GET /held HTTP/1.1\\r\\nHost: example.test\\r\\n\\r\\n"));
+let answered = false;
+s.on("data", () => { if (!answered) { answered = true; console.log("answered"); } });
+s.on("error", () => undefined);
+s.on("close", () => { console.log("closed"); process.exit(0); });
+setTimeout(() => { console.log("still open"); process.exit(0); }, 12000);
+`;
+      const held = sh("on", `node -e '${script.replace(/'/g, "'\\''")}'`);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const denied = await runtimeCall(runtime, "PUT", `/containers/${key}/egress`, { policy: networkPolicySchema.parse({ default: "allow", rules: [{ action: "deny", host: "example.test" }] }), secrets: {} });
+      expect(denied.status).toBe(200);
+      expect((await held).stdout).toBe("answered\nclosed\n");
+      expect((await runtimeCall(runtime, "PUT", `/containers/${key}/egress`, { policy: OPEN_POLICY, secrets: {} })).status).toBe(200);
+      expect((await audit(key)).findLast((entry) => entry.rule === WORKER_RULE && entry.host === "example.test")).toMatchObject({ reason: expect.stringContaining("the policy changed") });
+    });
+
     it("says in the audit trail, connection by connection, which ones the Worker handled", async () => {
       const entries = await audit(key);
       const worker = entries.filter((entry) => entry.rule === WORKER_RULE && entry.decision === "allowed");
@@ -268,6 +292,33 @@ setTimeout(() => { console.log(JSON.stringify(got)); process.exit(0); }, 8000);
       expect(reached.filter((line) => line.includes("/everything"))).toEqual([]);
       const { stdout } = await sh("all", "curl -sS -m 10 https://secure.test/not-intercepted");
       expect(JSON.parse(stdout)).toEqual({ upstream: "https", host: "secure.test", url: "/not-intercepted" });
+    });
+  });
+
+  describe("through @cloudflare/containers (outboundByHost, outbound, interceptHttps, ContainerProxy)", () => {
+    const pkg = async (op: string, body?: unknown) => {
+      const worker = await mf.getWorker("pkg");
+      const response = await worker.fetch(`http://pkg/${op}?secret=${SECRET}`, body === undefined ? {} : { method: "POST", body: JSON.stringify(body) });
+      return { status: response.status, text: await response.text() };
+    };
+    const pkgSh = async (command: string) => {
+      const answer = await pkg("exec", { command, timeout: 20_000 });
+      expect(answer.status, answer.text).toBe(200);
+      return JSON.parse(answer.text) as { stdout: string; stderr: string };
+    };
+    beforeAll(async () => {
+      const started = await pkg("start");
+      expect(started.status, started.text).toBe(200);
+    }, 60_000);
+
+    it("hands the container's HTTP to the handler for its host, everything else to the catch-all, HTTPS included", async () => {
+      const byHost = handled((await pkgSh("curl -sS -i -m 10 -X POST --data-binary by-host http://example.test/pkg")).stdout);
+      expect(byHost.seen).toMatchObject({ handler: "outboundByHost example.test", method: "POST", url: "http://example.test/pkg", body: "by-host", fromContainer: true });
+      const catchAll = handled((await pkgSh("curl -sS -i -m 10 http://open.test/pkg-all")).stdout);
+      expect(catchAll.seen).toMatchObject({ handler: "outbound", url: "http://open.test/pkg-all" });
+      const secureAll = handled((await pkgSh("curl -sS -i -m 10 https://secure.test/pkg-tls")).stdout);
+      expect(secureAll.seen).toMatchObject({ handler: "outbound", url: "https://secure.test/pkg-tls" });
+      expect(reached.filter((line) => line.includes("/pkg"))).toEqual([]);
     });
   });
 
