@@ -247,6 +247,8 @@ export class DockerEngine {
     try {
       if (container.run?.running) container.exitCode = exitStatus(await container.run.kill());
       if (container.proxy) this.#stopSidecar(container);
+      // What workerd told its sidecar was for this container: the next one is told anew before it starts.
+      else this.#pool.containerSettings.egress.of(container.key).useWorkerd(undefined);
     } finally {
       this.#byName.delete(container.name);
       container.markRemoved();

@@ -45,7 +45,11 @@ export interface SidecarTarget {
   serverPort(): Promise<number | undefined>;
   /** The PEM of the authority the container trusts for intercepted HTTPS. */
   caPem(): Promise<string>;
-  /** Told where workerd's egress listener is, and what it said with it, after each `PUT /egress`; undefined once the sidecar stops. */
+  /**
+   * Told where workerd's egress listener is, and what it said with it, after each `PUT /egress`.
+   * A sidecar that stops says nothing: a container still running keeps the last word (its internet
+   * switch stays as it was), and the engine forgets it when the container is removed.
+   */
   egressChanged(settings: WorkerdEgressSettings | undefined): void;
 }
 
@@ -96,7 +100,6 @@ export class Sidecar {
   }
 
   close(): void {
-    this.#target.egressChanged(undefined);
     this.#tcp.close();
     for (const socket of this.#sockets) socket.destroy();
   }
