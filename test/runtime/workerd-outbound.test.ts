@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { networkPolicySchema, OPEN_POLICY, type AuditEntry } from "../../protocol/network.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
+import { PROXY_LIMITS } from "../../runtime/egress/proxy-limits.ts";
 import { PLACEHOLDER_ADDRESS, WORKER_RULE } from "../../runtime/egress/workerd-egress.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { runtimeCall, tempDataDir, type DataDir } from "./helpers.ts";
@@ -239,6 +240,30 @@ setTimeout(() => { console.log("still open"); process.exit(0); }, 12000);
       expect((await held).stdout).toBe("answered\nclosed\n");
       expect((await runtimeCall(runtime, "PUT", `/containers/${key}/egress`, { policy: OPEN_POLICY, secrets: {} })).status).toBe(200);
       expect((await audit(key)).findLast((entry) => entry.rule === WORKER_RULE && entry.host === "example.test")).toMatchObject({ reason: expect.stringContaining("the policy changed") });
+    });
+
+    it("counts the connections the Worker holds against the sandbox's cap", async () => {
+      const cap = PROXY_LIMITS.connectionsPerSandbox;
+      const script = `
+const net = require("net");
+let answered = 0, refused = 0;
+const sockets = [];
+for (let i = 0; i < ${cap + 40}; i++) {
+  const s = net.connect(80, "example.test", () => s.write("GET /capped HTTP/1.1\\r\\nHost: example.test\\r\\n\\r\\n"));
+  let got = "";
+  s.on("data", (d) => { if (!got) answered++; got += d; });
+  s.on("error", () => undefined);
+  s.on("close", () => { if (!got) refused++; });
+  sockets.push(s);
+}
+setTimeout(() => { console.log(JSON.stringify({ answered, refused })); process.exit(0); }, 8000);
+`;
+      const { stdout } = await sh("on", `node -e '${script.replace(/'/g, "'\\''")}'`);
+      const { answered, refused } = JSON.parse(stdout) as { answered: number; refused: number };
+      expect(answered).toBeLessThanOrEqual(cap);
+      expect(answered).toBeGreaterThan(cap / 2);
+      expect(refused).toBeGreaterThanOrEqual(40);
+      expect((await audit(key)).some((entry) => entry.rule === "proxy" && /over the sandbox's \d+ connections/.test(entry.reason ?? ""))).toBe(true);
     });
 
     it("says in the audit trail, connection by connection, which ones the Worker handled", async () => {
