@@ -65,7 +65,7 @@ const once = (name) => new Promise((resolve, reject) => {
 (async () => { for (const name of names) out.push(await once(name)); console.log(JSON.stringify(out)); })();
 `;
 
-function certificates(dir: string): { ca: string; key: string; cert: string } {
+export function certificates(dir: string): { ca: string; key: string; cert: string } {
   const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=bench CA", "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE"]);
   run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", "leaf.key", "-out", "leaf.pem", "-CA", "ca.pem", "-CAkey", "ca.key", "-subj", "/CN=bench.test", "-days", "2", "-addext", "subjectAltName=DNS:bench.test,DNS:*.bench.test"]);
@@ -74,9 +74,9 @@ function certificates(dir: string): { ca: string; key: string; cert: string } {
 }
 
 /** The upstream servers, in a process of their own. */
-async function startUpstream(certs: { key: string; cert: string }): Promise<{ http: number; https: number; stop(): void }> {
+export async function startUpstream(certs: { key: string; cert: string }, downloadBytes = DOWNLOAD_BYTES): Promise<{ http: number; https: number; stop(): void }> {
   const child = spawn(process.execPath, [fileURLToPath(new URL("./egress-upstream-server.ts", import.meta.url))], {
-    env: { ...process.env, BENCH_DOWNLOAD_BYTES: String(DOWNLOAD_BYTES), BENCH_KEY: certs.key, BENCH_CERT: certs.cert },
+    env: { ...process.env, BENCH_DOWNLOAD_BYTES: String(downloadBytes), BENCH_KEY: certs.key, BENCH_CERT: certs.cert },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const ports = await new Promise<{ http: number; https: number }>((resolve, reject) => {

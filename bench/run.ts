@@ -29,6 +29,7 @@ const MODULES = [
   "server-instructions.ts",
   "lifecycle.ts",
   "egress-proxy.ts",
+  "egress-worker.ts",
   "egress-destination.ts",
   "docker-engine.ts",
 ];

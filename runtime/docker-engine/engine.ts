@@ -178,6 +178,7 @@ export class DockerEngine {
           return app?.status === "running" ? app.run?.port : undefined;
         },
         caPem: async () => (await this.#pool.containerSettings.egress.of(container.key).certificates()).caPem,
+        egressChanged: (settings) => this.#pool.containerSettings.egress.of(container.key).useWorkerd(settings),
       });
       container.sidecarStopped = new Promise<void>((resolve) => (container.markSidecarStopped = resolve));
       this.#running(container);
@@ -187,7 +188,9 @@ export class DockerEngine {
     const request: RuntimeStartRequest = {
       env: container.env,
       ...(container.cmd.length > 0 ? { entrypoint: container.cmd } : {}),
-      enableInternet: proxy?.internetEnabled ?? true,
+      // With workerd's egress listener known, the container gets its network whatever its internet
+      // switch says (the Worker's interceptions need it): the egress proxy holds that switch then.
+      enableInternet: proxy?.workerdEgress !== undefined || (proxy?.internetEnabled ?? true),
       ...(container.settings.isolation ? { isolation: container.settings.isolation } : {}),
     };
     const egress = container.settings.egress;
@@ -244,6 +247,8 @@ export class DockerEngine {
     try {
       if (container.run?.running) container.exitCode = exitStatus(await container.run.kill());
       if (container.proxy) this.#stopSidecar(container);
+      // What workerd told its sidecar was for this container: the next one is told anew before it starts.
+      else this.#pool.containerSettings.egress.of(container.key).useWorkerd(undefined);
     } finally {
       this.#byName.delete(container.name);
       container.markRemoved();

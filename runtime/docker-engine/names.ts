@@ -14,6 +14,13 @@ export const SIDECAR_SUFFIX = "-proxy";
 /** The port the sidecar's ingress and control listen on inside its namespace (its one published port). */
 export const SIDECAR_INGRESS_PORT = "39001/tcp";
 
+/**
+ * The bridge network's gateway, as `GET /networks/bridge` says it: where workerd binds its egress
+ * listener on Linux. Loopback: the proxy reaches it there, and no sandbox can (a sandbox's own
+ * loopback is its namespace's, and the proxy never dials loopback for a sandbox).
+ */
+export const BRIDGE_GATEWAY = "127.0.0.1";
+
 const DURABLE_OBJECT_ID = /-([0-9a-f]{64})$/;
 
 /**

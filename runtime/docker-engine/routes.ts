@@ -12,7 +12,7 @@ import { ERROR_CODES } from "../../protocol/errors.ts";
 import { readBody } from "../../server-kit/http/body.ts";
 import { Router, type Route } from "../../server-kit/http/router.ts";
 import { DockerEngine, EngineError, type EngineContainer } from "./engine.ts";
-import { SIDECAR_INGRESS_PORT, signalNumber } from "./names.ts";
+import { BRIDGE_GATEWAY, SIDECAR_INGRESS_PORT, signalNumber } from "./names.ts";
 
 /** The Engine API version answered by /version (the oldest workerd's client reads is far below). */
 export const ENGINE_API_VERSION = "1.43";
@@ -24,7 +24,7 @@ const BRIDGE_NETWORK = {
   Driver: "bridge",
   Scope: "local",
   EnableIPv6: false,
-  IPAM: { Driver: "default", Config: [{ Subnet: "10.0.2.0/24", Gateway: "127.0.0.1" }] },
+  IPAM: { Driver: "default", Config: [{ Subnet: "10.0.2.0/24", Gateway: BRIDGE_GATEWAY }] },
 };
 
 /** Largest create body read (workerd's are a few KB). */

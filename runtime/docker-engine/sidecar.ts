@@ -4,8 +4,11 @@
  * TCP listener per sidecar, published to workerd as the sidecar's port 39001, with:
  *
  *   PUT /egress   {port, dns: {allowHostnames}, internet: {enabled}}: where workerd's egress listener
- *                 is and whether the container may reach the internet (also workerd's readiness probe)
- *   GET /ca       the authority the container trusts for intercepted HTTPS (its sandbox's egress CA)
+ *                 is, the names its interceptions cover, and whether the container may reach the
+ *                 internet (also workerd's readiness probe). Handed to the sandbox's egress, which
+ *                 offers each connection of the container to the Worker first (../egress/).
+ *   GET /ca       the authority the container trusts for intercepted HTTPS (its sandbox's egress CA,
+ *                 already in the container's trust store)
  *   CONNECT       with `X-Dst-Addr: 127.0.0.1:<port>`: a raw tunnel to that port of the container
  *
  * A container's server listens on a loopback port of the host (bound before its network namespace
@@ -25,6 +28,8 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { z } from "zod";
 import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { readBody } from "../../server-kit/http/body.ts";
+import type { WorkerdEgressSettings } from "../egress/workerd-egress.ts";
+import { BRIDGE_GATEWAY } from "./names.ts";
 import { peerUid } from "./peer-uid.ts";
 
 /** What workerd puts (docker-api.capnp's egress settings); unknown fields are kept out, missing ones default. */
@@ -40,6 +45,12 @@ export interface SidecarTarget {
   serverPort(): Promise<number | undefined>;
   /** The PEM of the authority the container trusts for intercepted HTTPS. */
   caPem(): Promise<string>;
+  /**
+   * Told where workerd's egress listener is, and what it said with it, after each `PUT /egress`.
+   * A sidecar that stops says nothing: a container still running keeps the last word (its internet
+   * switch stays as it was), and the engine forgets it when the container is removed.
+   */
+  egressChanged(settings: WorkerdEgressSettings | undefined): void;
 }
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
@@ -81,6 +92,13 @@ export class Sidecar {
     return this.egress?.internet?.enabled ?? true;
   }
 
+  /** workerd's egress listener and what it said with it, once workerd has put its port. */
+  get workerdEgress(): WorkerdEgressSettings | undefined {
+    const port = this.egress?.port;
+    if (port === undefined || port === 0) return undefined;
+    return { host: BRIDGE_GATEWAY, port, allowHostnames: this.egress?.dns?.allowHostnames ?? [], internetEnabled: this.internetEnabled };
+  }
+
   close(): void {
     this.#tcp.close();
     for (const socket of this.#sockets) socket.destroy();
@@ -112,7 +130,9 @@ export class Sidecar {
       if (req.method === "PUT" && path === "/egress") {
         const parsed = sidecarEgressSchema.safeParse(JSON.parse((await readBody(req, MAX_CONTROL_BODY_BYTES)).toString() || "{}"));
         if (!parsed.success) return answer(res, 400, "text/plain", "egress settings are {port, dns: {allowHostnames}, internet: {enabled}}\n");
-        this.egress = parsed.data;
+        // Each field replaces its own: workerd puts the port alone when it finds a sidecar already running.
+        this.egress = { ...this.egress, ...parsed.data };
+        this.#target.egressChanged(this.workerdEgress);
         return answer(res, 200, "text/plain", "");
       }
       if (req.method === "GET" && path === "/ca") return answer(res, 200, "application/x-pem-file", await this.#target.caPem());

@@ -1,7 +1,8 @@
 /**
  * One outbound TCP connection of a sandbox, as it reaches the proxy: where it was going (its own
  * local address: original-destination.ts), whether the sandbox may hold one more (held-connections.ts),
- * what it speaks (its first bytes), then one of three ways.
+ * what it speaks (its first bytes); where workerd runs its container, whether the Worker takes it
+ * (workerd-interception.ts: if not, the container's internet switch must be on); then one of three ways.
  *   - HTTP: each request is judged by its Host and forwarded by name (http-exchange.ts).
  *   - TLS: terminated with a certificate of the sandbox's own authority for the name it asks, then
  *     each request judged and forwarded like HTTP, its Host held to that name.
@@ -23,6 +24,12 @@ import { originalDestination, type OriginalDestination } from "./original-destin
 import type { EgressFlows } from "./egress-flows.ts";
 import { chargeTo } from "./proxy-memory.ts";
 import { neverReached } from "./upstream.ts";
+import type { FlowContext } from "./flow-context.ts";
+import type { Speech } from "./first-bytes.ts";
+import { offerToWorker, type Offer } from "./workerd-interception.ts";
+import { INTERNET_RULE, PLACEHOLDER_ADDRESS, WORKER_RULE } from "./workerd-egress.ts";
+import { EGRESS_HEADER, refusalBody, refusalHeader } from "../../protocol/egress-refusal.ts";
+import { proxyAnswer } from "./http-head.ts";
 
 /** How long a piped connection one side has ended may go without a byte either way before both are closed: as long as Linux keeps an orphaned half-closed one (tcp_fin_timeout). */
 const HALF_OPEN_IDLE_MS = 60_000;
@@ -43,8 +50,22 @@ export async function handleConnection(egress: EgressFlows, socket: Socket, sock
   }
   const speech = await firstBytes(socket);
   if (speech.kind === "closed") return;
+  let passedFor: FlowContext["passedFor"];
+  const workerd = egress.workerd;
+  if (workerd) {
+    const offer = await offerToWorker(egress, workerd, socket, destination, speech);
+    if (offer.taken) return;
+    if (!workerd.internetEnabled) return refuseOffline(egress, socket, destination, speech, offer);
+    if (destination.ip === PLACEHOLDER_ADDRESS && speech.kind === "tcp") {
+      egress.audit.add({ kind: "tcp", ...(offer.name ? { host: offer.name } : {}), ip: destination.ip, port: destination.port, bytesOut: 0, bytesIn: 0, decision: "denied", rule: WORKER_RULE, reason: `${PLACEHOLDER_ADDRESS} leads only to the Worker, whose interceptions did not take this connection` });
+      socket.resetAndDestroy();
+      return;
+    }
+    // Every request of a plain connection the Worker passed by must name the host it was passed by for.
+    if (speech.kind === "http") passedFor = { host: offer.name };
+  }
   if (speech.kind === "http") {
-    serveHttp(egress, socket, { destination });
+    serveHttp(egress, socket, { destination, ...(passedFor ? { passedFor } : {}) });
     return;
   }
   if (speech.kind === "tls") {
@@ -73,6 +94,31 @@ async function interceptTls(egress: EgressFlows, socket: Socket, destination: Or
   }
   secure.on("error", () => socket.destroy());
   serveHttp(egress, secure, { destination, serverName: name });
+}
+
+/**
+ * What the Worker passed by while the container's internet is off: refused, as workerd refuses it.
+ * A plain HTTP request is answered 403 the way every refusal of the egress is; anything else is reset.
+ */
+function refuseOffline(egress: EgressFlows, socket: Socket, destination: OriginalDestination, speech: Speech, offer: Extract<Offer, { taken: false }>): void {
+  const reason = "the container's internet is off (enableInternet: false), and no interception of the Worker's took this";
+  const kind = speech.kind === "tls" ? "https" : speech.kind === "http" ? "http" : "tcp";
+  const request = offer.request;
+  egress.audit.add({
+    kind,
+    ...(offer.name ? { host: offer.name } : {}),
+    ip: destination.ip,
+    port: destination.port,
+    ...(request ? { method: request.method, path: request.path, status: 403 } : {}),
+    bytesOut: 0,
+    bytesIn: 0,
+    decision: "denied",
+    rule: INTERNET_RULE,
+    reason,
+  });
+  if (!request) return void socket.resetAndDestroy();
+  const refused = { method: request.method, tls: false, host: offer.name, port: destination.port, path: request.path };
+  socket.end(proxyAnswer(403, [[EGRESS_HEADER, refusalHeader(INTERNET_RULE)]], refusalBody(refused, reason, INTERNET_RULE)));
 }
 
 function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDestination): void {

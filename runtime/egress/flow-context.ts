@@ -8,4 +8,9 @@ export interface FlowContext {
   destination: OriginalDestination;
   /** The TLS server name the client asked for (or the address, without one): requests must name the same host. */
   serverName?: string;
+  /**
+   * The Worker passed this plain connection by for the host its first request named (workerd-interception.ts):
+   * every request on it must name that host, so none reaches, through the proxy, a host the Worker intercepts.
+   */
+  passedFor?: { host: string | undefined };
 }

@@ -22,7 +22,7 @@ import { joinUpgraded } from "./upgrade-forward.ts";
 import { UpstreamConnection } from "./upstream-connection.ts";
 
 /** How long a connection may go without a whole request head before it is closed. */
-const HEAD_WAIT_MS = 60_000;
+export const HEAD_WAIT_MS = 60_000;
 
 type Allowed = Extract<Judgement, { allowed: true }>;
 type Recorder = (fields: Partial<AuditRecord>) => void;
@@ -100,6 +100,13 @@ class HttpConnection {
       framing = requestFraming(request);
     } catch (error) {
       this.#refuseUnread(error as Error, request);
+      return false;
+    }
+    const passedFor = this.#flow.passedFor;
+    if (passedFor && facts.host !== passedFor.host) {
+      const reason = `the Worker passed this connection by for ${passedFor.host ?? "no host"}: a request to ${facts.host ?? "no host"} takes a connection of its own`;
+      this.#audit(facts, { decision: "denied", rule: "proxy", reason, status: 421 });
+      this.#client.end(proxyAnswer(421, [[EGRESS_HEADER, refusalHeader("proxy")]], refusalBody(facts, reason, "proxy")));
       return false;
     }
     const judged = await judgeRequest(this.#egress, facts);

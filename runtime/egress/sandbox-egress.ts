@@ -8,6 +8,10 @@
  * A policy change takes effect at once: new connections and requests are judged by it, and open
  * connections that it would now refuse are cut. The connections it holds through the proxy are
  * capped and cut when its container stops (held-connections.ts).
+ *
+ * Where workerd runs its container, its sidecar hands over workerd's egress listener (useWorkerd):
+ * each connection is then offered to the Worker first (workerd-interception.ts), and the container's
+ * internet switch governs what the Worker does not take; turning it off cuts what it governs.
  */
 import { OPEN_POLICY, type NetworkPolicy } from "../../protocol/network.ts";
 import { decide } from "../../protocol/network-policy.ts";
@@ -23,6 +27,7 @@ import type { NamespaceFirewall, Refusal } from "./namespace-firewall.ts";
 import type { TestHostMap } from "./test-hosts.ts";
 import type { Certificates } from "./certificates.ts";
 import { UpstreamPool } from "./upstream-pool.ts";
+import { WorkerdEgress, type WorkerdEgressSettings } from "./workerd-egress.ts";
 
 /** Addresses whose names are remembered, at most (the oldest are forgotten first). */
 const MAX_REMEMBERED = 4096;
@@ -47,6 +52,9 @@ export class SandboxEgress implements EgressFlows {
   #sockets: NamespaceSockets | undefined;
   #firewall: NamespaceFirewall | undefined;
   #certificates: Certificates | undefined;
+  /** Whether a container was given the current authority (a new start then makes another). */
+  #certificatesTrusted = false;
+  #workerd: WorkerdEgress | undefined;
   readonly #makeCertificates: () => Promise<Certificates>;
 
   constructor(key: string, testHosts: TestHostMap | undefined, makeCertificates: () => Promise<Certificates>) {
@@ -61,6 +69,21 @@ export class SandboxEgress implements EgressFlows {
 
   get secrets(): ReadonlyMap<string, string> {
     return this.#secrets;
+  }
+
+  get workerd(): WorkerdEgress | undefined {
+    return this.#workerd;
+  }
+
+  /**
+   * What workerd told the sandbox's sidecar (undefined: no sidecar, or one without workerd's
+   * listener). Turning the internet off cuts the open connections the Worker did not take.
+   */
+  useWorkerd(settings: WorkerdEgressSettings | undefined): void {
+    const wasOn = this.#workerd?.internetEnabled ?? true;
+    this.#workerd = settings ? new WorkerdEgress(settings) : undefined;
+    if (!wasOn || this.#workerd?.internetEnabled !== false) return;
+    for (const flow of this.#open) if (!flow.worker) flow.cut("the container's internet was turned off");
   }
 
   /** The certificate authority the sandbox trusts (made once, on first need; its key never leaves this process). */
@@ -79,9 +102,13 @@ export class SandboxEgress implements EgressFlows {
     await this.#firewall?.apply(policy);
   }
 
-  /** A container starts: its authority is made anew (the last one's key is dropped with it). */
+  /**
+   * A container starts: its authority is made anew (the last one's key is dropped with it), unless
+   * no container was given the current one yet (the sidecar's `GET /ca` made it for this very start).
+   */
   renewCertificates(): void {
-    this.#certificates = undefined;
+    if (this.#certificatesTrusted) this.#certificates = undefined;
+    this.#certificatesTrusted = true;
   }
 
   /**
