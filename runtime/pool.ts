@@ -137,10 +137,13 @@ export class ContainerPool {
   }
 
   async #spawnWarm(): Promise<ContainerRun | undefined> {
-    const dir = join(this.#options.dataDir, `.warm-${randomUUID()}`);
+    const name = `.warm-${randomUUID()}`;
+    const dir = join(this.#options.dataDir, name);
     mkdirSync(dir, { recursive: true, mode: 0o700 }); // opened to its container's user when one is made in it
+    const containers = this.#options.containers;
+    // A warm container boots on a disk of its own, made now rather than when a sandbox waits for it.
     const run = this.#warmContainers
-      ? await spawnContainer(this.#options.containers, dir, this.#warmContainers)
+      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, containers.disks.open(dir, name))
       : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
     if (!run) return undefined;
     const server = run.server;
