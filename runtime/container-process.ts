@@ -185,7 +185,12 @@ export class ContainerProcess {
     if (warm && !warm.server.running) warm = undefined;
     let run: ContainerRun;
     if (warm) {
-      adoptWarm(warm, sandboxDir, options.ephemeralWorkspaces ?? false);
+      try {
+        await adoptWarm(warm, sandboxDir, options.ephemeralWorkspaces ?? false);
+      } catch (error) {
+        await warm.server.kill(); // taken from the pool: nobody else would end it
+        throw error;
+      }
       run = warm;
     } else {
       if (options.ephemeralWorkspaces) rmSync(join(sandboxDir, "workspace"), { recursive: true, force: true });

@@ -6,21 +6,24 @@
  * taken, whatever that disk's file system is and whether or not it keeps blocks for root.
  *
  * The image is a sparse file in the data folder (`.disks/<sandbox>.img`): it takes on the host only
- * what the sandbox holds (what it deletes goes back), and it persists, so a restarted container finds its workspace as it
- * was left. It is mounted while the sandbox's container runs and unmounted when it exits. A warm
- * container boots on a disk of its own, which becomes the sandbox's when it adopts it.
+ * what the sandbox holds (what it deletes goes back, but for the metadata it touched), and it
+ * persists, so a restarted container finds its workspace as it was left. It is mounted while the
+ * sandbox's container runs and unmounted when it exits. A warm container boots on a disk of its own,
+ * which becomes the sandbox's when it adopts it; a sandbox that has a disk starts on it, cold.
  *
  * Mounting needs root (and a kernel with loop devices); elsewhere sandboxes write on the data folder's
  * disk as before, and the runtime says so when it starts. Why an image and not a quota on the data
  * folder: project quotas need the host's file system made and mounted with them (ext4 `-O project`
  * unmounted, XFS `prjquota`), which an ordinary host does not have, and a size-limited tmpfs spends
  * memory and loses the workspace with the container. mkfs and mount cost tens of milliseconds at a
- * cold start; a warm container has paid them already.
+ * cold start (run as child processes the runtime waits for, never blocking it); a warm container has
+ * paid them already.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, truncateSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { findExecutable } from "../../server-kit/executables.ts";
 
@@ -56,16 +59,12 @@ export class SandboxDisk {
     this.#name = name;
   }
 
-  get dir(): string {
-    return this.#dir;
-  }
-
   /** A warm container's disk becomes sandbox `name`'s, mounted at `dir` (which must hold nothing worth keeping). */
-  adopt(dir: string, name: string): void {
+  async adopt(dir: string, name: string): Promise<void> {
     clearFolder(dir);
     renameSync(this.#disks.imagePath(this.#name), this.#disks.imagePath(name));
-    run(["mount", "--bind", this.#dir, dir], "move a disk");
-    unmount(this.#dir);
+    // One child for both: the disk is mounted at its new place, then detached from its old one.
+    await run("sh", ["-c", 'mount --bind "$1" "$2" && umount --lazy "$1"', "sh", this.#dir, dir], "move a disk");
     rmdirSync(this.#dir);
     this.#dir = dir;
     this.#name = name;
@@ -90,7 +89,7 @@ export class SandboxDisks {
   /** Why sandboxes' disks are not bounded here, if they are not. */
   #unavailable: string | undefined;
   readonly #mkfs: string | undefined;
-  #probed = false;
+  #probed: Promise<string | undefined> | undefined;
 
   constructor(dataDir: string, bytes: number) {
     this.dataDir = dataDir;
@@ -133,9 +132,8 @@ export class SandboxDisks {
    * workspace kept in `dir` from before its sandbox had a disk is copied onto the new disk; one
    * larger than the disk stays where it is, unbounded, and the runtime says so.
    */
-  open(dir: string, name: string): SandboxDisk | undefined {
-    if (!this.#probed) this.probe();
-    if (this.#unavailable) return undefined;
+  async open(dir: string, name: string): Promise<SandboxDisk | undefined> {
+    if (await this.probe()) return undefined;
     if (isMountPoint(dir)) return new SandboxDisk(this, dir, name); // left mounted by a runtime that crashed
     const image = this.imagePath(name);
     const made = !existsSync(image);
@@ -145,26 +143,27 @@ export class SandboxDisks {
       console.warn(`runtime: sandbox ${name} keeps the workspace it wrote without its disk, unbounded (its disk is ${image})`);
       return undefined;
     }
-    if (made) this.#make(image, this.bytes + ROOT_RESERVE_BYTES);
+    if (made) await this.#make(image, this.bytes + ROOT_RESERVE_BYTES);
     try {
       if (!legacy) {
         clearFolder(dir);
-        this.#mount(image, dir);
+        await this.#mount(image, dir);
         return new SandboxDisk(this, dir, name);
       }
       const staging = join(this.dataDir, DISKS_DIR, `.staging-${randomUUID()}`);
       mkdirSync(staging, { mode: 0o700 });
-      this.#mount(image, staging);
-      const copied = spawnSync("cp", ["-a", join(dir, "workspace"), staging], { encoding: "utf8" });
-      if (copied.status !== 0) {
+      await this.#mount(image, staging);
+      try {
+        await run("cp", ["-a", join(dir, "workspace"), staging], "copy the workspace onto its disk");
+      } catch (error) {
         unmount(staging);
         rmdirSync(staging);
         rmSync(image, { force: true });
-        console.warn(`runtime: sandbox ${name} keeps its workspace on the data folder's disk, unbounded: it does not fit on a disk of ${this.bytes} bytes (${copied.stderr.trim()})`);
+        console.warn(`runtime: sandbox ${name} keeps its workspace on the data folder's disk, unbounded: it does not fit on a disk of ${this.bytes} bytes (${(error as Error).message})`);
         return undefined;
       }
       const disk = new SandboxDisk(this, staging, name);
-      disk.adopt(dir, name);
+      await disk.adopt(dir, name);
       return disk;
     } catch (error) {
       if (made && !isMountPoint(dir)) rmSync(image, { force: true });
@@ -186,51 +185,54 @@ export class SandboxDisks {
   }
 
   /** A sparse image with an empty ext4, root's alone. A full host disk is INSUFFICIENT_STORAGE. */
-  #make(image: string, size: number): void {
+  async #make(image: string, size: number): Promise<void> {
     mkdirSync(dirname(image), { recursive: true, mode: 0o700 });
     writeFileSync(image, "", { mode: 0o600 });
     const reservePercent = ((ROOT_RESERVE_BYTES / size) * 100).toFixed(3);
     // Inode tables and the journal are left to be written as used: a sparse image stays small.
     truncateSync(image, size);
-    const made = spawnSync(this.#mkfs!, ["-q", "-F", "-m", reservePercent, "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image], {
-      encoding: "utf8",
-    });
-    if (made.status !== 0) {
+    try {
+      await run(this.#mkfs!, ["-q", "-F", "-m", reservePercent, "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image], "make a sandbox's disk");
+    } catch (error) {
       rmSync(image, { force: true });
-      const why = `${made.stderr ?? ""}${made.error ? String(made.error) : ""}`.trim();
+      const why = (error as Error).message;
       if (/No space left|ENOSPC|quota/i.test(why)) throw new ServiceError("INSUFFICIENT_STORAGE", `no room on the host's disk for a sandbox's disk: ${why}`);
-      throw new Error(`mkfs.ext4 could not make a sandbox's disk: ${why}`);
+      throw error;
     }
     chmodSync(image, 0o600);
   }
 
-  /** Mounts `image` at `dir`; where this machine cannot mount at all, disks are off from now on (said once). */
-  #mount(image: string, dir: string): void {
+  /** Mounts `image` at `dir`, a folder root's alone. */
+  async #mount(image: string, dir: string): Promise<void> {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const mounted = spawnSync("mount", ["-o", MOUNT_OPTIONS, image, dir], { encoding: "utf8" });
-    if (mounted.status === 0) {
-      chmodSync(dir, 0o700);
-      return;
-    }
-    const why = `${mounted.stderr ?? ""}${mounted.error ? String(mounted.error) : ""}`.trim();
-    throw new Error(`could not mount a sandbox's disk at ${dir}: ${why}`);
+    await run("mount", ["-o", MOUNT_OPTIONS, image, dir], `mount a sandbox's disk at ${dir}`);
+    chmodSync(dir, 0o700);
   }
 
   /**
    * Mounts a small disk and unmounts it: whether this machine can (a root without CAP_SYS_ADMIN, in a
    * container, cannot). Where it cannot, sandboxes write on the data folder's disk from now on.
    */
-  probe(): string | undefined {
-    if (this.#probed || this.#unavailable) return this.#unavailable;
-    this.#probed = true;
+  probe(): Promise<string | undefined> {
+    this.#probed ??= this.#probe();
+    return this.#probed;
+  }
+
+  async #probe(): Promise<string | undefined> {
+    if (this.#unavailable) return this.#unavailable;
     const name = `.probe-${randomUUID()}`;
     const dir = join(this.dataDir, DISKS_DIR, name);
     const image = this.imagePath(name);
     try {
-      this.#make(image, 2 * ROOT_RESERVE_BYTES);
-      this.#mount(image, dir);
+      await this.#make(image, 2 * ROOT_RESERVE_BYTES);
+      await this.#mount(image, dir);
       unmount(dir);
     } catch (error) {
+      // A full host disk says nothing of whether disks can be had: the next start asks again (and is 507 meanwhile).
+      if (error instanceof ServiceError) {
+        this.#probed = undefined;
+        return undefined;
+      }
       this.#unavailable = `a disk cannot be mounted here (${(error as Error).message.split("\n")[0]})`;
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -240,9 +242,16 @@ export class SandboxDisks {
   }
 }
 
-function run(args: string[], what: string): void {
-  const done = spawnSync(args[0]!, args.slice(1), { encoding: "utf8" });
-  if (done.status !== 0) throw new Error(`could not ${what}: ${`${done.stderr ?? ""}${done.error ? String(done.error) : ""}`.trim()}`);
+const execFileAsync = promisify(execFile);
+
+/** Runs a program to its end; its error says what it printed. */
+async function run(file: string, args: string[], what: string): Promise<void> {
+  try {
+    await execFileAsync(file, args, { encoding: "utf8" });
+  } catch (error) {
+    const printed = (error as { stderr?: string }).stderr?.trim();
+    throw new Error(`could not ${what}: ${printed || (error as Error).message}`);
+  }
 }
 
 /** Detaches at once; the file system goes when nothing holds it any more (a container's last process). */

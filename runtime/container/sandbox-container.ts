@@ -151,8 +151,8 @@ async function spawnOnDisk(settings: ContainerSettings, dir: string, options: Is
  * Starts a container for the sandbox whose folder is `sandboxDir` (its workspace kept, its layer made
  * anew), on its own disk where sandboxes have disks.
  */
-export function spawnColdContainer(settings: ContainerSettings, sandboxDir: string, options: IsolationOptions): Promise<ContainerRun> {
-  const disk = settings.disks.open(sandboxDir, basename(sandboxDir));
+export async function spawnColdContainer(settings: ContainerSettings, sandboxDir: string, options: IsolationOptions): Promise<ContainerRun> {
+  const disk = await settings.disks.open(sandboxDir, basename(sandboxDir));
   const workspace = join(sandboxDir, "workspace");
   // The uid the workspace already belongs to, where free: then no file needs a new owner.
   const owner = existsSync(workspace) ? statSync(workspace).uid : undefined;
@@ -174,10 +174,10 @@ export function mayTakeWarm(settings: ContainerSettings, sandboxDir: string): bo
  * the one the container has bound (entry by entry: a rename each), then the container's folders take
  * the sandbox's place. Nothing of the sandbox runs meanwhile: its last container has exited.
  */
-export function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: boolean): void {
+export async function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: boolean): Promise<void> {
   if (run.disk) {
     // Its disk, the container's folders on it, becomes the sandbox's (mayTakeWarm: it has none yet).
-    run.disk.adopt(sandboxDir, basename(sandboxDir));
+    await run.disk.adopt(sandboxDir, basename(sandboxDir));
     run.server.folderMoved(sandboxDir);
     return;
   }

@@ -7,10 +7,11 @@
  * rename across its folders) and meets ENOSPC each time, and 507 on the files API; another sandbox
  * and the service's own writes on the same disk go on, and what it deletes goes back to the host. What a sandbox wrote persists across its
  * container's restarts, as it did before (a workspace from before disks included); a new sandbox on a
- * full host disk is 507, not a start failure. Root only (mounting).
+ * full host disk is 507, not a start failure, and a disk a crashed runtime left mounted comes off
+ * before the next one starts. Root only (mounting).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +21,7 @@ import { ContainerPool } from "../../runtime/pool.ts";
 import type { ContainerProcess } from "../../runtime/container-process.ts";
 import { containerSettings } from "../../runtime/container/settings.ts";
 import { DEFAULT_SANDBOX_LIMITS, limitsFromEnv } from "../../runtime/container/limits.ts";
+import { isMountPoint, SandboxDisks } from "../../runtime/container/disk.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { containerCall, eventually } from "./helpers.ts";
 
@@ -87,6 +89,24 @@ describe("SANDBOX_DISK_MAX", () => {
 });
 
 describe.skipIf(!canMount)("a sandbox's disk, on a host disk that keeps nothing for root", () => {
+  it("left mounted by a runtime that crashed comes off before the next one starts anything", { timeout: 60_000 }, async () => {
+    const leftDir = join(hostDisk, "left");
+    const crashed = new SandboxDisks(leftDir, DISK_BYTES);
+    const dir = join(leftDir, "dq-left");
+    await crashed.open(dir, "dq-left");
+    writeFileSync(join(dir, "written.txt"), "kept");
+    expect(isMountPoint(dir)).toBe(true);
+    // The next runtime on that data folder: nothing of the last one's stays mounted, what was written stays on its disk.
+    const next = new SandboxDisks(leftDir, DISK_BYTES);
+    next.reapLeftovers();
+    expect(isMountPoint(dir)).toBe(false);
+    const reopened = await next.open(dir, "dq-left");
+    expect(readFileSync(join(dir, "written.txt"), "utf8")).toBe("kept");
+    reopened!.release();
+    expect(isMountPoint(dir)).toBe(false);
+  });
+
+
   it("stops every way of writing past the limit with ENOSPC and 507, while another sandbox and the service write on", { timeout: 240_000 }, async () => {
     const filler = await pool.start("dq-filler", {});
     const other = await pool.start("dq-other", {});
