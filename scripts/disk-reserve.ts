@@ -9,8 +9,9 @@
  * one sandbox can fill the disk under the service: `npm start` says so, with what to do about it.
  *
  * Where a root runtime gives each sandbox a disk of its own (runtime/container/disk.ts), a sandbox
- * fills only that; `npm start` says where it cannot (and so the above holds), and where one
- * sandbox's disk is larger than what is free under the Worker's state.
+ * fills only that; `npm start` says where it cannot (and so the above holds), and where the disks of
+ * as many sandboxes as may run can together take more than is free under the Worker's state: a
+ * disk's image is written by the kernel, which root's reserve does not hold back.
  */
 import { statSync, statfsSync } from "node:fs";
 
@@ -24,10 +25,10 @@ function existing(path: string): string {
   return at;
 }
 
-/** Bytes of the file system under `path` an unprivileged user may still write. */
+/** Free bytes of the file system under `path`, root's reserve included. */
 function freeBytes(path: string): number {
   const found = statfsSync(existing(path));
-  return Number(found.bavail) * Number(found.bsize);
+  return Number(found.bfree) * Number(found.bsize);
 }
 
 /** Bytes of the file system under `path` that only root may write. */
@@ -55,6 +56,8 @@ export function diskWarning(dataDir: string, stateDir: string, sandboxesRunAsOth
 export interface SandboxDiskState {
   bytes: number;
   unavailable: string | undefined;
+  /** Sandboxes that may run at once (SANDBOX_MAX_SANDBOXES). */
+  sandboxes: number;
 }
 
 /**
@@ -64,8 +67,9 @@ export interface SandboxDiskState {
 export function diskLine(dataDir: string, stateDir: string, sandboxesRunAsOthers: boolean, disks: SandboxDiskState | undefined): string | undefined {
   if (disks && disks.unavailable === undefined) {
     const free = freeBytes(stateDir);
-    if (statSync(existing(dataDir)).dev !== statSync(existing(stateDir)).dev || disks.bytes <= free) return undefined;
-    return `one sandbox's disk (${gib(disks.bytes)}, SANDBOX_DISK_MAX) is larger than what is free where the Worker's state is (${gib(free)}): one sandbox can fill it`;
+    const together = disks.bytes * disks.sandboxes;
+    if (statSync(existing(dataDir)).dev !== statSync(existing(stateDir)).dev || together <= free) return undefined;
+    return `the disks of ${disks.sandboxes} sandboxes (${gib(disks.bytes)} each, SANDBOX_DISK_MAX) can take more than is free where the Worker's state is (${gib(free)}), root's reserve included: together they can fill it (lower SANDBOX_DISK_MAX, or put SANDBOX_DATA_DIR on a file system of its own)`;
   }
   const why = disks?.unavailable ?? "sandboxes are no containers";
   const shared = diskWarning(dataDir, stateDir, sandboxesRunAsOthers);

@@ -142,7 +142,7 @@ const isolation =
 const { limits } = runtime.pool.containerSettings;
 const { disks } = runtime.pool.containerSettings;
 const containers = runtime.isolation !== "none";
-const disk = diskLine(runtime.dataDir, settings.persistTo, containers && process.getuid?.() === 0, containers ? { bytes: disks.bytes, unavailable: await disks.probe() } : undefined);
+const disk = diskLine(runtime.dataDir, settings.persistTo, containers && process.getuid?.() === 0, containers ? { bytes: disks.bytes, unavailable: await disks.probe(), sandboxes: runtime.pool.maxContainers } : undefined);
 const diskLimit = containers && disks.unavailable === undefined ? `, a disk of ${Math.round(limits.diskBytes / 1024 ** 2)} MiB` : "";
 const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per process${diskLimit} (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
