@@ -45,7 +45,7 @@ export const isolationInEffectSchema = z.object({
   /** A runtime started as root gives each container its own. */
   hostUid: z.number().int().optional().describe("The unprivileged host user the container runs as"),
   limits: z
-    .object({ pids: z.number().int(), memoryBytes: z.number(), cpuWeight: z.number().int(), openFiles: z.number().int(), enforcedBy: z.string() })
+    .object({ pids: z.number().int(), memoryBytes: z.number(), cpuWeight: z.number().int(), openFiles: z.number().int(), diskBytes: z.number().optional(), enforcedBy: z.string() })
     .optional()
     .describe("What the sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits)"),
 });

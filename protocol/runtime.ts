@@ -146,7 +146,7 @@ export interface RuntimeHealth {
   networkAllowed: boolean;
   dataDir: string;
   /** What each sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits). */
-  limits?: { pids: number; memoryBytes: number; cpuWeight: number; openFiles: number; enforcedBy: string };
+  limits?: { pids: number; memoryBytes: number; cpuWeight: number; openFiles: number; diskBytes?: number; enforcedBy: string };
 }
 
 /** Longest an audit long poll is held before the runtime answers with nothing new. */

@@ -19,6 +19,7 @@ import { serverEnv, type Launcher, type LaunchSpec } from "./launch.ts";
 import { freePort, waitForListening } from "./ports.ts";
 import { signalAll } from "./process-tree.ts";
 import { ServerChild, type ExitInfo } from "./server-child.ts";
+import { diskFullOf } from "./start-failure.ts";
 import type { IsolationOptions } from "../protocol/isolation.ts";
 import { resolveIsolationOptions } from "../server-kit/isolation-config.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
@@ -28,6 +29,7 @@ import {
   containerWalls,
   connectContainer,
   fitsWarm,
+  mayTakeWarm,
   spawnColdContainer,
   type ContainerRun,
   type ContainerSettings,
@@ -95,7 +97,12 @@ export class ContainerProcess {
   /** Starts the server (or assigns a warm one) and resolves once it listens (one retry if its port was taken). */
   static async start(options: ContainerOptions): Promise<ContainerProcess> {
     for (let attempt = 1; ; attempt++) {
-      const container = await ContainerProcess.#launch(options, await freePort());
+      let container: ContainerProcess;
+      try {
+        container = await ContainerProcess.#launch(options, await freePort());
+      } catch (error) {
+        throw diskFullOf(error, (error as { logTail?: string }).logTail) ?? error;
+      }
       try {
         // A server that reports it listens is handed over at once; others (and one that stopped
         // reporting) are polled until their port answers.
@@ -107,6 +114,8 @@ export class ContainerProcess {
         await container.kill();
         const tail = container.logTail();
         if (attempt < 2 && tail.includes("EADDRINUSE")) continue;
+        const full = diskFullOf(error, tail);
+        if (full) throw full;
         throw Object.assign(new Error(`container server for "${options.key}" ${(error as Error).message}`), {
           logTail: tail,
         });
@@ -168,13 +177,20 @@ export class ContainerProcess {
     } catch (error) {
       throw Object.assign(new Error((error as Error).message), { logTail: `[INVALID_REQUEST] ${(error as Error).message}` });
     }
-    let warm = fitsWarm(walls) ? options.takeWarmContainer?.() : undefined;
+    // An ephemeral workspace starts empty: on a disk of its own, the disk goes, with all it held.
+    if (options.ephemeralWorkspaces) settings.disks.discard(options.key, sandboxDir);
+    let warm = fitsWarm(walls) && mayTakeWarm(settings, sandboxDir) ? options.takeWarmContainer?.() : undefined;
     // Its folders move only once its mounts are made: a server that says it booted runs inside them.
     if (warm) await Promise.race([warm.server.booted, warm.server.exited]);
     if (warm && !warm.server.running) warm = undefined;
     let run: ContainerRun;
     if (warm) {
-      adoptWarm(warm, sandboxDir, options.ephemeralWorkspaces ?? false);
+      try {
+        await adoptWarm(warm, sandboxDir, options.ephemeralWorkspaces ?? false);
+      } catch (error) {
+        await warm.server.kill(); // taken from the pool: nobody else would end it
+        throw error;
+      }
       run = warm;
     } else {
       if (options.ephemeralWorkspaces) rmSync(join(sandboxDir, "workspace"), { recursive: true, force: true });

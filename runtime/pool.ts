@@ -62,6 +62,8 @@ export class ContainerPool {
   readonly #room: RoomAtCap;
   /** Whether a refill is under way. */
   #refilling = false;
+  /** The refill under way, if one is: stopping waits for it (a warm container it is making is ended with its disk). */
+  #refillRun: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(options: PoolOptions) {
@@ -119,7 +121,7 @@ export class ContainerPool {
   #refill(): void {
     if (this.#refilling || this.#closed || this.warmCount >= this.#options.warmServers) return;
     this.#refilling = true;
-    void (async () => {
+    this.#refillRun = (async () => {
       try {
         while (!this.#closed && this.warmCount < this.#options.warmServers) {
           while (this.#starting.size > 0 && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -137,10 +139,13 @@ export class ContainerPool {
   }
 
   async #spawnWarm(): Promise<ContainerRun | undefined> {
-    const dir = join(this.#options.dataDir, `.warm-${randomUUID()}`);
+    const name = `.warm-${randomUUID()}`;
+    const dir = join(this.#options.dataDir, name);
     mkdirSync(dir, { recursive: true, mode: 0o700 }); // opened to its container's user when one is made in it
+    const containers = this.#options.containers;
+    // A warm container boots on a disk of its own, made now rather than when a sandbox waits for it.
     const run = this.#warmContainers
-      ? await spawnContainer(this.#options.containers, dir, this.#warmContainers)
+      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name))
       : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
     if (!run) return undefined;
     const server = run.server;
@@ -262,6 +267,7 @@ export class ContainerPool {
     const warm = this.#warm.splice(0).map((run) => run.server);
     await Promise.all(warm.map((server) => server.kill()));
     for (const server of warm) rmSync(join(server.logPath, ".."), { recursive: true, force: true });
+    await this.#refillRun;
     await Promise.allSettled([...this.#starting.values()]);
     await Promise.all([...this.#running.values()].map((container) => container.kill()));
     // The block of host uids goes back to the machine (as it would at the runtime's exit).

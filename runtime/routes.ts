@@ -23,7 +23,7 @@ import { isServiceError, ServiceError } from "../server-kit/service-error.ts";
 import { checkIsolationRequest, type OperatorPolicy } from "./policy.ts";
 import type { ContainerPool } from "./pool.ts";
 import { startRefusalOf } from "./start-failure.ts";
-import { describeMechanism } from "./container/cgroups.ts";
+import { reportedLimits } from "./container/sandbox-container.ts";
 
 /** Largest request body the runtime reads: its requests are small JSON objects. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -60,7 +60,7 @@ function health({ res, runtime }: RuntimeRequest): void {
     allowedPaths: [...runtime.policy.allowedPaths],
     networkAllowed: runtime.policy.networkAllowed,
     dataDir: runtime.dataDir,
-    limits: { ...runtime.pool.containerSettings.limits, enforcedBy: describeMechanism(runtime.pool.containerSettings.mechanism()) },
+    limits: reportedLimits(runtime.pool.containerSettings),
   };
   sendJson(res, 200, body);
 }

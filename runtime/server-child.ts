@@ -5,7 +5,7 @@
  * server's own folder to the sandbox's folder it is assigned to.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { signalNumber } from "../protocol/process.ts";
 import { processesTagged } from "../server-kit/tagged-processes.ts";
@@ -21,6 +21,8 @@ export interface ExitInfo {
 
 export const LOG_FILE = "container.log";
 export const PID_FILE = "container.pid";
+/** How much of its log a server that exited keeps at hand (why it failed to start is at its end). */
+const LAST_WORDS_CHARS = 16_000;
 
 export class ServerChild {
   readonly child: ChildProcess;
@@ -35,6 +37,8 @@ export class ServerChild {
   readonly #serverDepth: number;
   #dir: string;
   #exit: ExitInfo | undefined;
+  /** The log's end as it was at exit: its folder may be gone since (a disk unmounted with its container). */
+  #lastWords = "";
 
   /**
    * Spawns `launch` in a new run (its tag in the server's environment, with `env`), its files in `dir`.
@@ -84,6 +88,7 @@ export class ServerChild {
     this.exited = new Promise((resolve) => {
       this.child.once("exit", (code, signal) => {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
+        this.#lastWords = this.logTail(LAST_WORDS_CHARS);
         rmSync(this.pidPath, { force: true });
         // Whatever the server left behind goes with it, as it would with a container.
         signalAll(processesTagged(this.runId), "SIGKILL");
@@ -144,6 +149,11 @@ export class ServerChild {
     this.child.stdin?.end(text);
   }
 
+  /** Its folder, the files in it, moved as a whole to `dir` (a warm container's disk, mounted at its sandbox's folder now). */
+  folderMoved(dir: string): void {
+    this.#dir = dir;
+  }
+
   /** Moves the log and pid files into `dir` (the server keeps writing to its open log). */
   moveTo(dir: string): void {
     renameSync(this.logPath, join(dir, LOG_FILE));
@@ -155,10 +165,23 @@ export class ServerChild {
 
   logTail(maxChars = 2000): string {
     try {
-      return readFileSync(this.logPath, "utf8").slice(-maxChars);
+      return fileEnd(this.logPath, maxChars);
     } catch {
-      return "";
+      return this.#lastWords.slice(-maxChars);
     }
+  }
+}
+
+/** The last `maxBytes` of a file (a log may be long; only its end is wanted). */
+function fileEnd(path: string, maxBytes: number): string {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(size, maxBytes));
+    const read = readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    return buffer.subarray(0, read).toString("utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -104,6 +104,8 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     .filter((file) => existsSync(file));
   const reaped = reapLeftovers(leftovers);
   if (reaped > 0) console.warn(`runtime: stopped ${reaped} container server(s) left over from an earlier run`);
+  // Disks an earlier run left mounted come off first: what is under them is the host's folder.
+  containers.disks.reapLeftovers();
   // Warm servers of an earlier run never had a sandbox: nothing in their folders is anyone's.
   for (const name of readdirSync(dataDir)) if (name.startsWith(".warm-")) rmSync(join(dataDir, name), { recursive: true, force: true });
 

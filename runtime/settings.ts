@@ -11,7 +11,7 @@
  *                          (default: a sandbox's workspace stays on disk between starts)
  * The isolation defaults of every sandbox (SANDBOX_ALLOW_NETWORK, SANDBOX_READ_ONLY_PATHS,
  * SANDBOX_BWRAP_ARGS, …) and SANDBOX_BWRAP_PATH are read where they are applied (isolation.ts); what
- * each sandbox may take (SANDBOX_PIDS_MAX, SANDBOX_MEMORY_MAX, SANDBOX_CPU_WEIGHT, SANDBOX_NOFILE_MAX)
+ * each sandbox may take (SANDBOX_PIDS_MAX, SANDBOX_MEMORY_MAX, SANDBOX_CPU_WEIGHT, SANDBOX_NOFILE_MAX, SANDBOX_DISK_MAX)
  * in container/limits.ts.
  */
 import path from "node:path";

@@ -7,6 +7,11 @@
  * filler's writes fail (507 INSUFFICIENT_STORAGE), the service and the other sandboxes answer. Where
  * the two share a file system with no such reserve, or the sandboxes write as the service's own user,
  * one sandbox can fill the disk under the service: `npm start` says so, with what to do about it.
+ *
+ * Where a root runtime gives each sandbox a disk of its own (runtime/container/disk.ts), a sandbox
+ * fills only that; `npm start` says where it cannot (and so the above holds), and where the disks of
+ * as many sandboxes as may run can together take more than is free under the Worker's state: a
+ * disk's image is written by the kernel, which root's reserve does not hold back.
  */
 import { statSync, statfsSync } from "node:fs";
 
@@ -18,6 +23,12 @@ function existing(path: string): string {
   let at = path;
   while (statSync(at, { throwIfNoEntry: false }) === undefined && at !== "/") at = at.replace(/\/[^/]*\/?$/, "") || "/";
   return at;
+}
+
+/** Free bytes of the file system under `path`, root's reserve included. */
+function freeBytes(path: string): number {
+  const found = statfsSync(existing(path));
+  return Number(found.bfree) * Number(found.bsize);
 }
 
 /** Bytes of the file system under `path` that only root may write. */
@@ -39,4 +50,32 @@ export function diskWarning(dataDir: string, stateDir: string, sandboxesRunAsOth
       : undefined;
   if (why === undefined) return undefined;
   return `sandboxes and the Worker's state share a disk and ${why}: one sandbox can fill it under the service (put SANDBOX_DATA_DIR on a file system of its own)`;
+}
+
+/** Each sandbox's disk as the runtime has it: its size, and why sandboxes have none of their own, if they have not. */
+export interface SandboxDiskState {
+  bytes: number;
+  unavailable: string | undefined;
+  /** Sandboxes that may run at once (SANDBOX_MAX_SANDBOXES). */
+  sandboxes: number;
+}
+
+/**
+ * The start banner's word on the disk, or undefined when there is nothing to say: `disks` undefined
+ * where sandboxes are no containers (SANDBOX_ISOLATION=none).
+ */
+export function diskLine(dataDir: string, stateDir: string, sandboxesRunAsOthers: boolean, disks: SandboxDiskState | undefined): string | undefined {
+  if (disks && disks.unavailable === undefined) {
+    const free = freeBytes(stateDir);
+    const together = disks.bytes * disks.sandboxes;
+    if (statSync(existing(dataDir)).dev !== statSync(existing(stateDir)).dev || together <= free) return undefined;
+    return `the disks of ${disks.sandboxes} sandboxes (${gib(disks.bytes)} each, SANDBOX_DISK_MAX) can take more than is free where the Worker's state is (${gib(free)}), root's reserve included: together they can fill it (lower SANDBOX_DISK_MAX, or put SANDBOX_DATA_DIR on a file system of its own)`;
+  }
+  const why = disks?.unavailable ?? "sandboxes are no containers";
+  const shared = diskWarning(dataDir, stateDir, sandboxesRunAsOthers);
+  return `sandboxes have no disk of their own (${why}): they write on the data folder's disk${shared ? `; ${shared}` : ""}`;
+}
+
+function gib(bytes: number): string {
+  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }

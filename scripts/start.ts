@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { privateState } from "./private-state.ts";
-import { diskWarning } from "./disk-reserve.ts";
+import { diskLine } from "./disk-reserve.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { defaultDataDir, runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import { describeMechanism } from "../runtime/container/cgroups.ts";
@@ -140,8 +140,11 @@ const isolation =
     ? `none (SANDBOX_ISOLATION=none): commands run unconfined, as ${userInfo().username}, with this machine's files, processes and network`
     : `bwrap: each sandbox a container of its own (/workspace, root inside, ${process.getuid?.() === 0 ? "an unprivileged uid of its own outside" : `${userInfo().username} outside`}), no network unless it allows it`;
 const { limits } = runtime.pool.containerSettings;
-const disk = diskWarning(runtime.dataDir, settings.persistTo, runtime.isolation !== "none" && process.getuid?.() === 0);
-const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per process (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
+const { disks } = runtime.pool.containerSettings;
+const containers = runtime.isolation !== "none";
+const disk = diskLine(runtime.dataDir, settings.persistTo, containers && process.getuid?.() === 0, containers ? { bytes: disks.bytes, unavailable: await disks.probe(), sandboxes: runtime.pool.maxContainers } : undefined);
+const diskLimit = containers && disks.unavailable === undefined ? `, a disk of ${Math.round(limits.diskBytes / 1024 ** 2)} MiB` : "";
+const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per process${diskLimit} (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
   Sandbox service ready (Ctrl-C stops everything)
 

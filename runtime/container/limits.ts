@@ -1,5 +1,5 @@
 /**
- * What one sandbox may take of the machine: processes, memory, CPU share and open files. The
+ * What one sandbox may take of the machine: processes, memory, CPU share, open files and disk. The
  * operator sets them for every sandbox (the runtime's environment); defaults leave room for real
  * work (a build, a dev server, a notebook) and stop a fork bomb or a runaway allocation from taking
  * the host. How they are enforced (cgroups where the machine lets the runtime make them, rlimits
@@ -9,6 +9,9 @@
  *   SANDBOX_MEMORY_MAX   bytes, or with K/M/G suffix (default 2G)
  *   SANDBOX_CPU_WEIGHT   share of contended CPU, 1–10000, 100 being an ordinary process's (default 100)
  *   SANDBOX_NOFILE_MAX   open files per process (default 4096)
+ *   SANDBOX_DISK_MAX     bytes it may write, or with K/M/G/T suffix (default 4G, the disk of a
+ *                        `basic` instance on Cloudflare; enforced where a root runtime mounts each
+ *                        sandbox a disk of its own: disk.ts)
  *
  * Open files are bounded per sandbox too, not only per process: at most pids × open files in all (every
  * process a descriptor table of its own at most), lowered where that product would exceed half of the
@@ -22,6 +25,7 @@ export interface SandboxLimits {
   memoryBytes: number;
   cpuWeight: number;
   openFiles: number;
+  diskBytes: number;
 }
 
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
@@ -29,7 +33,11 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
   memoryBytes: 2 * 1024 ** 3,
   cpuWeight: 100,
   openFiles: 4096,
+  diskBytes: 4 * 1024 ** 3,
 };
+
+/** Less than this and a sandbox cannot hold its own layer and a checkout. */
+const MIN_DISK_BYTES = 16 * 1024 ** 2;
 
 /** Fewer open files than this and ordinary programs (a shell, Node) fail to start. */
 const MIN_OPEN_FILES = 64;
@@ -48,13 +56,16 @@ export function limitsFromEnv(env: Record<string, string | undefined>): SandboxL
   limits.pids = whole("SANDBOX_PIDS_MAX", 16, 4_194_304) ?? limits.pids;
   limits.cpuWeight = whole("SANDBOX_CPU_WEIGHT", 1, 10_000) ?? limits.cpuWeight;
   limits.openFiles = whole("SANDBOX_NOFILE_MAX", MIN_OPEN_FILES, 1_048_576) ?? limits.openFiles;
-  const memory = env.SANDBOX_MEMORY_MAX;
-  if (memory) {
-    const match = /^(\d+)([KMGT]?)$/i.exec(memory.trim());
-    const bytes = match ? Number(match[1]) * SUFFIX[match[2]!.toUpperCase()]! : NaN;
-    if (!Number.isFinite(bytes) || bytes < 64 * 1024 ** 2) throw new Error(`SANDBOX_MEMORY_MAX must be bytes (or K/M/G/T) of at least 64M, not "${memory}"`);
-    limits.memoryBytes = bytes;
-  }
+  const bytes = (name: string, min: number, minText: string): number | undefined => {
+    const text = env[name];
+    if (!text) return undefined;
+    const match = /^(\d+)([KMGT]?)$/i.exec(text.trim());
+    const value = match ? Number(match[1]) * SUFFIX[match[2]!.toUpperCase()]! : NaN;
+    if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be bytes (or K/M/G/T) of at least ${minText}, not "${text}"`);
+    return value;
+  };
+  limits.memoryBytes = bytes("SANDBOX_MEMORY_MAX", 64 * 1024 ** 2, "64M") ?? limits.memoryBytes;
+  limits.diskBytes = bytes("SANDBOX_DISK_MAX", MIN_DISK_BYTES, "16M") ?? limits.diskBytes;
   return limits;
 }
 

@@ -10,7 +10,7 @@
  */
 import { existsSync, fstatSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { IsolationInEffect, IsolationOptions } from "../../protocol/isolation.ts";
 import { ISOLATION_ENV } from "../../protocol/isolation.ts";
 import { CA_BUNDLE_VAR } from "../../protocol/network.ts";
@@ -26,6 +26,7 @@ import type { SandboxLimits } from "./limits.ts";
 import type { EgressRegistry } from "../egress/registry.ts";
 import { trustEgressAuthority } from "./layer.ts";
 import { closeHandles, openPathHandle, type PathHandle } from "./path-handle.ts";
+import { hasWorkspace, type SandboxDisk, type SandboxDisks } from "./disk.ts";
 
 /** What every container of one runtime shares. */
 export interface ContainerSettings {
@@ -48,6 +49,8 @@ export interface ContainerSettings {
   /** What each sandbox may take, and how that is enforced here. */
   limits: SandboxLimits;
   mechanism: () => LimitsMechanism;
+  /** The disk each container writes on (disk.ts). */
+  disks: SandboxDisks;
 }
 
 /** A container server with what the runtime lent it: its host user and, once assigned, its network. */
@@ -57,6 +60,8 @@ export interface ContainerRun {
   /** Checks that what the container bound is what was checked; throws if not. */
   verify?: () => Promise<void>;
   network?: { close(): void };
+  /** The disk it writes on, where sandboxes have disks of their own. */
+  disk?: SandboxDisk;
 }
 
 /** Whether a sandbox with these options may take a warm container (booted with the runtime's defaults). */
@@ -64,8 +69,20 @@ export function fitsWarm(options: IsolationOptions): boolean {
   return options.readOnlyPaths.length === 0 && options.readWritePaths.length === 0 && options.bwrapArgs.length === 0 && options.allowSystemBinaries;
 }
 
-/** Boots a container in `dir` that waits for its sandbox. */
-export async function spawnContainer(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid?: number): Promise<ContainerRun> {
+/**
+ * Boots a container in `dir` that waits for its sandbox, on `disk` (mounted at `dir`) where it has one.
+ * The disk is unmounted when the container exits, or if it cannot start.
+ */
+export async function spawnContainer(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid?: number, disk?: SandboxDisk): Promise<ContainerRun> {
+  try {
+    return await spawnOnDisk(settings, dir, options, preferredUid, disk);
+  } catch (error) {
+    disk?.release();
+    throw error;
+  }
+}
+
+async function spawnOnDisk(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid: number | undefined, disk: SandboxDisk | undefined): Promise<ContainerRun> {
   if (settings.unavailable) {
     throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${settings.unavailable}`, {
       isolation: "bwrap",
@@ -118,10 +135,11 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
     const made = group;
     void server.exited.then(() => {
       made?.remove();
+      disk?.release();
       void settings.users.release(user);
     });
     const checked = [...readOnly, ...readWrite];
-    return { server, user, verify: () => verifyBinds(server, checked) };
+    return { server, user, verify: () => verifyBinds(server, checked), ...(disk ? { disk } : {}) };
   } catch (error) {
     group?.remove();
     void settings.users.release(user);
@@ -129,12 +147,26 @@ export async function spawnContainer(settings: ContainerSettings, dir: string, o
   }
 }
 
-/** Starts a container for the sandbox whose folder is `sandboxDir` (its workspace kept, its layer made anew). */
-export function spawnColdContainer(settings: ContainerSettings, sandboxDir: string, options: IsolationOptions): Promise<ContainerRun> {
+/**
+ * Starts a container for the sandbox whose folder is `sandboxDir` (its workspace kept, its layer made
+ * anew), on its own disk where sandboxes have disks.
+ */
+export async function spawnColdContainer(settings: ContainerSettings, sandboxDir: string, options: IsolationOptions): Promise<ContainerRun> {
+  const disk = await settings.disks.open(sandboxDir, basename(sandboxDir));
   const workspace = join(sandboxDir, "workspace");
   // The uid the workspace already belongs to, where free: then no file needs a new owner.
   const owner = existsSync(workspace) ? statSync(workspace).uid : undefined;
-  return spawnContainer(settings, sandboxDir, options, owner);
+  return spawnContainer(settings, sandboxDir, options, owner, disk);
+}
+
+/**
+ * Whether the sandbox in `sandboxDir` may take a warm container: always where sandboxes have no disks
+ * of their own (its workspace moves into the container's); where they have, only while it has written
+ * nothing yet (the warm container's disk becomes its own, and a disk's files cannot move by rename).
+ */
+export function mayTakeWarm(settings: ContainerSettings, sandboxDir: string): boolean {
+  if (settings.disks.unavailable) return true;
+  return !settings.disks.has(basename(sandboxDir)) && !hasWorkspace(sandboxDir);
 }
 
 /**
@@ -142,7 +174,13 @@ export function spawnColdContainer(settings: ContainerSettings, sandboxDir: stri
  * the one the container has bound (entry by entry: a rename each), then the container's folders take
  * the sandbox's place. Nothing of the sandbox runs meanwhile: its last container has exited.
  */
-export function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: boolean): void {
+export async function adoptWarm(run: ContainerRun, sandboxDir: string, ephemeral: boolean): Promise<void> {
+  if (run.disk) {
+    // Its disk, the container's folders on it, becomes the sandbox's (mayTakeWarm: it has none yet).
+    await run.disk.adopt(sandboxDir, basename(sandboxDir));
+    run.server.folderMoved(sandboxDir);
+    return;
+  }
   const warmDir = join(run.server.logPath, "..");
   const workspace = join(sandboxDir, "workspace");
   const warmWorkspace = join(warmDir, "workspace");
@@ -190,8 +228,14 @@ export function containerWalls(options: IsolationOptions, user: HostUser | undef
     container: true,
     ...(user ? { hostUid: user.uid } : {}),
     ...(version ? { version } : {}),
-    limits: { ...settings.limits, enforcedBy: describeMechanism(settings.mechanism()) },
+    limits: reportedLimits(settings),
   };
+}
+
+/** The limits a container is held to, as reported: its disk only where it has one of that size. */
+export function reportedLimits(settings: ContainerSettings): NonNullable<IsolationInEffect["limits"]> {
+  const { diskBytes, ...rest } = settings.limits;
+  return { ...rest, ...(settings.disks.unavailable ? {} : { diskBytes }), enforcedBy: describeMechanism(settings.mechanism()) };
 }
 
 /**

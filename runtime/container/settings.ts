@@ -1,7 +1,7 @@
 /**
  * What every container of one runtime shares, found once: bubblewrap and the egress tools as this
  * machine has them, the host users lent to containers, the operator's allowed host paths (their real paths),
- * and the root file system containers run on.
+ * the root file system containers run on, and the disks sandboxes write on.
  */
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
@@ -10,6 +10,7 @@ import { findExecutable } from "../../server-kit/executables.ts";
 import { DEFAULT_UID_BASE, HostUsers } from "./host-users.ts";
 import { detectLimits, type LimitsMechanism } from "./cgroups.ts";
 import { seccompUnsupported } from "./seccomp.ts";
+import { SandboxDisks } from "./disk.ts";
 import { DEFAULT_SANDBOX_LIMITS, fitFileTable, hostFileTable, type SandboxLimits } from "./limits.ts";
 import type { ContainerSettings } from "./sandbox-container.ts";
 import { EgressRegistry, type EgressTools } from "../egress/registry.ts";
@@ -39,6 +40,7 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
   // A container runs under its seccomp filter or not at all.
   const unfiltered = seccompUnsupported();
   const dirs = [...(process.env.PATH ?? "").split(":").filter(Boolean), ...SYSTEM_DIRS];
+  const limits = fitFileTable(input.limits ?? DEFAULT_SANDBOX_LIMITS, hostFileTable());
   return {
     users: new HostUsers(input.uidBase ?? DEFAULT_UID_BASE, input.switchUsers ?? process.getuid?.() === 0),
     bwrap: support.bwrap.path ?? input.bwrapPath ?? "bwrap",
@@ -48,7 +50,8 @@ export function containerSettings(input: ContainerSettingsInput): ContainerSetti
     ...(input.rootfs ? { rootfs: realOrSelf(resolve(input.rootfs)) } : {}),
     allowedPaths: (input.allowedPaths ?? []).map(realOrSelf),
     dataDir: realOrSelf(input.dataDir),
-    limits: fitFileTable(input.limits ?? DEFAULT_SANDBOX_LIMITS, hostFileTable()),
+    limits,
+    disks: new SandboxDisks(realOrSelf(input.dataDir), limits.diskBytes),
     ...(input.stageServer ? { stageServer: input.stageServer } : {}),
     mechanism: lazyMechanism(),
   };

@@ -33,6 +33,9 @@ export const OS_PACKAGES: readonly OsPackage[] = [
   { name: "bubblewrap", probe: { commands: ["bwrap"] }, needs: ["start", "test", "image"], why: "sandbox isolation, and running the built image" },
   { name: "slirp4netns", probe: { commands: ["slirp4netns"] }, needs: ["start", "test"], why: "the network of commands the container server confines itself (SANDBOX_ISOLATION of a server)" },
   { name: "util-linux", probe: { commands: ["unshare", "nsenter", "setpriv", "flock"] }, needs: ["start", "test"], why: "unshare, nsenter and setpriv for sandbox networks, flock for the host uids a runtime leases" },
+  // chattr stands for the package: mkfs.ext4 is in /usr/sbin, off an ordinary user's PATH (only a root runtime makes disks).
+  { name: "e2fsprogs", probe: { commands: ["chattr"] }, needs: ["start", "test"], why: "mkfs.ext4 for each sandbox's disk of its own (SANDBOX_DISK_MAX)" },
+  { name: "mount", probe: { commands: ["mount", "umount"] }, needs: ["start", "test"], why: "mounting each sandbox's disk of its own" },
   { name: "perl-base", probe: { commands: ["perl"] }, needs: ["start", "test"], why: "the egress proxy's transparent listener (IP_TRANSPARENT, which Node cannot set)" },
   { name: "nftables", probe: { commands: ["nft"] }, needs: ["start", "test"], why: "a sandbox network's only way out: its egress proxy" },
   { name: "iproute2", probe: { commands: ["ip"] }, needs: ["start", "test"], why: "the address and route of a sandbox network" },

@@ -30,7 +30,7 @@ let second: OtherRuntime | undefined;
 beforeAll(() => {
   dataDir = tempDataDir();
   const dir = join(dataDir.path, "first-stack");
-  first = new ContainerPool({ dataDir: dir, launcher: directLauncher, isolation: { mode: "bwrap", env: {} }, stopGraceMs: 1_000, containers: containerSettings({ dataDir: dir, limits: LIMITS }) });
+  first = new ContainerPool({ dataDir: dir, launcher: directLauncher, isolation: { mode: "bwrap", env: {} }, stopGraceMs: 1_000, containers: containerSettings({ dataDir: dir, limits: { ...LIMITS, diskBytes: 1024 ** 3 } }) });
 });
 afterAll(async () => {
   if (second && second.child.exitCode === null) {

@@ -25,7 +25,7 @@ beforeAll(() => {
     launcher: directLauncher,
     isolation: { mode: "bwrap", env: {} },
     stopGraceMs: 1_000,
-    containers: containerSettings({ dataDir: dir, limits: LIMITS }),
+    containers: containerSettings({ dataDir: dir, limits: { ...LIMITS, diskBytes: 1024 ** 3 } }),
   });
 });
 afterAll(async () => {

@@ -1,10 +1,9 @@
 /**
- * A sandbox that fills the disk the service's state shares: a stack of its own with its sandboxes and
- * the Worker's state on a small ext4 file system (loop-mounted; root only), the usual 5% of its
- * blocks kept for root. A command writes zeros until the disk refuses; then the filler's next write
- * is 507 INSUFFICIENT_STORAGE, while another sandbox runs commands, its Durable Object goes on writing
- * its storage (a config, an egress secret) and a snapshot of 3 MiB lands in the local bucket: the
- * service writes as root, its sandboxes as unprivileged users, for whom the disk is full first.
+ * A sandbox that fills its disk, through the whole chain: a stack of its own with its sandboxes and
+ * the Worker's state on a small ext4 file system (loop-mounted; root only), each sandbox's own disk
+ * 64 MiB (SANDBOX_DISK_MAX). A command writes zeros until its disk refuses; then the filler's next
+ * write is 507 INSUFFICIENT_STORAGE, while another sandbox runs commands, its Durable Object goes on
+ * writing its storage (a config, an egress secret) and a snapshot of 3 MiB lands in the local bucket.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -31,7 +30,7 @@ beforeAll(async () => {
   execFileSync("truncate", ["-s", "192M", image]);
   execFileSync("mkfs.ext4", ["-q", "-m", "5", image]);
   execFileSync("mount", ["-o", "loop", image, mountPoint]);
-  stack = await startOwnStack("full-disk", { dataDir: mountPoint });
+  stack = await startOwnStack("full-disk", { dataDir: mountPoint, env: { SANDBOX_DISK_MAX: "64M" } });
 }, 180_000);
 
 afterAll(async () => {

@@ -22,7 +22,7 @@ export interface OwnStack {
 }
 
 /** `dataDir`: the folder its sandboxes and state go in (the caller's to remove); default a temporary one. */
-export async function startOwnStack(label: string, options: { dataDir?: string } = {}): Promise<OwnStack> {
+export async function startOwnStack(label: string, options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<OwnStack> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `sandbox-${label}-`));
   // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
   chmodSync(dataDir, 0o711);
@@ -30,7 +30,7 @@ export async function startOwnStack(label: string, options: { dataDir?: string }
   const port = await freePort();
   const stack = spawn(process.execPath, [join(root, "scripts/start.ts")], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), SANDBOX_API_TOKEN: token, SANDBOX_DATA_DIR: join(dataDir, "sandboxes"), WRANGLER_PERSIST_TO: join(dataDir, "state") },
+    env: { ...process.env, PORT: String(port), SANDBOX_API_TOKEN: token, SANDBOX_DATA_DIR: join(dataDir, "sandboxes"), WRANGLER_PERSIST_TO: join(dataDir, "state"), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
