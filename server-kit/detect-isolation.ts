@@ -1,8 +1,9 @@
 /**
  * What isolation this machine offers. bubblewrap counts as available only when a trial sandbox with
  * the namespaces we use actually starts: an installed binary is not enough (containers often forbid
- * user or pid namespaces). Probed once per process and binary (about 10 ms), synchronously: the
- container server asks at start, the local runtime when a caller asks what the machine offers.
+ * user or pid namespaces). Probed once per process and binary (about 10 ms), synchronously: a
+ container server asks when it starts under bwrap (one without never does), a pooled one ahead of
+ its sandbox, the local runtime when a caller asks what the machine offers.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";

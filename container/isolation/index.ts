@@ -49,7 +49,8 @@ export interface IsolationSetup {
 
 export class CommandIsolation {
   readonly options: IsolationOptions;
-  readonly support: IsolationSupport;
+  /** What this machine offers, probed when first asked (only a server under bwrap asks). */
+  #support: IsolationSupport | undefined;
   /** Per-run state files: where the server reads them and where commands write them. */
   readonly runsDir: { host: string; visible: string };
   readonly #layout: BwrapLayout | undefined;
@@ -61,13 +62,13 @@ export class CommandIsolation {
   /** How the server reaches a port of the sandbox (preview ports). */
   readonly ports: PortConnector;
 
-  constructor(options: IsolationOptions, setup: IsolationSetup, support: IsolationSupport = detectIsolation()) {
+  constructor(options: IsolationOptions, setup: IsolationSetup, support?: IsolationSupport) {
     this.options = options;
-    this.support = support;
-    if (options.isolation === "bwrap" && !support.bwrap.available) {
-      throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${support.bwrap.reason}`, {
+    this.#support = support;
+    if (options.isolation === "bwrap" && !this.support.bwrap.available) {
+      throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${this.support.bwrap.reason}`, {
         isolation: "bwrap",
-        reason: support.bwrap.reason,
+        reason: this.support.bwrap.reason,
       });
     }
     const networkPrograms = options.isolation === "bwrap" && options.allowNetwork ? findNetworkPrograms() : undefined;
@@ -103,7 +104,7 @@ export class CommandIsolation {
     }
     const tmpSource = path.join(this.#stateDir, "tmp");
     mkdirSync(tmpSource, { recursive: true, mode: 0o1777 });
-    const layout: BwrapLayout = { binary: support.bwrap.path ?? "bwrap", options, workspace: setup.workspace, tmpSource };
+    const layout: BwrapLayout = { binary: this.support.bwrap.path ?? "bwrap", options, workspace: setup.workspace, tmpSource };
     const home = setup.home;
     if (home && home !== "/" && path.isAbsolute(home) && !this.#isBoundAsIs(home, setup.workspace)) {
       layout.home = { path: home, source: path.join(this.#stateDir, "home") };
@@ -115,6 +116,14 @@ export class CommandIsolation {
     this.ports = new ForwarderConnector(() => network.commandPrefix(), path.join(this.#stateDir, "ports.sock"));
     this.#baseArgs = bwrapBaseArgs(layout, ["--bind", runs, RUNS_PATH]);
     this.runsDir = { host: runs, visible: RUNS_PATH };
+  }
+
+  /**
+   * Probing bubblewrap spawns it twice: a server without it (a container's, which has its walls
+   * already) never does, and one under bwrap does it once, when it is made.
+   */
+  get support(): IsolationSupport {
+    return (this.#support ??= detectIsolation());
   }
 
   info(): IsolationInEffect {
