@@ -1,9 +1,11 @@
 /**
  * Server memory while one process writes 1 GiB: resident set size of the server process, sampled
  * every 20 ms, against its idle size — once streamed to a reader, once as a background process that
- * nobody reads (the ring buffer drops old output).
+ * nobody reads (the ring buffer drops old output). First, an idle server's own memory beside a bare
+ * Node server's (idle-server-memory.ts).
  */
 import { streamThrough, fastWriter } from "./container-stream.ts";
+import { idleServerMemory } from "./idle-server-memory.ts";
 import { mib, postJson, rssBytes, startServerProcess } from "./support.ts";
 import type { BenchModule, BenchRow } from "./types.ts";
 
@@ -24,6 +26,7 @@ async function peakDuring(pid: number, work: () => Promise<unknown>): Promise<nu
 const bench: BenchModule = {
   name: "container-memory",
   async run() {
+    const idleTable = await idleServerMemory();
     const server = await startServerProcess();
     try {
       // Warm the code paths first so JIT and first-use allocations are not counted as growth.
@@ -54,6 +57,7 @@ const bench: BenchModule = {
         met: peak - idle < AIM,
       });
       return [
+        idleTable,
         {
           title: "Server memory while one process writes 1 GiB",
           baselineLabel: "server RSS when idle",

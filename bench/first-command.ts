@@ -11,6 +11,7 @@ import { readFileSync, readlinkSync } from "node:fs";
 import type { RuntimeHealth } from "../protocol/runtime.ts";
 import { descendantsOf } from "../runtime/process-tree.ts";
 import { percentile, send, startStack, type Stack } from "./chain-stack.ts";
+import { privateAndProportional } from "./idle-server-memory.ts";
 import { median, mib } from "./support.ts";
 import type { BenchModule, BenchTable } from "./types.ts";
 
@@ -40,13 +41,6 @@ interface Measured {
 function statusBytes(pid: number, field: "VmRSS"): number {
   const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   return kb * 1024;
-}
-
-/** Figures of /proc/<pid>/smaps_rollup, in bytes: USS (private pages, clean and dirty) and PSS. */
-function privateAndProportional(pid: number): { uss: number; pss: number } {
-  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0) * 1024;
-  return { uss: kb("Private_Clean") + kb("Private_Dirty"), pss: kb("Pss") };
 }
 
 /** Container servers of the stack that serve a sandbox (their folder is a sandbox's workspace). */
