@@ -58,9 +58,15 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
+            // The service's Worker, but sandboxes named platform-… take the platform's path (test/worker/entry.ts).
+            main: "./test/worker/entry.ts",
             miniflare: {
+              // workerd's own container client runs each Sandbox's container (the plugin turns wrangler.toml's
+              // containers off, and passes on no container engine: test/worker/workerd-on-engine.sh gives workerd
+              // the runtime's engine at the socket path it dials by default).
+              durableObjects: { Sandbox: { className: "Sandbox", useSQLite: true, container: { imageName: "cloudflare-dev/sandbox:workers-tests" } } },
               bindings: {
-                SANDBOX_CONTAINER_URL: inject("runtimeUrl"),
+                SANDBOX_CONTAINER_URL: inject("runtimeApiUrl"),
                 SANDBOX_RUNTIME_SECRET: inject("runtimeSecret"),
                 SANDBOX_API_TOKEN: TEST_API_TOKEN,
                 SANDBOX_PREVIEW_DOMAIN: TEST_PREVIEW_DOMAIN,
