@@ -139,13 +139,15 @@ export class Sidecar {
       upstream.pipe(client);
       client.pipe(upstream);
     });
+    // A server that answers before it has read a whole request (a refused upload) closes with the body
+    // unread, which resets the connection: what it answered is still passed on before the tunnel ends.
     upstream.once("error", () => {
       if (!connected) client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-      else client.destroy();
+      else client.end();
     });
     client.once("error", () => upstream.destroy());
     client.once("close", () => upstream.destroy());
-    upstream.once("close", () => client.destroy());
+    upstream.once("close", () => client.end());
   }
 }
 
