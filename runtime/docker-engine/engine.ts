@@ -135,9 +135,10 @@ export class DockerEngine {
     const secret = env[ENGINE_SERVER_SECRET_VAR];
     delete env[ENGINE_SERVER_SECRET_VAR];
     if (!sidecar && !secret) throw new EngineError(400, `the container's environment must carry ${ENGINE_SERVER_SECRET_VAR}: the secret its server answers to`);
-    const settings = this.#settingsOf(env[ENGINE_START_VAR]);
+    const named = sandboxKeyOf(sidecar ? appNameOf(name) : name);
+    const settings = this.#settingsOf(env[ENGINE_START_VAR], named);
     delete env[ENGINE_START_VAR];
-    const key = settings.key ?? sandboxKeyOf(sidecar ? appNameOf(name) : name);
+    const key = settings.key ?? named;
     // One sandbox, one container: a key another container holds would share its folder and its pool slot.
     const holder = sidecar ? undefined : this.list().find((other) => !other.sidecar && other.key === key && other.status === "running");
     if (holder) throw new EngineError(409, `Conflict. The sandbox key "${key}" is in use by the container "/${holder.name}"`);
@@ -170,8 +171,8 @@ export class DockerEngine {
     return container;
   }
 
-  /** ENGINE_START_VAR's settings, checked against the operator's walls; 400 or 403 with the reason. */
-  #settingsOf(text: string | undefined): EngineStartSettings {
+  /** ENGINE_START_VAR's settings, checked against the operator's walls; 400 or 403 with the reason (kept for the sandbox's key, else `named`). */
+  #settingsOf(text: string | undefined, named: string): EngineStartSettings {
     if (text === undefined) return {};
     let parsed;
     try {
@@ -184,7 +185,9 @@ export class DockerEngine {
       checkIsolationRequest(this.#policy, parsed.data.isolation ?? {});
     } catch (error) {
       const refusal = refusalOf(error);
-      throw refusal ? refusalError(refusal) : error;
+      if (!refusal) throw error;
+      this.#refusals.set(parsed.data.key ?? named, refusal);
+      throw refusalError(refusal);
     }
     return parsed.data;
   }
