@@ -388,9 +388,6 @@ export class Sandbox extends Container<Env> implements SandboxObject {
       });
       this.#startup = { startedAt: new Date(startedAt).toISOString(), readyMs: Date.now() - startedAt, probes: this.#probes };
     } catch (error) {
-      // A start that failed while its port was probed leaves the base class's watch of the run (a field its
-      // types call private; the package is pinned to an exact version) without a handler: it is handled here.
-      (this as unknown as { monitor?: Promise<unknown> }).monitor?.catch(() => undefined);
       // The runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): its code is kept.
       throw await startFailure(error, this.#runtime, this.#engineName());
     }
