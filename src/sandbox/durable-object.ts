@@ -302,13 +302,11 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     const portParts = portRequestParts(request);
     if (portParts) return servePort(this.#shell, portParts, request);
     const terminalId = terminalSocketId(request);
-    if (terminalId === undefined) {
-      // Anything else goes to the container's server as the base class sends it, started as every call starts it.
-      await rpcGuard(() => this.#ensureRunning());
-      return super.fetch(authorized(request, this.#serverSecret));
-    }
     try {
-      return await this.connectTerminal(terminalId, request);
+      if (terminalId !== undefined) return await this.connectTerminal(terminalId, request);
+      // Anything else goes to the container's server as the base class sends it, started as every call starts it.
+      await this.#ensureRunning();
+      return await super.fetch(authorized(request, this.#serverSecret));
     } catch (error) {
       const coded = fromRpcError(error);
       return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
