@@ -44,6 +44,9 @@ export interface SidecarTarget {
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
+/** Longest a tunnel whose server is gone goes on reading what its caller still sends. */
+const TUNNEL_DRAIN_MS = 5_000;
+
 export class Sidecar {
   readonly #tcp: Server;
   readonly #http = createHttpServer();
@@ -140,14 +143,22 @@ export class Sidecar {
       client.pipe(upstream);
     });
     // A server that answers before it has read a whole request (a refused upload) closes with the body
-    // unread, which resets the connection: what it answered is still passed on before the tunnel ends.
+    // unread, which resets its connection: what it answered is still passed on, and what the caller
+    // still sends is read and dropped (for a moment at most), so the caller gets to read the answer.
+    const finish = () => {
+      client.unpipe(upstream);
+      client.on("data", () => undefined);
+      client.resume();
+      client.end();
+      setTimeout(() => client.destroy(), TUNNEL_DRAIN_MS).unref();
+    };
     upstream.once("error", () => {
       if (!connected) client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-      else client.end();
+      else finish();
     });
     client.once("error", () => upstream.destroy());
     client.once("close", () => upstream.destroy());
-    upstream.once("close", () => client.end());
+    upstream.once("close", finish);
   }
 }
 
