@@ -56,7 +56,8 @@ export async function startFailure(error: unknown, runtime: RuntimeChannel | und
     refusal = (await runtime.state()).startRefusal;
   } catch (unreachable) {
     // The runtime is gone with its engine: say so, and what to start.
-    return runtimeCoded(unreachable) as SandboxError;
+    const coded = runtimeCoded(unreachable);
+    return coded instanceof SandboxError ? coded : failure;
   }
   return refusal ? errorFromCode(refusal.code, refusal.message, { cause: error }) : failure;
 }
