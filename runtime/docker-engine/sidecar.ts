@@ -133,7 +133,10 @@ export class Sidecar {
       client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
       return;
     }
-    const upstream = connect({ host: "127.0.0.1", port: serverPort });
+    // No Nagle on either leg: a request written in parts (head, then body) would otherwise wait for the
+    // server's delayed acknowledgement, tens of milliseconds per call.
+    const upstream = connect({ host: "127.0.0.1", port: serverPort, noDelay: true });
+    client.setNoDelay(true);
     let connected = false;
     upstream.once("connect", () => {
       connected = true;
