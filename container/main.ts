@@ -3,7 +3,8 @@
  * (default 127.0.0.1; the image sets 0.0.0.0), WORKSPACE (default .sandbox/workspace),
  * SANDBOX_HOME (HOME of commands; default the workspace), SANDBOX_LISTEN_FD (serve on that inherited
  * listening socket instead of PORT: the runtime's containers). With SANDBOX_SECRET_FROM_STDIN=1 (the local
- * runtime sets it) the server reads its secret from stdin and answers only to requests carrying it.
+ * runtime sets it) the server reads its secret from stdin and answers only to requests carrying it;
+ * else from SANDBOX_ENGINE_SERVER_SECRET, where the Durable Object puts it on Cloudflare.
  *
  * Before serving, it re-executes itself (same pid) for two reasons:
  * - with a scrubbed environment (boot/server-env.ts): only the variables the server reads, so what
@@ -23,7 +24,7 @@
 import { fileURLToPath } from "node:url";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ASSIGNMENT_FROM_STDIN_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/server-env-names.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, ENGINE_SERVER_SECRET_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../protocol/server-env-names.ts";
 import { BUNDLE_ENTRY } from "../server-kit/bundle-layout.ts";
 import { serverNodeFlags } from "../server-kit/node-flags.ts";
 import { hasForeignVariables, serverEnvironment } from "./boot/server-env.ts";
@@ -66,7 +67,11 @@ if (process.env[ASSIGNMENT_FROM_STDIN_VAR] === "1") {
   secret = assignment.secret;
 } else if (process.env[SECRET_FROM_STDIN_VAR] === "1") {
   secret = readSecret();
+} else if (process.env[ENGINE_SERVER_SECRET_VAR]) {
+  // On Cloudflare: the Durable Object's secret, which came in the container's environment.
+  secret = process.env[ENGINE_SERVER_SECRET_VAR];
 }
+delete process.env[ENGINE_SERVER_SECRET_VAR];
 
 // Before listening: a stop asked for the moment the port is open (the runtime may ask that soon) is
 // a clean one. A stop that comes before the server exists ends the process once it does.

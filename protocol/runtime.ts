@@ -1,7 +1,7 @@
 /**
- * The local container runtime's wire contract (runtime/ serves it, the Durable Object's stand-in
- * `ctx.container` calls it). Only used on a developer machine: in production workerd provides
- * `ctx.container` and none of this is involved.
+ * The local container runtime's wire contract (runtime/ serves it; the Durable Object's runtime
+ * channel calls what only the runtime offers, its container runs through the runtime's Docker engine).
+ * Only used on a developer machine: on Cloudflare none of this is involved.
  *
  * Every call carries the runtime's secret (`Authorization: Bearer <secret>`), else 401 UNAUTHORIZED:
  * the runtime listens on loopback, where commands of the sandboxes can reach it too.
@@ -26,6 +26,8 @@
 import * as z from "zod";
 import { isolationRequestSchema } from "./isolation.ts";
 import { networkPolicySchema } from "./network.ts";
+import { sandboxIdSchema } from "./sandbox.ts";
+import type { ErrorCode } from "./errors.ts";
 
 /** A sandbox's egress as its Durable Object hands it to the runtime: the policy, and the values of the secrets it names. */
 export const runtimeEgressSchema = z.strictObject({
@@ -41,7 +43,7 @@ export { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, S
  * The env var a container created through the runtime's Docker engine must carry: the secret its
  * server answers to. The engine takes it out of the container's environment (no command sees it).
  */
-export const ENGINE_SERVER_SECRET_VAR = "SANDBOX_ENGINE_SERVER_SECRET";
+export { ENGINE_SERVER_SECRET_VAR } from "./server-env-names.ts";
 
 /** The port the container server listens on inside a container (the Durable Object's defaultPort). */
 export const CONTAINER_SERVER_PORT = 3000;
@@ -93,12 +95,17 @@ export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
 
 /**
  * The env var a container created through the runtime's Docker engine may carry with what its
- * sandbox asks beyond the container's own settings: its isolation and its network policy (with the
- * secrets it names), as JSON of `EngineStartSettings`. The engine takes it out of the container's
- * environment and applies it as a start through the runtime's API would.
+ * sandbox asks beyond the container's own settings: the sandbox key the runtime knows it by (its
+ * folder, egress entry and pool slot, which the runtime's own API addresses too; without one, the
+ * key comes from the container's name), its isolation and its network policy (with the secrets it
+ * names), as JSON of `EngineStartSettings`. The engine takes it out of the container's environment
+ * and applies it as a start through the runtime's API would.
  */
 export const ENGINE_START_VAR = "SANDBOX_ENGINE_START";
-export const engineStartSettingsSchema = runtimeStartRequestSchema.pick({ isolation: true, egress: true }).strict();
+export const engineStartSettingsSchema = runtimeStartRequestSchema
+  .pick({ isolation: true, egress: true })
+  .extend({ key: sandboxIdSchema.optional() })
+  .strict();
 export type EngineStartSettings = z.output<typeof engineStartSettingsSchema>;
 
 /** `POST /containers/{key}/signal`: a signal number, as `ctx.container.signal(signo)` takes it. */
@@ -120,6 +127,16 @@ export interface RuntimeContainerInfo {
   logTail?: string;
   /** Its traffic goes out only through the egress proxy, under the sandbox's network policy (a container with network). */
   egressProxy?: boolean;
+  /**
+   * Why the last start of its container through the Docker engine was refused, with the runtime's code
+   * (workerd tells its Durable Object no reason for a failed start); gone once a start succeeds.
+   */
+  startRefusal?: StartRefusal;
+}
+
+export interface StartRefusal {
+  code: ErrorCode;
+  message: string;
 }
 
 /**

@@ -12,6 +12,14 @@
 export const SECRET_FROM_STDIN_VAR = "SANDBOX_SECRET_FROM_STDIN";
 
 /**
+ * The secret a container server answers to, as its Durable Object gives it to every start of its
+ * container (in the container's environment: the one way in that `ctx.container.start` has). The local
+ * runtime's Docker engine takes it out of the environment and hands it to the server on stdin; on
+ * Cloudflare the server reads it here.
+ */
+export const ENGINE_SERVER_SECRET_VAR = "SANDBOX_ENGINE_SERVER_SECRET";
+
+/**
  * Set to "1" on a container server the runtime starts before it knows its sandbox (a warm server, and
  * every start of the default launcher): the server boots, then reads a `ServerAssignment` from stdin
  * and only then takes its settings and listens. What a sandbox is given never enters the server's

@@ -13,6 +13,7 @@ import {
   runtimeStartRequestSchema,
   type RuntimeHealth,
   type RuntimeStartAnswer,
+  type StartRefusal,
 } from "../protocol/runtime.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { readJsonBody } from "../server-kit/http/body.ts";
@@ -40,6 +41,8 @@ export interface RuntimeContext {
   readonly policy: OperatorPolicy;
   /** Told when a caller asks a container to stop (sleep, destroy), so a watcher can tell that from a crash. */
   readonly onStopAsked?: ((key: string) => void) | undefined;
+  /** Why each sandbox's last start through the Docker engine was refused (docker-engine/engine.ts). */
+  readonly startRefusals: ReadonlyMap<string, StartRefusal>;
 }
 
 /** Signals that stop a container server (what a sleep or a destroy sends). */
@@ -102,7 +105,9 @@ async function start(ctx: RuntimeRequest): Promise<void> {
 }
 
 function info(ctx: RuntimeRequest): void {
-  sendJson(ctx.res, 200, ctx.runtime.pool.info(containerKey(ctx)));
+  const key = containerKey(ctx);
+  const startRefusal = ctx.runtime.startRefusals.get(key);
+  sendJson(ctx.res, 200, { ...ctx.runtime.pool.info(key), ...(startRefusal ? { startRefusal } : {}) });
 }
 
 async function waitForExit(ctx: RuntimeRequest): Promise<void> {

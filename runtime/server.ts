@@ -7,6 +7,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { makeFolder } from "./folders.ts";
 import { join, resolve } from "node:path";
 import type { IsolationMode } from "../protocol/isolation.ts";
+import type { StartRefusal } from "../protocol/runtime.ts";
 import { Router } from "../server-kit/http/router.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
 import { newSecret } from "../server-kit/http/bearer.ts";
@@ -123,13 +124,14 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   });
 
   const policy: OperatorPolicy = { floor: isolation, allowedPaths: [...(options.allowedPaths ?? [])], networkAllowed };
-  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy, onStopAsked: options.onStopAsked };
+  const startRefusals = new Map<string, StartRefusal>();
+  const runtime: RuntimeContext = { pool, dataDir, isolation, bwrapPath, policy, onStopAsked: options.onStopAsked, startRefusals };
   const secret = options.secret ?? newSecret();
   const requests = routeRequests(new Router(RUNTIME_ROUTES), (req, res, url, params): RuntimeRequest => ({ req, res, url, params, runtime }), {
     secret,
   });
   const { server, port, url } = await listen(requests, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
-  const engine = await startEngine(pool, policy, dataDir);
+  const engine = await startEngine(pool, policy, dataDir, startRefusals);
 
   let closing: Promise<void> | undefined;
   return {

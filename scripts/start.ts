@@ -1,7 +1,9 @@
 /**
  * `npm start`: the whole service on this machine, no Docker. Runs the local container runtime and the
- * Worker under wrangler's dev server (worker-dev.ts; containers disabled: the runtime stands in for
- * them) together; prints the URL and API token; one Ctrl-C stops both. Both are watched
+ * Worker under wrangler's dev server (worker-dev.ts) together, with containers on: wrangler and
+ * workerd run each sandbox's container through the runtime's Docker engine (WRANGLER_DOCKER_HOST)
+ * and its `docker` command stand-in (WRANGLER_DOCKER_BIN, scripts/docker-cli/), so the Durable
+ * Object's `ctx.container` is workerd's own, as on Cloudflare; prints the URL and API token; one Ctrl-C stops both. Both are watched
  * (supervise/): a Worker whose workerd or process died is brought back on the same port, with a
  * health line saying so; what cannot be brought back stops everything with a failure.
  *
@@ -96,7 +98,15 @@ const settings: WorkerDevSettings = {
 // The Worker's state holds every sandbox's secrets and snapshots: its owner's only (private-state.ts).
 privateState(settings.persistTo);
 const startWorker = () =>
-  startWorkerProcess(settings, root, { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" });
+  startWorkerProcess(settings, root, {
+    ...process.env,
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_SEND_METRICS: "false",
+    // Containers through the runtime's engine, and the docker command wrangler runs (build, pull, …) its stand-in.
+    WRANGLER_DOCKER_HOST: runtime.engine.url,
+    WRANGLER_DOCKER_BIN: `${root}scripts/docker-cli/docker`,
+    SANDBOX_NODE: process.execPath,
+  });
 
 let supervisor: WorkerSupervisor | undefined;
 let runtimeWatch: RuntimeWatch | undefined;
@@ -153,7 +163,7 @@ console.log(`
     Isolation: ${isolation}
     Limits:    ${limitsLine}
     Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)${disk === undefined ? "" : `\n    Disk:      ${disk}`}
-    Docker:    ${runtime.engine.url}  (the runtime's Docker Engine API, for workerd's own containers: docs/local-development.md)
+    Docker:    ${runtime.engine.url}  (the runtime's Docker Engine API: workerd runs each sandbox's container through it)
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
     Previews:  ${previewsLine(settings.vars, workerPort)}
     API docs:  ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/v1/docs  ·  ` : ""}${url}/v1/openapi.json${inspectorPort === undefined ? "" : `\n    Inspector: ${HOST}:${inspectorPort}  (it reads every binding: keep it closed on shared machines)`}

@@ -5,6 +5,7 @@
  * local user) or in an environment. The Worker's inspector, which can read every binding, stays
  * closed unless a port is given for it. Answers `{ready}` or `{error}`; SIGTERM stops it.
  */
+import { randomUUID } from "node:crypto";
 import { unstable_startWorker } from "wrangler";
 
 export interface WorkerDevSettings {
@@ -56,7 +57,10 @@ process.once("message", async (settings: WorkerDevSettings) => {
         server: { hostname: settings.host, port: settings.port },
         inspector: settings.inspectorPort === undefined ? false : { hostname: settings.host, port: settings.inspectorPort },
         persist: settings.persistTo,
-        enableContainers: false,
+        // workerd's own containers, through the runtime's engine (start.ts points wrangler at it).
+        enableContainers: true,
+        // The tag of this start's image (cloudflare-dev/sandbox:<id>), new at each start as `wrangler dev` makes it.
+        containerBuildId: randomUUID().slice(0, 8),
         watch: true,
       },
     });
@@ -64,7 +68,9 @@ process.once("message", async (settings: WorkerDevSettings) => {
     await worker.ready;
     answer({ ready: true });
   } catch (error) {
-    answer({ error: (error as Error).message });
+    // wrangler's own message is generic ("An error occurred when starting the server"): its cause says what.
+    const cause = (error as Error).cause;
+    answer({ error: `${(error as Error).message}${cause instanceof Error ? `: ${cause.message}` : ""}` });
     process.exit(1);
   }
 });

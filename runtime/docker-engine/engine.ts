@@ -12,18 +12,35 @@
  * The container server answers only to a secret, which its caller chooses: the reserved env var
  * ENGINE_SERVER_SECRET_VAR of the create, taken out of the container's environment. A create without
  * it is refused: its server could serve nobody. What its sandbox asks beyond that (its isolation, its
- * network policy) comes the same way, in ENGINE_START_VAR, checked against the operator's walls at
- * create; without it the runtime's defaults apply.
+ * network policy, the sandbox key it is known by) comes the same way, in ENGINE_START_VAR, checked
+ * against the operator's walls at create; without it the runtime's defaults apply and the key comes
+ * from the container's name.
  */
 import { randomBytes } from "node:crypto";
-import { ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR, engineStartSettingsSchema, type EngineStartSettings, type RuntimeStartRequest } from "../../protocol/runtime.ts";
+import { ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR, engineStartSettingsSchema, type EngineStartSettings, type RuntimeStartRequest, type StartRefusal } from "../../protocol/runtime.ts";
 import { ERROR_CODES } from "../../protocol/errors.ts";
 import { isServiceError } from "../../server-kit/service-error.ts";
 import { checkIsolationRequest, type OperatorPolicy } from "../policy.ts";
+import { startRefusalOf } from "../start-failure.ts";
 import type { ContainerProcess } from "../container-process.ts";
 import type { ContainerPool } from "../pool.ts";
 import { appNameOf, exitStatus, isSidecarName, sandboxKeyOf } from "./names.ts";
 import { Sidecar } from "./sidecar.ts";
+
+/**
+ * A start the runtime refused with a reason of its own (the operator's walls, its limit of sandboxes,
+ * a container server that refused its isolation), with its code.
+ */
+function refusalOf(error: unknown): StartRefusal | undefined {
+  if (isServiceError(error)) return { code: error.code, message: error.message };
+  const logTail = (error as { logTail?: string }).logTail;
+  return logTail ? startRefusalOf(logTail) : undefined;
+}
+
+/** Such a refusal as a Docker error whose message opens with the code in brackets (workerd passes a create's message on). */
+function refusalError(refusal: StartRefusal): EngineError {
+  return new EngineError(ERROR_CODES[refusal.code], `[${refusal.code}] ${refusal.message}`);
+}
 
 /** A refusal with Docker's status for it (404 no such container, 409 conflict, 400 bad parameter). */
 export class EngineError extends Error {
@@ -77,10 +94,13 @@ export class DockerEngine {
   readonly #pool: ContainerPool;
   readonly #policy: OperatorPolicy;
   readonly #byName = new Map<string, EngineContainer>();
+  /** Why each sandbox's last start was refused (the runtime's API answers it: workerd gives its Durable Object no reason). */
+  readonly #refusals: Map<string, StartRefusal>;
 
-  constructor(pool: ContainerPool, policy: OperatorPolicy) {
+  constructor(pool: ContainerPool, policy: OperatorPolicy, refusals: Map<string, StartRefusal>) {
     this.#pool = pool;
     this.#policy = policy;
+    this.#refusals = refusals;
   }
 
   /** A container by name or id, or 404. */
@@ -115,8 +135,13 @@ export class DockerEngine {
     const secret = env[ENGINE_SERVER_SECRET_VAR];
     delete env[ENGINE_SERVER_SECRET_VAR];
     if (!sidecar && !secret) throw new EngineError(400, `the container's environment must carry ${ENGINE_SERVER_SECRET_VAR}: the secret its server answers to`);
-    const settings = this.#settingsOf(env[ENGINE_START_VAR]);
+    const named = sandboxKeyOf(sidecar ? appNameOf(name) : name);
+    const settings = this.#settingsOf(env[ENGINE_START_VAR], named);
     delete env[ENGINE_START_VAR];
+    const key = settings.key ?? named;
+    // One sandbox, one container: a key another container holds would share its folder and its pool slot.
+    const holder = sidecar ? undefined : this.list().find((other) => !other.sidecar && other.key === key && other.status === "running");
+    if (holder) throw new EngineError(409, `Conflict. The sandbox key "${key}" is in use by the container "/${holder.name}"`);
     let markRemoved = () => {};
     const removed = new Promise<void>((resolve) => (markRemoved = resolve));
     const container: EngineContainer = {
@@ -125,7 +150,7 @@ export class DockerEngine {
       image: request.image,
       cmd: request.cmd,
       created: new Date().toISOString(),
-      key: sandboxKeyOf(sidecar ? appNameOf(name) : name),
+      key,
       sidecar,
       env,
       secret,
@@ -146,8 +171,8 @@ export class DockerEngine {
     return container;
   }
 
-  /** ENGINE_START_VAR's settings, checked against the operator's walls; 400 or 403 with the reason. */
-  #settingsOf(text: string | undefined): EngineStartSettings {
+  /** ENGINE_START_VAR's settings, checked against the operator's walls; 400 or 403 with the reason (kept for the sandbox's key, else `named`). */
+  #settingsOf(text: string | undefined, named: string): EngineStartSettings {
     if (text === undefined) return {};
     let parsed;
     try {
@@ -155,12 +180,14 @@ export class DockerEngine {
     } catch {
       throw new EngineError(400, `${ENGINE_START_VAR} is not JSON`);
     }
-    if (!parsed.success) throw new EngineError(400, `${ENGINE_START_VAR} is {isolation?, egress?}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    if (!parsed.success) throw new EngineError(400, `${ENGINE_START_VAR} is {key?, isolation?, egress?}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
     try {
       checkIsolationRequest(this.#policy, parsed.data.isolation ?? {});
     } catch (error) {
-      if (isServiceError(error)) throw new EngineError(ERROR_CODES[error.code], `[${error.code}] ${error.message}`);
-      throw error;
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      this.#refusals.set(parsed.data.key ?? named, refusal);
+      throw refusalError(refusal);
     }
     return parsed.data;
   }
@@ -177,8 +204,9 @@ export class DockerEngine {
           await app?.starting?.catch(() => undefined);
           return app?.status === "running" ? app.run?.port : undefined;
         },
-        caPem: async () => (await this.#pool.containerSettings.egress.of(container.key).certificates()).caPem,
-        egressChanged: (settings) => this.#pool.containerSettings.egress.of(container.key).useWorkerd(settings),
+        // The app's key, which its create may choose (ENGINE_START_VAR) after the sidecar was made.
+        caPem: async () => (await this.#pool.containerSettings.egress.of(this.#appKey(container)).certificates()).caPem,
+        egressChanged: (settings) => this.#pool.containerSettings.egress.of(this.#appKey(container)).useWorkerd(settings),
       });
       container.sidecarStopped = new Promise<void>((resolve) => (container.markSidecarStopped = resolve));
       this.#running(container);
@@ -195,14 +223,22 @@ export class DockerEngine {
     };
     const egress = container.settings.egress;
     if (egress) await this.#pool.containerSettings.egress.update(container.key, egress.policy, egress.secrets);
+    // What workerd put to the sidecar before this create named the sandbox's key.
+    if (proxy?.workerdEgress !== undefined) this.#pool.containerSettings.egress.of(container.key).useWorkerd(proxy.workerdEgress);
     const starting = this.#pool.start(container.key, request, container.secret);
     container.starting = starting;
     let run: ContainerProcess;
     try {
       run = await starting;
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      this.#refusals.set(container.key, refusal);
+      throw refusalError(refusal);
     } finally {
       if (container.starting === starting) container.starting = undefined;
     }
+    this.#refusals.delete(container.key);
     container.run = run;
     this.#running(container);
     void run.exited.then((exit) => {
@@ -253,6 +289,11 @@ export class DockerEngine {
       this.#byName.delete(container.name);
       container.markRemoved();
     }
+  }
+
+  /** The sandbox key of a sidecar's app: its create's choice once it exists, else the one its name gives. */
+  #appKey(sidecar: EngineContainer): string {
+    return this.#byName.get(appNameOf(sidecar.name))?.key ?? sidecar.key;
   }
 
   #stopSidecar(container: EngineContainer): void {

@@ -11,6 +11,12 @@ import { isValidSandboxId } from "../../protocol/sandbox.ts";
 /** The suffix workerd gives a container's egress sidecar. */
 export const SIDECAR_SUFFIX = "-proxy";
 
+/**
+ * The egress sidecar image named to workerd where no tool names one (Miniflare's containerEngine in
+ * tests): the engine serves every sidecar itself, whatever image it is asked for.
+ */
+export const EGRESS_SIDECAR_IMAGE = "edge-sandbox/egress-sidecar:local";
+
 /** The port the sidecar's ingress and control listen on inside its namespace (its one published port). */
 export const SIDECAR_INGRESS_PORT = "39001/tcp";
 

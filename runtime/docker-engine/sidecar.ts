@@ -55,6 +55,9 @@ export interface SidecarTarget {
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
+/** Longest a tunnel whose server is gone goes on reading what its caller still sends. */
+const TUNNEL_DRAIN_MS = 5_000;
+
 export class Sidecar {
   readonly #tcp: Server;
   readonly #http = createHttpServer();
@@ -150,7 +153,10 @@ export class Sidecar {
       client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
       return;
     }
-    const upstream = connect({ host: "127.0.0.1", port: serverPort });
+    // No Nagle on either leg: a request written in parts (head, then body) would otherwise wait for the
+    // server's delayed acknowledgement, tens of milliseconds per call.
+    const upstream = connect({ host: "127.0.0.1", port: serverPort, noDelay: true });
+    client.setNoDelay(true);
     let connected = false;
     upstream.once("connect", () => {
       connected = true;
@@ -159,13 +165,23 @@ export class Sidecar {
       upstream.pipe(client);
       client.pipe(upstream);
     });
+    // A server that answers before it has read a whole request (a refused upload) closes with the body
+    // unread, which resets its connection: what it answered is still passed on, and what the caller
+    // still sends is read and dropped (for a moment at most), so the caller gets to read the answer.
+    const finish = () => {
+      client.unpipe(upstream);
+      client.on("data", () => undefined);
+      client.resume();
+      client.end();
+      setTimeout(() => client.destroy(), TUNNEL_DRAIN_MS).unref();
+    };
     upstream.once("error", () => {
       if (!connected) client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-      else client.destroy();
+      else finish();
     });
     client.once("error", () => upstream.destroy());
     client.once("close", () => upstream.destroy());
-    upstream.once("close", () => client.destroy());
+    upstream.once("close", finish);
   }
 }
 

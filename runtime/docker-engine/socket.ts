@@ -6,6 +6,7 @@
 import { createServer, type Server } from "node:http";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { StartRefusal } from "../../protocol/runtime.ts";
 import type { OperatorPolicy } from "../policy.ts";
 import type { ContainerPool } from "../pool.ts";
 import { DockerEngine } from "./engine.ts";
@@ -26,13 +27,14 @@ export interface RunningEngine {
   close(): Promise<void>;
 }
 
-export async function startEngine(pool: ContainerPool, policy: OperatorPolicy, dataDir: string): Promise<RunningEngine> {
+/** `refusals`: why each sandbox's last start was refused, kept for the runtime's API to answer. */
+export async function startEngine(pool: ContainerPool, policy: OperatorPolicy, dataDir: string, refusals: Map<string, StartRefusal>): Promise<RunningEngine> {
   const dir = join(dataDir, ENGINE_SOCKET_DIR);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   const path = join(dir, ENGINE_SOCKET_NAME);
   rmSync(path, { force: true });
-  const engine = new DockerEngine(pool, policy);
+  const engine = new DockerEngine(pool, policy, refusals);
   const unserved: UnservedCall[] = [];
   const server: Server = createServer(
     engineRequests(engine, (call) => {

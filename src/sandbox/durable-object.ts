@@ -11,12 +11,12 @@ import type { BackupQuota } from "../../protocol/backups.ts";
 import { errorBody } from "../../protocol/errors.ts";
 import { INFO_ROUTES, type InfoResponse } from "../../protocol/info.ts";
 import type { PingResponse } from "../../protocol/process.ts";
-import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
+import { CONTAINER_SERVER_PORT, ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR, type EngineStartSettings } from "../../protocol/runtime.ts";
 import { isValidSandboxId } from "../../protocol/sandbox.ts";
 import { SESSION_ROUTES } from "../../protocol/sessions.ts";
 import type { Env } from "../env.ts";
 import type { DestroyOptions } from "../rpc/backups.ts";
-import { ContainerUnavailableError, errorFromCode, SandboxError } from "../rpc/errors.ts";
+import type { IsolationRequest } from "../../protocol/isolation.ts";
 import { portRequestParts } from "../rpc/ports.ts";
 import { fromRpcError, rpcGuard } from "../rpc/rpc-errors.ts";
 import type { SandboxConfig, StartupTiming } from "../rpc/sandbox.ts";
@@ -25,11 +25,10 @@ import { Activity } from "./activity.ts";
 import { EGRESS_HANDLER, egressOutboundHandler } from "./cloudflare-egress/outbound-handler.ts";
 import { networkAllowedBy, PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
 import { CONFIG_KEY, envChanges, isolationOf, sameIsolation } from "./config.ts";
-import { ContainerApi } from "./container-api.ts";
+import { ContainerApi, type PortFetcher } from "./container-api.ts";
 import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./generation.ts";
 import { keepAliveSettingsOf } from "./keep-alive.ts";
 import { destroySandbox, LIFE_KEY } from "./lifecycle-methods.ts";
-import { installLocalContainer, LocalContainer, LocalRuntimeError } from "./local-container.ts";
 import { installMethods } from "./methods.ts";
 import { NetworkSettings } from "./network.ts";
 import { Persistence } from "./persistence/persistence.ts";
@@ -37,9 +36,11 @@ import { servePort } from "./port-methods.ts";
 import { PortRegistry } from "./ports.ts";
 import { ProcessLedger } from "./process-ledger.ts";
 import { probeUntilReady, READINESS } from "./readiness.ts";
-import { runtimeCoded, runtimeCall } from "./runtime-errors.ts";
+import { RuntimeChannel } from "./runtime-channel.ts";
+import { containerFailure, runtimeCall, startFailure } from "./runtime-errors.ts";
 import { RunKeyClaims } from "./run-key-claims.ts";
 import type { SandboxObject } from "./sandbox-object.ts";
+import { authorized, authorizedPort, serverSecret } from "./server-port.ts";
 import type { CallAbout, FamilyMethodName, KeepAliveReading, Link, SandboxShell } from "./shell.ts";
 import { guardStream } from "./stream-guard.ts";
 
@@ -79,15 +80,21 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   /** How the last container start this object made went (getInfo()); probes counted by waitForPort. */
   #startup: StartupTiming | undefined;
   #probes = 0;
+  /** What only the local runtime offers (runtime-channel.ts); undefined on Cloudflare. */
+  readonly #runtime: RuntimeChannel | undefined;
+  /** The secret the container's server answers to (server-port.ts), read before any request is served. */
+  #serverSecret = "";
+  /** The sandbox's isolation (config), which every start of its container asks the local runtime for. */
+  #isolation: IsolationRequest = {};
   /** Limits on this sandbox's snapshots (config backupQuota). */
   #backupQuota: BackupQuota = {};
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
-    // Locally there is no ctx.container; the stand-in must exist before the Container constructor runs.
+    super(ctx, env);
+    // The local runtime knows the sandbox by its id where that is a valid key (its folder is named so), else by the object's id.
     const name = ctx.id.name;
     const key = name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString();
-    installLocalContainer(ctx, env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET);
-    super(ctx, env);
+    this.#runtime = env.SANDBOX_CONTAINER_URL ? new RuntimeChannel(env.SANDBOX_CONTAINER_URL, key, env.SANDBOX_RUNTIME_SECRET) : undefined;
     this.#persistence = new Persistence(ctx.storage, env, key);
     this.#generations = new GenerationTracker(ctx.storage);
     this.#ledger = new ProcessLedger(ctx.storage);
@@ -109,7 +116,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
       // The parts the object keeps, which the families use as they are.
       generations: this.#generations, ledger: this.#ledger, runKeys: this.#runKeys, persistence: this.#persistence,
       network: this.#network, platformEgress: this.#platformEgress, ports: new PortRegistry(ctx.storage),
-      localContainer: () => this.#localContainer(),
+      runtime: this.#runtime,
+      serverPort: () => this.#serverPort(),
       updateConfig: (change) => this.#updateConfig(change),
       backupQuota: () => this.#backupQuota,
       destroyContainer: () => this.#destroyContainer(),
@@ -120,9 +128,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     void ctx.blockConcurrencyWhile(async () => {
       const config = await ctx.storage.get<SandboxConfig>(CONFIG_KEY);
       if (config) this.#apply(config);
-      const local = this.#localContainer();
-      if (local) local.egress = await this.#network.runtimeEgress();
-      else this.enableInternet = this.#platformEgress.internetFor(await this.#network.policy());
+      this.#serverSecret = await serverSecret(ctx.storage);
+      if (!this.#runtime) this.enableInternet = this.#platformEgress.internetFor(await this.#network.policy());
     });
   }
 
@@ -132,7 +139,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     this.#generations.reset();
     void this.ctx.storage.put(LIFE_KEY, "started");
     this.#activity.containerStartedAt = Date.now();
-    if (!this.#localContainer()) void this.#platformEgress.started(this.enableInternet);
+    if (!this.#runtime) void this.#platformEgress.started(this.enableInternet);
   }
 
   override onStop(): void {
@@ -143,7 +150,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
   override async waitForPort(options: WaitOptions): Promise<number> {
     const container = this.ctx.container!;
-    const probes = await probeUntilReady(container.getTcpPort(options.portToCheck), options, () => container.running, `http://${this.pingEndpoint}`);
+    const port = options.portToCheck === CONTAINER_SERVER_PORT ? this.#serverPort() : container.getTcpPort(options.portToCheck);
+    const probes = await probeUntilReady(port, options, () => container.running, `http://${this.pingEndpoint}`);
     this.#probes += probes;
     return probes;
   }
@@ -232,8 +240,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     try {
       await super.destroy();
     } catch (error) {
-      if (!(error instanceof LocalRuntimeError)) throw error;
-      throw errorFromCode(error.code ?? "CONTAINER_UNAVAILABLE", `The sandbox's container could not be destroyed: ${error.message}`, { cause: error });
+      throw containerFailure(error, "destroyed", this.#engineName());
     } finally {
       this.#generations.reset();
     }
@@ -245,13 +252,13 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     const stored = (await this.ctx.storage.get<SandboxConfig>(CONFIG_KEY)) ?? {};
     const next = change(stored);
     // New walls are checked against the operator's before they are kept (the runtime decides).
-    if (!sameIsolation(stored, next)) await runtimeCall(async () => this.#localContainer()?.checkIsolation(isolationOf(next)));
+    if (!sameIsolation(stored, next)) await runtimeCall(async () => this.#runtime?.checkIsolation(isolationOf(next)));
     this.#apply(next);
     await this.ctx.storage.put(CONFIG_KEY, next);
     // Durable workspace turned on while the container runs: what it holds now is kept, not an older save.
     if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#persistence.adopt(await this.#instanceId());
     // New walls need a new container: never leave one running with other walls than asked for.
-    if (!sameIsolation(stored, next) && this.#localContainer()?.running) await this.#destroyContainer();
+    if (!sameIsolation(stored, next) && this.#runtime && this.ctx.container?.running) await this.#destroyContainer();
   }
 
   #apply(config: SandboxConfig): void {
@@ -266,14 +273,26 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     if (wasKeptAlive && !this.#activity.ceilings.keepAlive) this.renewActivityTimeout();
     this.#backupQuota = config.backupQuota ?? {};
     this.#persistence.configure(config.persistence);
-    const local = this.#localContainer();
-    if (local) local.isolation = isolationOf(config);
+    this.#isolation = isolationOf(config);
   }
 
-  /** The stand-in container of the local runtime (undefined on Cloudflare, where isolation is the container). */
-  #localContainer(): LocalContainer | undefined {
-    const container = this.ctx.container as unknown;
-    return container instanceof LocalContainer ? container : undefined;
+  /**
+   * The container's environment at each start: the server's secret, and locally what the sandbox
+   * asks of the runtime (its key, isolation and network policy with its secrets), which the engine
+   * takes out of the environment. On Cloudflare the policy's secrets never enter the container.
+   */
+  async #startEnv(): Promise<Record<string, string>> {
+    const env: Record<string, string> = { [ENGINE_SERVER_SECRET_VAR]: this.#serverSecret };
+    if (this.#runtime) {
+      const settings: EngineStartSettings = { key: this.#runtime.key, isolation: this.#isolation, egress: await this.#network.runtimeEgress() };
+      env[ENGINE_START_VAR] = JSON.stringify(settings);
+    }
+    return env;
+  }
+
+  /** Where the container engine is, for a message about one not answering. */
+  #engineName(): string {
+    return this.#runtime ? `${this.#runtime.url} (its Docker engine)` : "this Worker's container engine";
   }
 
   // ── requests that are not RPC ────────────────────────────────────────────
@@ -283,9 +302,11 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     const portParts = portRequestParts(request);
     if (portParts) return servePort(this.#shell, portParts, request);
     const terminalId = terminalSocketId(request);
-    if (terminalId === undefined) return super.fetch(request);
     try {
-      return await this.connectTerminal(terminalId, request);
+      if (terminalId !== undefined) return await this.connectTerminal(terminalId, request);
+      // Anything else goes to the container's server as the base class sends it, started as every call starts it.
+      await this.#ensureRunning();
+      return await super.fetch(authorized(request, this.#serverSecret));
     } catch (error) {
       const coded = fromRpcError(error);
       return Response.json(errorBody(coded.code, coded.message, coded.context), { status: coded.httpStatus });
@@ -312,7 +333,12 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   }
 
   #api(): ContainerApi {
-    return new ContainerApi(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT));
+    return new ContainerApi(this.#serverPort());
+  }
+
+  /** The container server's port, every request carrying its secret. */
+  #serverPort(): PortFetcher {
+    return authorizedPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), this.#serverSecret);
   }
 
   /** The running container's instance id, asked of it now. */
@@ -353,17 +379,15 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     const startedAt = Date.now();
     this.#probes = 0;
     try {
+      this.envVars = await this.#startEnv();
       await this.startAndWaitForPorts({
         ports: [CONTAINER_SERVER_PORT],
         cancellationOptions: { portReadyTimeoutMS: READINESS.portReadyTimeoutMs, waitInterval: READINESS.pollIntervalMs },
       });
       this.#startup = { startedAt: new Date(startedAt).toISOString(), readyMs: Date.now() - startedAt, probes: this.#probes };
     } catch (error) {
-      if (error instanceof SandboxError) throw error;
-      // The local runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): keep its code.
-      const coded = error instanceof LocalRuntimeError && error.code !== "CONTAINER_UNAVAILABLE" ? runtimeCoded(error) : error;
-      if (coded !== error) throw coded;
-      throw new ContainerUnavailableError(`The sandbox's container could not be started: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      // The runtime refused the start for a reason of its own (e.g. ISOLATION_UNAVAILABLE): its code is kept.
+      throw await startFailure(error, this.#runtime, this.#engineName());
     }
   }
 

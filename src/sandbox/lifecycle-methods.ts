@@ -53,7 +53,7 @@ export const lifecycleMethods = {
   /** A few lines describing the sandbox, for an agent's tool prompt. */
   getInstructions: (shell) => shell.call(async ({ api }) => (await api.json<InstructionsResponse>("GET", INFO_ROUTES.instructions)).instructions),
 
-  detectIsolation: (shell) => shell.guard(async () => (await shell.localContainer()?.detectIsolation()) ?? PLATFORM_ISOLATION),
+  detectIsolation: (shell) => shell.guard(async () => (await shell.runtime?.detectIsolation()) ?? PLATFORM_ISOLATION),
 } satisfies FamilyMethods;
 
 /**

@@ -20,7 +20,7 @@ export const networkMethods = {
   setNetworkPolicy: (shell, policy) =>
     shell.guard(async () => {
       const checked = parseRequest(networkPolicySchema, policy, "network policy");
-      if (!shell.localContainer()) {
+      if (!shell.runtime) {
         shell.platformEgress.refuseGaps(checked);
         await shell.network.setPolicy(checked);
         shell.object.enableInternet = shell.platformEgress.internetFor(checked);
@@ -57,7 +57,7 @@ export const networkMethods = {
   /** Outbound connections, requests and lookups after `since`, as the proxy (or on Cloudflare, the outbound handler) saw them. */
   getNetworkAudit: (shell, query = {}) =>
     shell.guard(async () => {
-      const local = shell.localContainer();
+      const local = shell.runtime;
       const checked = parseRequest(auditQuerySchema, query, "audit query");
       if (!local) return shell.platformEgress.read(checked.since ?? 0, checked.limit);
       return runtimeCall(() => local.egressAudit(checked));
@@ -66,7 +66,7 @@ export const networkMethods = {
   /** The audit trail as it grows, as Server-Sent Events from after `resume.since`. Watching it neither starts the container nor keeps it awake. */
   streamNetworkAudit: (shell, resume = {}) =>
     shell.guard(async () => {
-      const local = shell.localContainer();
+      const local = shell.runtime;
       const { since } = parseRequest(auditResumeSchema, resume, "audit resume point");
       if (!local) return auditEventStream((from, waitMs, signal) => shell.platformEgress.read(from, undefined, waitMs, signal), since);
       return auditEventStream((from, waitMs, signal) => runtimeCall(() => local.egressAudit({ since: from }, waitMs, signal)), since);
@@ -85,16 +85,16 @@ export const networkMethods = {
 /** `enforced`: the sandbox's running container sends its traffic only through the proxy (a container with network). */
 async function networkState(shell: SandboxShell): Promise<NetworkPolicyState> {
   const policy = await shell.network.policy();
-  const local = shell.localContainer();
+  const local = shell.runtime;
   const enforced = local
-    ? local.running && (await runtimeCall(() => local.state())).egressProxy === true
+    ? shell.ctx.container?.running === true && (await runtimeCall(() => local.state())).egressProxy === true
     : await shell.platformEgress.enforced(policy, shell.ctx.container?.running === true);
   return { policy, enforced, missingSecrets: await shell.network.missingSecrets(policy) };
 }
 
 /** The local runtime's proxy learns of a change at once (it keeps it for the next start too). */
 async function pushEgress(shell: SandboxShell): Promise<void> {
-  const local = shell.localContainer();
+  const local = shell.runtime;
   if (!local) return;
   const egress = await shell.network.runtimeEgress();
   await runtimeCall(() => local.setEgress(egress));

@@ -7,7 +7,6 @@
 import { errorBody } from "../../protocol/errors.ts";
 import type { PingResponse } from "../../protocol/process.ts";
 import { INFO_ROUTES } from "../../protocol/info.ts";
-import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { asSandboxError } from "../rpc/errors.ts";
 import { serviceOrigin, type PortRequestParts } from "../rpc/ports.ts";
 import { previewSettings } from "../rpc/preview-urls.ts";
@@ -48,7 +47,7 @@ export async function servePort(shell: SandboxShell, parts: PortRequestParts, re
     shell.noteActivity();
     let forwarded: Response;
     try {
-      forwarded = await forwardToPort(shell.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), parts, request, isPublic);
+      forwarded = await forwardToPort(shell.serverPort(), parts, request, isPublic);
     } catch (error) {
       // The container went away between the check and the request (or before this object noticed):
       // asked afresh, a container that is gone or another one makes the URL stale, not broken.
@@ -75,7 +74,7 @@ async function runningGeneration(shell: SandboxShell): Promise<string | undefine
   const container = shell.ctx.container;
   if (!container?.running) return undefined;
   try {
-    const api = new ContainerApi(container.getTcpPort(CONTAINER_SERVER_PORT));
+    const api = new ContainerApi(shell.serverPort());
     return (await shell.generations.current(() => api.json<PingResponse>("GET", INFO_ROUTES.ping))).instanceId;
   } catch {
     return undefined;

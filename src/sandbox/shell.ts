@@ -15,15 +15,15 @@ import type { Env } from "../env.ts";
 import type { HandleRef } from "../rpc/processes.ts";
 import type { SandboxConfig, StartupTiming } from "../rpc/sandbox.ts";
 import type { PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
-import type { ContainerApi } from "./container-api.ts";
+import type { ContainerApi, PortFetcher } from "./container-api.ts";
 import type { Generation, GenerationTracker } from "./generation.ts";
 import type { decide, KeepAliveFacts, KeepAliveSettings } from "./keep-alive.ts";
-import type { LocalContainer } from "./local-container.ts";
 import type { NetworkSettings } from "./network.ts";
 import type { Persistence } from "./persistence/persistence.ts";
 import type { PortRegistry } from "./ports.ts";
 import type { ProcessLedger } from "./process-ledger.ts";
 import type { RunKeyClaims } from "./run-key-claims.ts";
+import type { RuntimeChannel } from "./runtime-channel.ts";
 import type { SandboxObject } from "./sandbox-object.ts";
 
 /** The running container as a call reaches it: its server's API and its generation. */
@@ -76,8 +76,10 @@ export interface SandboxShell {
   readonly network: NetworkSettings;
   /** Where no local runtime's proxy stands in front of the container: the platform's interception. */
   readonly platformEgress: PlatformEgress;
-  /** The stand-in container of the local runtime (undefined on Cloudflare). */
-  localContainer(): LocalContainer | undefined;
+  /** What only the local runtime offers: operator's walls, egress at once, the audit (undefined on Cloudflare). */
+  readonly runtime: RuntimeChannel | undefined;
+  /** The container server's port (the container is not started by it), every request carrying the server's secret. */
+  serverPort(): PortFetcher;
 
   /** Changes the kept config and applies it (new walls checked first, and a container with other walls replaced). */
   updateConfig(change: (stored: SandboxConfig) => SandboxConfig): Promise<void>;

@@ -2,7 +2,6 @@
  * The Durable Object's terminal methods (their calls to the container: terminals.ts). A viewer's
  * WebSocket cannot travel over Workers RPC: it reaches connectTerminal through the object's fetch.
  */
-import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { errorFromResponse } from "../rpc/error-response.ts";
 import type { FamilyMethods } from "./shell.ts";
 import * as terminals from "./terminals.ts";
@@ -31,7 +30,7 @@ export const terminalMethods = {
   /** The container's answer to the upgrade: a 101 with the viewer's socket, or its coded error. */
   connectTerminal: (shell, id, request) =>
     shell.call(async () => {
-      const response = await terminals.connectTerminal(shell.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), id, request);
+      const response = await terminals.connectTerminal(shell.serverPort(), id, request);
       if (response.status !== 101) throw await errorFromResponse(response);
       return response;
     }),

@@ -1,7 +1,8 @@
 /**
  * The container server as a program (`npm run container`, container/main.ts): it runs from its
- * bundle and from the sources, its own environment keeps only what it reads (never the
- * secrets it was started with), and SIGTERM or close() ends open streams and every process tree.
+ * bundle and from the sources, answers only to the secret it was given in its environment where no
+ * runtime hands it one, its own environment keeps only what it reads (never the secrets it was
+ * started with), and SIGTERM or close() ends open streams and every process tree.
  */
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
@@ -10,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVER_ENV_NAMES } from "../../container/boot/server-env.ts";
+import { ENGINE_SERVER_SECRET_VAR } from "../../protocol/server-env-names.ts";
 import { call, eventually, groupMembers, listeningUrl, startTestServer } from "./helpers.ts";
 
 const MAIN = fileURLToPath(new URL("../../container/main.ts", import.meta.url));
@@ -61,6 +63,25 @@ describe("npm run container (container/main.ts)", () => {
       rmSync(main.workspace, { recursive: true, force: true });
     }
   });
+});
+
+describe("the secret its Durable Object gave in the container's environment (as on Cloudflare)", () => {
+  for (const [how, extra] of [["bundled", {}], ["as the image starts it", { SANDBOX_IMAGE_ENV: "1" }]] as const) {
+    it(`is the only one it answers to, and no command sees it (${how})`, async () => {
+      const secret = "engine-server-secret-0123456789";
+      const main = await runMain({ [ENGINE_SERVER_SECRET_VAR]: secret, ...extra });
+      try {
+        expect((await call(main.url, "GET", "/api/ping")).status).toBe(401);
+        expect((await call(main.url, "GET", "/api/ping", undefined, "not-the-secret")).status).toBe(401);
+        const reply = await call(main.url, "POST", "/api/execute", { command: `echo "\${${ENGINE_SERVER_SECRET_VAR}:-unset}"` }, secret);
+        expect(reply.body.stdout).toBe("unset\n");
+      } finally {
+        main.child.kill("SIGTERM");
+        await main.exited;
+        rmSync(main.workspace, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe("the server's own environment", () => {

@@ -9,10 +9,10 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { statSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR } from "../../protocol/runtime.ts";
+import { ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR, type RuntimeContainerInfo } from "../../protocol/runtime.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { engineCall, throughSidecar } from "./docker-engine-client.ts";
@@ -163,6 +163,31 @@ describe("the runtime's Docker engine", () => {
       const below = await engine("POST", "/containers/create?name=below-floor", { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=s`, `${ENGINE_START_VAR}={"isolation":{"isolation":"none"}}`] });
       expect(below.status).toBe(403);
       expect(below.body.message).toContain("ISOLATION_NOT_ALLOWED");
+    }
+  });
+
+  it("runs a container under the sandbox key its create names, which the runtime's API addresses, and keeps why a start was refused", async () => {
+    const name = `workerd-keyed-${"ab".repeat(32)}`;
+    const key = "named-sandbox";
+    const settings = JSON.stringify({ key });
+    const create = (container: string, startSettings: string) =>
+      engine("POST", `/containers/create?name=${container}`, { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=${SECRET}`, `${ENGINE_START_VAR}=${startSettings}`] });
+    const runtimeState = async (sandboxKey: string) =>
+      (await fetch(`${runtime.url}/containers/${sandboxKey}`, { headers: { authorization: `Bearer ${runtime.secret}` } })).json() as Promise<RuntimeContainerInfo>;
+    expect((await create(name, settings)).status).toBe(201);
+    expect((await engine("POST", `/containers/${name}/start`)).status).toBe(204);
+    expect(await runtimeState(key)).toMatchObject({ key, running: true });
+    expect(existsSync(join(runtime.dataDir, key))).toBe(true);
+    // Another container asking for the same sandbox while it runs would share its folder and pool slot.
+    const twin = await create(`workerd-twin-${"cd".repeat(32)}`, settings);
+    expect(twin.status).toBe(409);
+    expect(twin.body.message).toContain(key);
+    expect((await engine("DELETE", `/containers/${name}?force=true`)).status).toBe(204);
+    expect((await create(`workerd-bad-key-${"ef".repeat(32)}`, JSON.stringify({ key: "../up" }))).status).toBe(400);
+    if (runtime.isolation === "bwrap") {
+      const refused = await create(`workerd-refused-${"01".repeat(32)}`, JSON.stringify({ key: "refused-sandbox", isolation: { isolation: "none" } }));
+      expect(refused.status).toBe(403);
+      expect(await runtimeState("refused-sandbox")).toMatchObject({ running: false, startRefusal: { code: "ISOLATION_NOT_ALLOWED" } });
     }
   });
 

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { EGRESS_SIDECAR_IMAGE } from "../../runtime/docker-engine/names.ts";
 import { startRuntime, type RunningRuntime } from "../../runtime/server.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { tempDataDir, type DataDir } from "./helpers.ts";
@@ -23,7 +24,7 @@ beforeAll(async () => {
   runtime = await startRuntime({ dataDir: dataDir.path, isolation: detectIsolation().bwrap.available ? "bwrap" : "none", stopGraceMs: 2_000 });
   // Miniflare's v4 option shape (one worker from a script), which it converts itself.
   mf = new Miniflare(convertV4MiniflareOptions({
-    containerEngine: { localDocker: { socketPath: runtime.engine.url, containerEgressInterceptorImage: "edge-sandbox/egress-sidecar:local" } },
+    containerEngine: { localDocker: { socketPath: runtime.engine.url, containerEgressInterceptorImage: EGRESS_SIDECAR_IMAGE } },
     workers: [
       {
         name: "box",

@@ -11,17 +11,12 @@ import type { PersistenceStatus } from "../../protocol/backups.ts";
 import { getSandbox } from "../../src/client/get-sandbox.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
 import type { SandboxConfig } from "../../src/rpc/sandbox.ts";
-import { LocalContainer } from "../../src/sandbox/local-container.ts";
-import { eventually, uniqueId } from "./helpers.ts";
+import { eventually, sendToRuntime, uniqueId } from "./helpers.ts";
 
 /** A sandbox whose container runs under the runtime with empty workspaces at each start. */
 async function ephemeralSandbox(label: string, config: SandboxConfig): Promise<{ id: string; sandbox: SandboxClient }> {
   const id = uniqueId(label);
-  await runInDurableObject(env.Sandbox.get(env.Sandbox.idFromName(id)), (instance, state) => {
-    const local = new LocalContainer(inject("ephemeralRuntimeUrl"), id, inject("runtimeSecret"));
-    Object.defineProperty(state, "container", { value: local, configurable: true });
-    (instance as unknown as { container: LocalContainer }).container = local;
-  });
+  await sendToRuntime(id, "ephemeral");
   return { id, sandbox: getSandbox(env.Sandbox, id, config) };
 }
 
@@ -35,7 +30,7 @@ async function asleep(id: string): Promise<boolean> {
   return eventually(
     async () =>
       !(await containerRunning(id)) &&
-      (await runInDurableObject(env.Sandbox.get(env.Sandbox.idFromName(id)), (_instance, state) => !(state.container as unknown as LocalContainer).running)),
+      (await runInDurableObject(env.Sandbox.get(env.Sandbox.idFromName(id)), (_instance, state) => !state.container?.running)),
     20_000,
     200,
   );

@@ -24,6 +24,10 @@ declare module "vitest" {
     oneSandboxRuntimeUrl: string;
     /** A runtime whose containers start with an empty workspace each time, as on Cloudflare. */
     ephemeralRuntimeUrl: string;
+    /** Where a test sends a sandbox's container to another runtime's engine (engine-router.ts): PUT /routes/<object id> with "noBwrap", "bwrapOnly", "oneOnly", "ephemeral", "main" or "none". */
+    engineRouterUrl: string;
+    /** The runtimes' API as the Worker calls it (SANDBOX_CONTAINER_URL): each sandbox's calls go to its runtime. */
+    runtimeApiUrl: string;
     /** A server on loopback standing for the internet, for the Worker's outbound handler (egress-target.ts). */
     egressTargetUrl: string;
     /** The secret both runtimes answer to (the Worker's SANDBOX_RUNTIME_SECRET). */

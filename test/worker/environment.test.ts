@@ -13,6 +13,15 @@ import { apiCall, collect, sandboxPool, stdoutOf } from "./helpers.ts";
 const sandboxes = sandboxPool();
 afterAll(() => sandboxes.destroyAll());
 
+/** What the platform puts in every container's environment, as workerd's container client names it. */
+const PLATFORM_VARS = [
+  "CLOUDFLARE_APPLICATION_ID",
+  "CLOUDFLARE_COUNTRY_A2",
+  "CLOUDFLARE_DEPLOYMENT_ID",
+  "CLOUDFLARE_DURABLE_OBJECT_ID",
+  "CLOUDFLARE_LOCATION",
+  "CLOUDFLARE_REGION",
+];
 /** What bash adds by itself to any environment. */
 const SHELL_VARS = ["PWD", "SHLVL", "_", "OLDPWD"];
 
@@ -60,8 +69,9 @@ describe("setEnvVars", () => {
   it("commands see PATH, HOME, LANG, their run tag, the image's ENV and the sandbox's vars, nothing of the server's environment", async () => {
     const sandbox = sandboxes.create("noleak", { envVars: { MINE: "1" } });
     const names = (await sandbox.exec("env -0 | tr '\\0' '\\n' | cut -d= -f1")).stdout.split("\n").filter(Boolean);
-    // DEBIAN_FRONTEND is the image's (container/Dockerfile), as a command in the built image sees it.
-    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual(["DEBIAN_FRONTEND", "HOME", "LANG", "MINE", "PATH", RUN_TAG_VAR]);
+    // DEBIAN_FRONTEND is the image's (container/Dockerfile), as a command in the built image sees it; the
+    // CLOUDFLARE_ ones are what the platform gives every container (workerd's client gives the same names locally).
+    expect(names.filter((name) => !SHELL_VARS.includes(name)).sort()).toEqual([...PLATFORM_VARS, "DEBIAN_FRONTEND", "HOME", "LANG", "MINE", "PATH", RUN_TAG_VAR].sort());
   });
 
   it("commands, code and terminals see the image's ENV under the sandbox's, the session's and the call's env", async () => {

@@ -1,8 +1,9 @@
 /**
  * Global setup of the workers project: starts the real local container runtime on loopback (it
- * spawns real container servers, one per sandbox) and hands its URL to the Worker as the
- * SANDBOX_CONTAINER_URL binding, with its secret as SANDBOX_RUNTIME_SECRET. Sandboxes live in a
- * temporary folder removed afterwards.
+ * spawns real container servers, one per sandbox). workerd's own container client runs the Durable
+ * Objects' containers through its Docker engine (engine-router.ts, workerd-on-engine.sh), and the
+ * Worker reaches what only the runtime offers at its URL (the SANDBOX_CONTAINER_URL binding, with its
+ * secret as SANDBOX_RUNTIME_SECRET). Sandboxes live in a temporary folder removed afterwards.
  *
  * A second runtime whose container servers find no bubblewrap (a machine without it) lets tests see
  * how a sandbox that asks for bwrap there fails; a third, whose operator confines every sandbox with
@@ -10,17 +11,24 @@
  * how its limit reaches them. A server on loopback stands for the internet that the Worker's outbound
  * handler sends allowed requests to (egress-target.ts).
  */
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
 import { startRuntime } from "../../runtime/server.ts";
 import { newSecret } from "../../server-kit/http/bearer.ts";
 import { startEgressTarget } from "./egress-target.ts";
+import { startEngineRouter } from "./engine-router.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     runtimeUrl: string;
+    /** Where a test sends a sandbox's container to another runtime's engine (engine-router.ts). */
+    engineRouterUrl: string;
+    /** The runtimes' API as the Worker calls it (SANDBOX_CONTAINER_URL): each sandbox's calls go to its runtime. */
+    runtimeApiUrl: string;
     /** A host folder the main runtime lets sandboxes mount. */
     sharedDir: string;
     noBwrapRuntimeUrl: string;
@@ -64,9 +72,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Containers whose workspace starts empty each time, as on Cloudflare: what durable workspaces restore.
   const ephemeral = await startRuntime({ dataDir: join(dataDir, "ephemeral"), isolation: "none", ephemeralWorkspaces: true, stopGraceMs: 1_000, secret });
   project.provide("ephemeralRuntimeUrl", ephemeral.url);
+  // workerd's own container client runs every sandbox's container: through the router, on the engine
+  // of the runtime a test sent its sandbox to, else the main runtime's (workerd-on-engine.sh says how).
+  const runtimes = { main: runtime, noBwrap, bwrapOnly, oneOnly, ephemeral };
+  const routed = Object.fromEntries(Object.entries(runtimes).map(([name, { engine, url }]) => [name, { engine: engine.path, url }]));
+  const router = await startEngineRouter(join(dataDir, "engine-router.sock"), routed, "main");
+  const hostRun = join(dataDir, "host-run");
+  mkdirSync(hostRun);
+  Object.assign(process.env, {
+    MINIFLARE_WORKERD_PATH: fileURLToPath(new URL("./workerd-on-engine.sh", import.meta.url)),
+    SANDBOX_TEST_WORKERD: (createRequire(import.meta.url)("workerd") as { default: string }).default,
+    SANDBOX_TEST_ENGINE_SOCKET: router.path,
+    SANDBOX_TEST_HOST_RUN: hostRun,
+  });
+  project.provide("engineRouterUrl", router.controlUrl);
+  project.provide("runtimeApiUrl", router.apiUrl);
   const egressTarget = await startEgressTarget();
   project.provide("egressTargetUrl", egressTarget.url);
   return async () => {
+    await router.close();
     await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close(), ephemeral.close(), egressTarget.close()]);
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(sharedDir, { recursive: true, force: true });

@@ -34,6 +34,19 @@ export async function runtimeState(sandboxId: string): Promise<RuntimeContainerI
   return (await response.json()) as RuntimeContainerInfo;
 }
 
+/** The test runtimes a sandbox's container may run under (global-setup.ts); "none": no engine answers. */
+export type TestRuntime = "main" | "noBwrap" | "bwrapOnly" | "oneOnly" | "ephemeral" | "none";
+
+/**
+ * Runs the sandbox's container through another test runtime's Docker engine from its next start
+ * (engine-router.ts): workerd's own client still makes every call, to that engine.
+ */
+export async function sendToRuntime(sandboxId: string, runtime: TestRuntime): Promise<void> {
+  const objectId = env.Sandbox.idFromName(sandboxId).toString();
+  const response = await fetch(`${inject("engineRouterUrl")}/routes/${objectId}?key=${encodeURIComponent(sandboxId)}`, { method: "PUT", body: runtime });
+  if (response.status !== 204) throw new Error(`the engine router refused ${runtime}: ${response.status} ${await response.text()}`);
+}
+
 /** Polls `check` until it returns true or `timeoutMs` passes (for state only observable by asking). */
 export async function eventually(check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -1,8 +1,9 @@
 /**
- * A container shaped like the platform's `ctx.container`, for the tests of egress on Cloudflare:
- * its lifecycle (start, ports, stop) is a real container of the local runtime, but it is not the
- * local runtime's stand-in, so the Durable Object takes the path it takes on Cloudflare. It records
- * what the Durable Object hands it: the options of every start (the internet switch) and every
+ * The platform's `ctx.container` with a recorder around it, for the tests of egress on Cloudflare:
+ * its lifecycle (start, ports, stop) is workerd's own container client on the local runtime's
+ * engine, and the sandbox's Durable Object runs without the runtime's channel (entry.ts: its name
+ * starts with `platform-`), so it takes the path it takes on Cloudflare. It records what the
+ * Durable Object hands the container: the options of every start (the internet switch) and every
  * outbound interception (`interceptOutboundHttp`, `interceptAllOutboundHttp`,
  * `interceptOutboundHttps`, with the fetcher, which is the package's ContainerProxy entrypoint).
  *
@@ -11,10 +12,9 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { inject } from "vitest";
 import { getSandbox, type GetSandboxOptions } from "../../src/client/get-sandbox.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
-import { LocalContainer } from "../../src/sandbox/local-container.ts";
+import { PLATFORM_PATH_PREFIX } from "./entry.ts";
 import { uniqueId } from "./helpers.ts";
 
 export type InterceptionCall = "interceptOutboundHttp" | "interceptAllOutboundHttp" | "interceptOutboundHttps";
@@ -29,9 +29,9 @@ export interface RecordedInterception {
 export class PlatformShapedContainer {
   readonly starts: { enableInternet?: boolean }[] = [];
   readonly interceptions: RecordedInterception[] = [];
-  readonly #inner: LocalContainer;
+  readonly #inner: Container;
 
-  constructor(inner: LocalContainer) {
+  constructor(inner: Container) {
     this.#inner = inner;
   }
 
@@ -39,8 +39,8 @@ export class PlatformShapedContainer {
     return this.#inner.running;
   }
 
-  start(options: { env?: Record<string, string>; entrypoint?: string[]; enableInternet?: boolean } = {}): void {
-    this.starts.push({ ...(options.enableInternet === undefined ? {} : { enableInternet: options.enableInternet }) });
+  start(options?: ContainerStartupOptions): void {
+    this.starts.push({ ...(options?.enableInternet === undefined ? {} : { enableInternet: options.enableInternet }) });
     this.#inner.start(options);
   }
 
@@ -56,7 +56,7 @@ export class PlatformShapedContainer {
     this.#inner.signal(signo);
   }
 
-  getTcpPort(port: number): ReturnType<LocalContainer["getTcpPort"]> {
+  getTcpPort(port: number): Fetcher {
     return this.#inner.getTcpPort(port);
   }
 
@@ -97,12 +97,12 @@ export interface PlatformSandbox {
   talk(url: string, headers: Record<string, string>, messages: string[], expect: number): Promise<{ status: number; received: string[] }>;
 }
 
-/** A sandbox whose Durable Object sees a platform-shaped container (its lifecycle run by the main local runtime). */
+/** A sandbox whose Durable Object takes the platform's path, its container recorded (its lifecycle run by the main local runtime's engine). */
 export async function platformSandbox(label: string, options?: GetSandboxOptions): Promise<PlatformSandbox> {
-  const id = uniqueId(label);
+  const id = uniqueId(`${PLATFORM_PATH_PREFIX}${label}`);
   const stub = env.Sandbox.get(env.Sandbox.idFromName(id));
   await runInDurableObject(stub, (instance, state) => {
-    const container = new PlatformShapedContainer(new LocalContainer(inject("runtimeUrl"), id, inject("runtimeSecret")));
+    const container = new PlatformShapedContainer(state.container!);
     Object.defineProperty(state, "container", { value: container, configurable: true });
     (instance as unknown as { container: PlatformShapedContainer }).container = container;
   });
