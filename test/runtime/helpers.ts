@@ -4,7 +4,8 @@
  * its container servers with their secrets. Polling and the process list come from the container
  * tests' helpers.
  */
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ContainerProcess } from "../../runtime/container-process.ts";
@@ -21,7 +22,26 @@ export function tempDataDir(): DataDir {
   const path = mkdtempSync(join(tmpdir(), "sandbox-runtime-test-"));
   // Sandbox containers run as other host users: they pass through (never list) the folder to their own.
   chmodSync(path, 0o711);
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+  return {
+    path,
+    remove: () => {
+      unmountUnder(path);
+      rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Takes off what is still mounted under `dir` (deepest first): the disks of sandboxes whose runtime a
+ * test killed outright, which no runtime will start on this folder again to reap.
+ */
+function unmountUnder(dir: string): void {
+  const points = readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[4])
+    .filter((point): point is string => point !== undefined && point.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const point of points) spawnSync("umount", ["--lazy", point], { stdio: "ignore" });
 }
 
 /** Pids of processes that have not exited (zombies have). */
