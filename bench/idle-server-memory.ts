@@ -53,18 +53,26 @@ export async function idleFigures(args: string[], env: Record<string, string>): 
   }
 }
 
+/**
+ * The environment of a container server started alone as the image starts it, in `work`: no warm
+ * code contexts, and no bubblewrap to find (a server in a container has its walls already).
+ */
+export function aloneServerEnv(work: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    [IMAGE_ENV_VAR]: "1",
+    PORT: "0",
+    HOST: "127.0.0.1",
+    WORKSPACE: join(work, "workspace"),
+    SANDBOX_WARM_CODE: "none",
+    SANDBOX_BWRAP_PATH: join(work, "no-bwrap"),
+  };
+}
+
 export async function idleServerMemory(): Promise<BenchTable> {
   const work = mkdtempSync(join(tmpdir(), "edge-sandbox-bench-idle-"));
   try {
-    const env = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      [IMAGE_ENV_VAR]: "1",
-      PORT: "0",
-      HOST: "127.0.0.1",
-      WORKSPACE: join(work, "workspace"),
-      SANDBOX_WARM_CODE: "none",
-      SANDBOX_BWRAP_PATH: join(work, "no-bwrap"),
-    };
+    const env = aloneServerEnv(work);
     const entry = join(await bundleServer(), BUNDLE_ENTRY);
     const ours: { uss: number; pss: number }[] = [];
     const bare: { uss: number; pss: number }[] = [];

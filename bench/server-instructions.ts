@@ -16,9 +16,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundleServer } from "../container/boot/bundle.ts";
 import { BUNDLE_ENTRY } from "../server-kit/bundle-layout.ts";
-import { IMAGE_ENV_VAR } from "../protocol/runtime.ts";
 import { SERVER_NODE_FLAGS } from "../server-kit/node-flags.ts";
 import { findExecutable } from "../server-kit/executables.ts";
+import { aloneServerEnv } from "./idle-server-memory.ts";
 import type { BenchModule, BenchTable } from "./types.ts";
 
 /** Ends the process once its first server listens (preloaded with -r). */
@@ -62,15 +62,7 @@ const bench: BenchModule = {
     try {
       const preload = join(work, "exit-on-listen.cjs");
       writeFileSync(preload, EXIT_ON_LISTEN);
-      const env = {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        [IMAGE_ENV_VAR]: "1",
-        PORT: "0",
-        HOST: "127.0.0.1",
-        WORKSPACE: join(work, "workspace"),
-        SANDBOX_WARM_CODE: "none",
-        SANDBOX_BWRAP_PATH: join(work, "no-bwrap"),
-      };
+      const env = aloneServerEnv(work);
       const entry = join(await bundleServer(), BUNDLE_ENTRY);
       // Both at once: each is counted on its own, whatever else runs.
       const [ours, bare] = await Promise.all([
