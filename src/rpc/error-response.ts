@@ -1,7 +1,7 @@
 /**
  * Reading a failed HTTP response: the protocol ErrorResponse it carries, or else its status and
  * text. The HTTP client (from the Worker's /v1 API), the Durable Object (from the container server)
- * and the local container stand-in (from the local runtime) all read their errors here.
+ * and its channel to the local runtime (from the runtime's API) all read their errors here.
  */
 import { isErrorResponse, type ErrorCode, type ErrorResponse } from "../../protocol/errors.ts";
 import { errorFromCode, type SandboxError } from "./errors.ts";
