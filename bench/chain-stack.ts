@@ -24,8 +24,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** `env`: settings of the stack beyond the benchmark's own (e.g. SANDBOX_WARM_POOL). */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+/**
+ * `env`: settings of the stack beyond the benchmark's own (e.g. SANDBOX_WARM_POOL); `onStderr`: each
+ * line the stack writes on stderr once it is up (e.g. the engine's trace).
+ */
+export async function startStack(env: Record<string, string> = {}, onStderr?: (line: string) => void): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-chain-bench-"));
   // Sandboxes run as containers under bwrap pass through (never list) the folder to their own.
   chmodSync(dir, 0o711);
@@ -62,6 +65,14 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.once("exit", (code) => reject(new Error(`stack exited (${code}):\n${output}`)));
   });
+  if (onStderr) {
+    let partial = "";
+    child.stderr!.on("data", (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split("\n");
+      partial = lines.pop()!;
+      for (const line of lines) onStderr(line);
+    });
+  }
   return {
     url: `http://127.0.0.1:${port}`,
     token,

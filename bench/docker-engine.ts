@@ -6,7 +6,9 @@
  *  - a container started through the engine (create + start, as workerd does) beside one started
  *    through the runtime API (today's stand-in `ctx.container`);
  *  - an exec round trip through the sidecar's CONNECT tunnel (workerd's getTcpPort) beside one
- *    sent straight to the container server's port.
+ *    sent straight to the container server's port;
+ *  - a request to another port of the sandbox through that tunnel (getTcpPort(8080)) beside one
+ *    through the container server's HTTP proxy to the port.
  */
 import { request } from "node:http";
 import { connect } from "node:net";
@@ -23,6 +25,8 @@ const CALLS = 200;
 const STARTS = 5;
 const EXECS = 100;
 const SECRET = "bench-engine-secret-0123456789";
+/** A port of the sandbox's own, other than its container server's. */
+const OTHER_PORT = 8080;
 
 function engineCall(socketPath: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -51,17 +55,23 @@ function httpCall(port: number, method: string, path: string, body: string | und
 
 /** One exec through the sidecar's tunnel, as workerd's getTcpPort opens one per request. */
 function tunnelExec(sidecarPort: number, body: string): Promise<string> {
+  return throughTunnel(sidecarPort, 3000, `POST /api/execute HTTP/1.1\r\nHost: c\r\nAuthorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** `payload` through a CONNECT tunnel of the sidecar to `port` of its container; what came back once it closed. */
+function throughTunnel(sidecarPort: number, port: number, payload: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: "127.0.0.1", port: sidecarPort });
     let received = "";
     let open = false;
-    socket.once("connect", () => socket.write("CONNECT 127.0.0.1:3000 HTTP/1.1\r\nX-Dst-Addr: 127.0.0.1:3000\r\n\r\n"));
+    socket.once("connect", () => socket.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nX-Dst-Addr: 127.0.0.1:${port}\r\n\r\n`));
     socket.on("data", (chunk: Buffer) => {
       received += chunk;
       if (!open && received.includes("\r\n\r\n")) {
         open = true;
+        if (!received.startsWith("HTTP/1.1 200")) return void socket.destroy(new Error(`CONNECT to ${port}: ${received.split("\r\n")[0]}`));
         received = "";
-        socket.write(`POST /api/execute HTTP/1.1\r\nHost: c\r\nAuthorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        socket.write(payload);
       }
     });
     socket.once("error", reject);
@@ -133,6 +143,21 @@ const bench: BenchModule = {
         direct.push(await timed(() => httpCall(serverPort, "POST", "/api/execute", body, { authorization: `Bearer ${SECRET}` })));
       }
 
+      // A server of the sandbox's own on another port: reached through the sidecar (getTcpPort(8080)), beside the container server's HTTP proxy to it.
+      const serve = JSON.stringify({ command: `node -e 'require("node:http").createServer((q, r) => r.end("ok")).listen(${OTHER_PORT}, "127.0.0.1")'` });
+      await httpCall(serverPort, "POST", "/api/process/start", serve, { authorization: `Bearer ${SECRET}` });
+      const otherRequest = "GET / HTTP/1.1\r\nHost: c\r\nConnection: close\r\n\r\n";
+      for (let attempt = 0; !(await throughTunnel(sidecarPort, OTHER_PORT, otherRequest).catch(() => "")).endsWith("ok"); attempt++) {
+        if (attempt > 100) throw new Error(`nothing answered on port ${OTHER_PORT}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const otherTunnel: number[] = [];
+      const otherProxy: number[] = [];
+      for (let i = 0; i < EXECS; i++) {
+        otherTunnel.push(await timed(() => throughTunnel(sidecarPort, OTHER_PORT, otherRequest)));
+        otherProxy.push(await timed(() => httpCall(serverPort, "GET", `/api/ports/${OTHER_PORT}/proxy/`, undefined, { authorization: `Bearer ${SECRET}` })));
+      }
+
       const small = median([...inspect, ...bridge]);
       return [
         {
@@ -143,6 +168,11 @@ const bench: BenchModule = {
             { metric: `sidecar PUT /egress (workerd's readiness probe, once per start), median of ${CALLS}`, ours: millis(median(egress)), baseline: millis(median(health)), target: "≤ 50 ms (its caller's uid read from the kernel's socket table)", met: median(egress) <= 50 },
             { metric: `container start (create + start through the engine), median of ${STARTS}`, ours: millis(median(viaEngine)), baseline: millis(median(viaApi)), target: "≤ baseline × 1.1", met: median(viaEngine) <= median(viaApi) * 1.1 },
             { metric: `exec round trip through the sidecar's tunnel (a connection each), median of ${EXECS}`, ours: millis(median(tunnel)), baseline: millis(median(direct)), target: "≤ baseline + 3 ms", met: median(tunnel) <= median(direct) + 3 },
+            {
+              metric: `a request to another port of the sandbox (${OTHER_PORT}) through the sidecar's tunnel (getTcpPort: its caller's uid read, then the server's raw tunnel), median of ${EXECS}`,
+              ours: millis(median(otherTunnel)),
+              baseline: `${millis(median(otherProxy))} (the container server's HTTP proxy to the port, preview URLs' way)`,
+            },
           ],
           notes: [`inspect ${millis(median(inspect))}, /networks/bridge ${millis(median(bridge))}; starts without a warm pool (SANDBOX_WARM_POOL=0)`],
         },

@@ -69,6 +69,13 @@ export const PORT_PROXY_ROUTES = {
   proxy: (port: number, rest = "/") => `/api/ports/${port}/proxy${rest}`,
   /** Matches a proxy path: the port and the rest of the path (with its leading slash, possibly empty). */
   pattern: /^\/api\/ports\/(\d{1,5})\/proxy(\/.*)?$/,
+  /**
+   * A raw TCP connection to the port: asked as an upgrade (`Upgrade: tcp`), answered 101, then the
+   * bytes of both ways as they are (what workerd's `getTcpPort` carries through the local sidecar).
+   */
+  tunnel: (port: number) => `/api/ports/${port}/tunnel`,
+  tunnelPattern: /^\/api\/ports\/(\d{1,5})\/tunnel$/,
+  tunnelProtocol: "tcp",
 } as const;
 
 /** Headers the outer hops set for the sandbox's server (set by the service, never taken from callers as they come). */

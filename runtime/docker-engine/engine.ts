@@ -204,6 +204,7 @@ export class DockerEngine {
           await app?.starting?.catch(() => undefined);
           return app?.status === "running" ? app.run?.port : undefined;
         },
+        serverSecret: () => this.#byName.get(appNameOf(container.name))?.secret,
         // The app's key, which its create may choose (ENGINE_START_VAR) after the sidecar was made.
         caPem: async () => (await this.#pool.containerSettings.egress.of(this.#appKey(container)).certificates()).caPem,
         egressChanged: (settings) => this.#pool.containerSettings.egress.of(this.#appKey(container)).useWorkerd(settings),

@@ -13,6 +13,7 @@ import { readBody } from "../../server-kit/http/body.ts";
 import { Router, type Route } from "../../server-kit/http/router.ts";
 import { DockerEngine, EngineError, type EngineContainer } from "./engine.ts";
 import { BRIDGE_GATEWAY, SIDECAR_INGRESS_PORT, signalNumber } from "./names.ts";
+import { traceCall } from "./trace.ts";
 
 /** The Engine API version answered by /version (the oldest workerd's client reads is far below). */
 export const ENGINE_API_VERSION = "1.43";
@@ -212,6 +213,7 @@ export function engineRequests(engine: DockerEngine, unserved: (call: UnservedCa
     const pathname = url.pathname.replace(/^\/v\d+\.\d+(?=\/)/, "");
     const method = req.method ?? "GET";
     const match = router.match(method, pathname);
+    traceCall(`engine ${method} ${url.pathname}${url.search}`, req, res);
     if (match.kind !== "found") {
       unserved({ method, path: pathname });
       req.resume();

@@ -10,27 +10,34 @@
  *   GET /ca       the authority the container trusts for intercepted HTTPS (its sandbox's egress CA,
  *                 already in the container's trust store)
  *   CONNECT       with `X-Dst-Addr: 127.0.0.1:<port>`: a raw tunnel to that port of the container
+ *                 (workerd's `getTcpPort(port)`)
  *
  * A container's server listens on a loopback port of the host (bound before its network namespace
- * existed), which is how the runtime reaches it today; the tunnel goes there. Only the container
- * server's port is reachable this way: a CONNECT to any other port answers 400, as a port nothing
- * listens on does.
+ * existed), which is how the runtime reaches it today; a tunnel to the server's port goes there. A
+ * tunnel to any other port goes through that server too, as a raw tunnel it opens to the port inside
+ * the sandbox's network (PORT_PROXY_ROUTES.tunnel, asked with the server's secret, which the engine
+ * holds); a port nothing listens on answers 400, which workerd reports as not listening.
  *
  * The listener is on 127.0.0.1, which every user of the machine can reach. Its control requests
  * are served only to a socket owned by the runtime's own user (workerd runs as that user; peer-uid.ts
  * reads who owns the other end): another user cannot change a container's egress settings (403).
- * A tunnel is opened for anyone, and leads only to what the container server's own loopback port
- * already offers every local user: a server that answers only to its secret. (Telling the owner of
- * each tunnel would cost every request of workerd's a read of the kernel's socket table.)
+ * A tunnel to the server's port is opened for anyone, and leads only to what the container server's
+ * own loopback port already offers every local user: a server that answers only to its secret.
+ * (Telling the owner of each such tunnel would cost every request of workerd's a read of the kernel's
+ * socket table.) A tunnel to another port carries the server's secret for its caller, so it is
+ * opened only to the runtime's own user, as the control requests are. `GET /ca` is served to anyone:
+ * it is the authority's certificate, which every container of the sandbox holds, never its key.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { z } from "zod";
+import { PORT_PROXY_ROUTES } from "../../protocol/preview-ports.ts";
 import { CONTAINER_SERVER_PORT } from "../../protocol/runtime.ts";
 import { readBody } from "../../server-kit/http/body.ts";
 import type { WorkerdEgressSettings } from "../egress/workerd-egress.ts";
 import { BRIDGE_GATEWAY } from "./names.ts";
 import { peerUid } from "./peer-uid.ts";
+import { traceCall, traceEvent } from "./trace.ts";
 
 /** What workerd puts (docker-api.capnp's egress settings); unknown fields are kept out, missing ones default. */
 export const sidecarEgressSchema = z.object({
@@ -43,6 +50,8 @@ export type SidecarEgress = z.output<typeof sidecarEgressSchema>;
 export interface SidecarTarget {
   /** The host loopback port where the container's server listens (once a start under way is done), or undefined when none runs. */
   serverPort(): Promise<number | undefined>;
+  /** The secret that server answers to (what opens its tunnel to the sandbox's other ports). */
+  serverSecret(): string | undefined;
   /** The PEM of the authority the container trusts for intercepted HTTPS. */
   caPem(): Promise<string>;
   /**
@@ -66,7 +75,7 @@ export class Sidecar {
   readonly #sockets = new Set<Socket>();
   /** What workerd last put: its egress listener's port and the container's internet access. */
   egress: SidecarEgress | undefined;
-  /** Control requests refused because another user held the other end. */
+  /** Control requests, and tunnels to the sandbox's other ports, refused because another user held the other end. */
   refused = 0;
 
   private constructor(target: SidecarTarget) {
@@ -123,6 +132,9 @@ export class Sidecar {
 
   async #control(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://sidecar").pathname;
+    traceCall(`sidecar ${this.port} ${req.method} ${path}`, req, res);
+    // The certificate is public: only what changes the sandbox's egress costs a read of the socket table.
+    if (req.method === "GET" && path === "/ca") return answer(res, 200, "application/x-pem-file", await this.#target.caPem());
     if (!(await this.#fromOwnUser(req.socket))) {
       this.refused++;
       res.writeHead(403, { "content-type": "text/plain", connection: "close" });
@@ -138,7 +150,6 @@ export class Sidecar {
         this.#target.egressChanged(this.workerdEgress);
         return answer(res, 200, "text/plain", "");
       }
-      if (req.method === "GET" && path === "/ca") return answer(res, 200, "application/x-pem-file", await this.#target.caPem());
       answer(res, 404, "text/plain", `the sidecar serves PUT /egress, GET /ca and CONNECT, not ${req.method} ${path}\n`);
     } catch (error) {
       answer(res, 500, "text/plain", `${(error as Error).message}\n`);
@@ -147,24 +158,40 @@ export class Sidecar {
 
   async #tunnel(req: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
     const destination = String(req.headers["x-dst-addr"] ?? req.url ?? "");
-    const match = /^(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)$/.exec(destination);
-    const serverPort = match && Number(match[1]) === CONTAINER_SERVER_PORT ? await this.#target.serverPort() : undefined;
-    if (serverPort === undefined || client.destroyed) {
-      client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-      return;
+    traceEvent(`sidecar ${this.port} CONNECT ${destination}`);
+    const match = /^(?:127\.0\.0\.1|localhost|\[::1\]):(\d{1,5})$/.exec(destination);
+    const port = match ? Number(match[1]) : 0;
+    if (port < 1 || port > 65535) return refuseTunnel(client);
+    const serverPort = await this.#target.serverPort();
+    if (serverPort === undefined || client.destroyed) return refuseTunnel(client);
+    // Another port of the sandbox answers to no secret of ours: it is opened to the runtime's own user only.
+    const secret = port === CONTAINER_SERVER_PORT ? undefined : this.#target.serverSecret();
+    if (port !== CONTAINER_SERVER_PORT && (secret === undefined || !(await this.#fromOwnUser(client)))) {
+      if (secret !== undefined) this.refused++;
+      return refuseTunnel(client);
     }
     // No Nagle on either leg: a request written in parts (head, then body) would otherwise wait for the
     // server's delayed acknowledgement, tens of milliseconds per call.
     const upstream = connect({ host: "127.0.0.1", port: serverPort, noDelay: true });
     client.setNoDelay(true);
     let connected = false;
-    upstream.once("connect", () => {
+    const established = () => {
+      traceEvent(`sidecar ${this.port} tunnel to ${destination} open`);
       connected = true;
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
-    });
+    };
+    if (secret === undefined) upstream.once("connect", established);
+    else
+      upstream.once("connect", () =>
+        void openPortTunnel(upstream, port, secret).then((opened) => {
+          if (opened) return established();
+          refuseTunnel(client);
+          upstream.destroy();
+        }),
+      );
     // A server that answers before it has read a whole request (a refused upload) closes with the body
     // unread, which resets its connection: what it answered is still passed on, and what the caller
     // still sends is read and dropped (for a moment at most), so the caller gets to read the answer.
@@ -183,6 +210,50 @@ export class Sidecar {
     client.once("close", () => upstream.destroy());
     upstream.once("close", finish);
   }
+}
+
+/** workerd reads a 400 to its CONNECT as "the container is not listening on that port". */
+function refuseTunnel(client: Socket): void {
+  client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+}
+
+/** Largest answer head the container server's tunnel route may give before the tunnel is refused. */
+const MAX_TUNNEL_HEAD_BYTES = 16 * 1024;
+
+/**
+ * Asks the container server, on `upstream`, for a raw tunnel to `port` inside its sandbox
+ * (PORT_PROXY_ROUTES.tunnel); true once it answered 101, with nothing of the port's bytes read yet
+ * beyond its answer (any are put back). False when it refused (nothing listens there) or went away.
+ */
+function openPortTunnel(upstream: Socket, port: number, secret: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf("\r\n\r\n");
+      if (end === -1) {
+        if (received.length > MAX_TUNNEL_HEAD_BYTES) done(false);
+        return;
+      }
+      const opened = /^HTTP\/1\.1 101 /.test(received.subarray(0, end).toString("latin1"));
+      const rest = received.subarray(end + 4);
+      done(opened);
+      if (opened && rest.length > 0) upstream.unshift(rest);
+    };
+    const done = (opened: boolean) => {
+      upstream.off("data", onData);
+      upstream.off("close", closed);
+      upstream.pause();
+      resolve(opened);
+    };
+    const closed = () => done(false);
+    upstream.on("data", onData);
+    upstream.once("close", closed);
+    upstream.write(
+      `GET ${PORT_PROXY_ROUTES.tunnel(port)} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\n` +
+        `Connection: Upgrade\r\nUpgrade: ${PORT_PROXY_ROUTES.tunnelProtocol}\r\n\r\n`,
+    );
+  });
 }
 
 function answer(res: ServerResponse, status: number, type: string, body: string): void {

@@ -1,11 +1,12 @@
 /**
  * The container server's preview-port proxy against real servers started inside the sandbox: HTTP
- * with streamed bodies both ways, WebSocket, a port nothing listens on, the server's secret; and
+ * with streamed bodies both ways, WebSocket, a raw tunnel, a port nothing listens on, the server's secret; and
  * under bwrap the sandbox's one network namespace, reached through the forwarder.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { connect } from "node:net";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { findNetworkPrograms } from "../../container/isolation/network.ts";
@@ -33,6 +34,33 @@ async function startPreviewServer(sandbox: SandboxServer, host = "127.0.0.1"): P
 }
 
 const proxyUrl = (sandbox: SandboxServer, port: number, rest = "/") => `${sandbox.url}/api/ports/${port}/proxy${rest}`;
+
+/**
+ * A raw tunnel to `port` through the server (`/api/ports/{port}/tunnel`, `Upgrade: tcp`): sends
+ * `payload` once it is open and answers the upgrade's status line and what came back until closed.
+ */
+function throughTunnel(serverUrl: string, port: number, payload: string, secret?: string): Promise<{ head: string; reply: string }> {
+  const { port: serverPort } = new URL(serverUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port: Number(serverPort) });
+    let received = "";
+    let head = "";
+    socket.setEncoding("latin1");
+    socket.once("connect", () =>
+      socket.write(`GET /api/ports/${port}/tunnel HTTP/1.1\r\nHost: c\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${secret ? `Authorization: Bearer ${secret}\r\n` : ""}\r\n`),
+    );
+    socket.on("data", (chunk: string) => {
+      received += chunk;
+      if (head === "" && received.includes("\r\n\r\n")) {
+        head = received.slice(0, received.indexOf("\r\n"));
+        received = received.slice(received.indexOf("\r\n\r\n") + 4);
+        if (head.startsWith("HTTP/1.1 101")) socket.write(payload);
+      }
+    });
+    socket.once("error", reject);
+    socket.once("close", () => resolve({ head, reply: received }));
+  });
+}
 
 function wsEcho(url: string, headers: Record<string, string> = {}): Promise<string[]> {
   return new Promise((resolve, reject) => {
@@ -111,8 +139,18 @@ describe("the port proxy without isolation", () => {
     expect(await wsEcho(proxyUrl(sandbox, port, "/socket").replace("http:", "ws:"))).toEqual(["echo:one", "binary:two-binary"]);
   });
 
+  it("opens a raw tunnel to the port (what the local sidecar carries getTcpPort through): the port's own bytes both ways", async () => {
+    const tunnel = await throughTunnel(sandbox.url, port, "GET /info?raw=1 HTTP/1.1\r\nHost: inner\r\nConnection: close\r\n\r\n");
+    expect(tunnel.head).toBe("HTTP/1.1 101 Switching Protocols");
+    expect(tunnel.reply).toMatch(/^HTTP\/1\.1 200 /);
+    // Nothing is rewritten on the way: the port sees the Host its caller wrote.
+    expect(tunnel.reply).toContain('"host":"inner"');
+    expect(tunnel.reply).toContain('"query":"?raw=1"');
+  });
+
   it("answers a port nothing listens on with PORT_NOT_LISTENING, for HTTP and upgrades alike", async () => {
     const idle = await freePort();
+    expect((await throughTunnel(sandbox.url, idle, "")).head).toMatch(/^HTTP\/1\.1 502 PORT_NOT_LISTENING/);
     const reply = await call(sandbox.url, "GET", `/api/ports/${idle}/proxy/`);
     expect(reply.status).toBe(502);
     expect(reply.body).toMatchObject({ code: "PORT_NOT_LISTENING", context: { port: idle } });
@@ -129,6 +167,8 @@ describe("the port proxy behind the server's secret", () => {
       expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ code: "UNAUTHORIZED" });
       await expect(wsEcho(`${server.url.replace("http:", "ws:")}/api/ports/8080/proxy/`)).rejects.toThrow("status 401");
+      expect((await throughTunnel(server.url, 8080, "")).head).toMatch(/^HTTP\/1\.1 401 /);
+      expect((await throughTunnel(server.url, await freePort(), "", "s3cret")).head).toMatch(/^HTTP\/1\.1 502 /);
       const allowed = await fetch(`${server.url}/api/ports/${await freePort()}/proxy/`, { headers: { authorization: "Bearer s3cret" } });
       expect(await allowed.json()).toMatchObject({ code: "PORT_NOT_LISTENING" });
     } finally {

@@ -108,8 +108,23 @@ describe("the runtime's Docker engine", () => {
     expect(through.reply).toMatch(/^HTTP\/1\.1 200/);
     expect(through.reply).toContain("hi unset");
     expect((await throughSidecar(sidecarPort, 3000, request())).reply).toMatch(/^HTTP\/1\.1 401/);
-    // A port nothing of the container's listens on (as reachable here) is 400, as workerd reads it.
+    // A port nothing of the container's listens on is 400, as workerd reads it.
     expect((await throughSidecar(sidecarPort, 8080, request(SECRET))).connectStatus).toBe(400);
+    // Once a server of the sandbox's listens there, the tunnel reaches it inside the sandbox's network (getTcpPort(8080)).
+    const serve = JSON.stringify({ command: `node -e 'require("node:http").createServer((q, r) => r.end("port 8080 says " + q.url)).listen(8080, "127.0.0.1")'` });
+    const started8080 = await throughSidecar(sidecarPort, 3000, `POST /api/process/start HTTP/1.1\r\nHost: c\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(serve)}\r\nConnection: close\r\nAuthorization: Bearer ${SECRET}\r\n\r\n${serve}`);
+    expect(started8080.reply).toMatch(/^HTTP\/1\.1 200/);
+    const viaPort = async () => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const reply = await throughSidecar(sidecarPort, 8080, "GET /hello HTTP/1.1\r\nHost: c\r\nConnection: close\r\n\r\n");
+        if (reply.connectStatus === 200) return reply;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error("port 8080 never answered through the sidecar");
+    };
+    const fromPort = await viaPort();
+    expect(fromPort.reply).toMatch(/^HTTP\/1\.1 200/);
+    expect(fromPort.reply).toContain("port 8080 says /hello");
 
     // workerd's monitor: a wait held until the container ends, here by SIGTERM.
     const waiting = engine("POST", `/containers/${NAME}/wait`);
@@ -206,7 +221,7 @@ describe("the runtime's Docker engine", () => {
       expect(said).toBe("EACCES");
     });
 
-    it("serves a sidecar's control to the runtime's user only, and its tunnel only to a server that wants its secret", async () => {
+    it("serves a sidecar's control to the runtime's user only, its tunnel to anyone only to a server that wants its secret, and to the sandbox's other ports only to the runtime's user", async () => {
       const name = "workerd-walls-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
       const sidecarPort = await startSidecar(name);
       expect((await engine("POST", `/containers/create?name=${name}`, { Image: "x", Env: [`${ENGINE_SERVER_SECRET_VAR}=${SECRET}`] })).status).toBe(201);
@@ -217,16 +232,31 @@ describe("the runtime's Docker engine", () => {
       const body = '{"port":4444,"internet":{"enabled":true}}';
       const redirect = await asOtherUser(rawExchange(sidecarPort, `PUT /egress HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
       expect(redirect).toMatch(/^answer:"HTTP\/1\.1 403 /);
-      expect(await asOtherUser(rawExchange(sidecarPort, "GET /ca HTTP/1.1\r\nHost: x\r\n\r\n"))).toMatch(/^answer:"HTTP\/1\.1 403 /);
-      expect(sidecar.refused).toBe(before + 2);
+      expect(sidecar.refused).toBe(before + 1);
       expect(sidecar.egress?.port).not.toBe(4444);
+      // The authority's certificate is public (every container of the sandbox holds it): served to anyone.
+      expect(await asOtherUser(rawExchange(sidecarPort, "GET /ca HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))).toContain("BEGIN CERTIFICATE");
       // Their tunnel reaches the container's server, which answers them as its own port does: not without its secret.
       const tunnel = await asOtherUser(
         rawExchange(sidecarPort, "CONNECT 127.0.0.1:3000 HTTP/1.1\r\nX-Dst-Addr: 127.0.0.1:3000\r\n\r\nGET /api/info HTTP/1.1\r\nHost: c\r\nConnection: close\r\n\r\n"),
       );
       expect(tunnel).toMatch(/^answer:"HTTP\/1\.1 200 Connection Established\\r\\n\\r\\nHTTP\/1\.1 401 /);
-      // The same control requests from the runtime's own user (workerd's) are served.
-      expect(await asSelf(rawExchange(sidecarPort, "GET /ca HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))).toContain("BEGIN CERTIFICATE");
+      // A tunnel to another port of the sandbox would carry the server's secret for them: refused, as a port nothing listens on.
+      const serve = JSON.stringify({ command: `node -e 'require("node:http").createServer((q, r) => r.end("inner")).listen(8080, "127.0.0.1")'` });
+      const startServe = `POST /api/process/start HTTP/1.1\r\nHost: c\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(serve)}\r\nConnection: close\r\nAuthorization: Bearer ${SECRET}\r\n\r\n${serve}`;
+      expect((await throughSidecar(sidecarPort, 3000, startServe)).reply).toMatch(/^HTTP\/1\.1 200/);
+      const inner = "CONNECT 127.0.0.1:8080 HTTP/1.1\r\nX-Dst-Addr: 127.0.0.1:8080\r\n\r\nGET / HTTP/1.1\r\nHost: c\r\nConnection: close\r\n\r\n";
+      let ours = "";
+      for (let attempt = 0; attempt < 100 && !ours.includes("inner"); attempt++) {
+        ours = await asSelf(rawExchange(sidecarPort, inner));
+        if (!ours.includes("inner")) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(ours).toMatch(/^answer:"HTTP\/1\.1 200 Connection Established\\r\\n\\r\\nHTTP\/1\.1 200 /);
+      expect(ours).toContain("inner");
+      const theirs = await asOtherUser(rawExchange(sidecarPort, inner));
+      expect(theirs).toMatch(/^answer:"HTTP\/1\.1 400 /);
+      expect(theirs).not.toContain("inner");
+      expect(sidecar.refused).toBe(before + 2);
       expect((await engine("DELETE", `/containers/${name}?force=true`)).status).toBe(204);
       expect((await engine("DELETE", `/containers/${name}-proxy?force=true`)).status).toBe(204);
     });

@@ -3,6 +3,8 @@
  * `127.0.0.1:{port}` in the sandbox's network (through the isolation's PortConnector), as `{rest}`.
  * HTTP requests of any method are piped both ways with node:http, bodies streaming as they come; a
  * WebSocket (any upgrade) gets its request head written to the port and the raw sockets piped.
+ * `/api/ports/{port}/tunnel` with `Upgrade: tcp` is a raw connection to the port, nothing written to
+ * it first (the local runtime's sidecar carries workerd's `getTcpPort` connections this way).
  *
  * It sits beside the route table rather than in it (a path of any depth, any method, upgrades), and
  * behind the same secret: server.ts checks it before handing a request here. The caller's own
@@ -129,6 +131,37 @@ export async function proxyUpgrade(ports: PortConnector, target: ProxyTarget, re
   socket.on("close", () => upstream.destroy());
   upstream.pipe(socket);
   socket.pipe(upstream);
+}
+
+/** The port a raw tunnel asks for (PORT_PROXY_ROUTES.tunnel); undefined when the request is not one. */
+export function tunnelPortOf(rawUrl: string | undefined): number | undefined {
+  if (!rawUrl?.startsWith(PORT_PROXY_ROUTES.prefix)) return undefined;
+  const match = PORT_PROXY_ROUTES.tunnelPattern.exec(rawUrl);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** A raw TCP tunnel to the port: 101 once connected (PORT_NOT_LISTENING if nothing listens), then the sockets piped as they are. */
+export async function proxyTunnel(ports: PortConnector, port: number, socket: Duplex, head: Buffer): Promise<void> {
+  let upstream: Socket;
+  try {
+    upstream = await ports.connect(port);
+  } catch (error) {
+    if (isServiceError(error)) refuseUpgrade(socket, error.code, error.message);
+    else refuseUpgrade(socket, "INTERNAL_ERROR", (error as Error).message);
+    return;
+  }
+  upstream.setNoDelay(true);
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${PORT_PROXY_ROUTES.tunnelProtocol}\r\n\r\n`);
+  if (head.length > 0) upstream.write(head);
+  upstream.on("error", () => socket.destroy());
+  socket.on("error", () => upstream.destroy());
+  // pipe() passes each side's end of writing on (a caller that half-closes still reads the answer);
+  // a side gone ends the other once what it sent is written, never cutting it short.
+  upstream.on("close", () => socket.end());
+  socket.on("close", () => upstream.destroy());
+  upstream.pipe(socket);
+  socket.pipe(upstream);
+  upstream.resume();
 }
 
 /** A coded error answered on a socket that asked to upgrade (there is no response object). */
