@@ -16,7 +16,8 @@
  *                                     secrets, in force at once (also given with a start)
  *   GET    /containers/{key}/egress/audit?since=&limit=&waitMs=  → AuditPage (long poll while nothing is new)
  *   POST   /containers/{key}/egress/audit  RuntimeAuditRecord → AuditEntry: an entry of the Worker's outbound handler
- *   POST   /containers/{key}/egress/send   a request the Worker's outbound handler judged, carried out (RUNTIME_EGRESS_SEND)
+ *   POST   /containers/{key}/egress/send   a request the Worker's outbound handler judged, carried out (RUNTIME_EGRESS_SEND);
+ *                                     a GET with `Upgrade: websocket` there is carried as a WebSocket handshake
  *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
  *   POST   /isolation/check           IsolationRequest → {allowed: true}, or why not (ISOLATION_NOT_ALLOWED 403,
  *                                     INVALID_REQUEST 400 for a path that does not exist)

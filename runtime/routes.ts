@@ -167,6 +167,9 @@ async function sendEgress(ctx: RuntimeRequest): Promise<void> {
   await carryWorkerRequest(ctx.req, ctx.res, ctx.runtime.pool.containerSettings.egress.of(key).testHosts);
 }
 
+/** The path of `sendEgress`, which also takes a WebSocket upgrade (server.ts). */
+export const WORKER_SEND_PATH = /^\/containers\/[^/]+\/egress\/send$/;
+
 export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
   { method: "GET", path: "/health", handler: health },
   { method: "GET", path: "/isolation", handler: isolation },

@@ -9,37 +9,53 @@
  * authorities (and the test map's, for a mapped name). Redirects are not followed: the answer goes
  * back as it came, and the container asks again for wherever it leads.
  *
- * The request and its answer pass as streams; nothing is judged or kept here (the handler judged it,
- * and its audit entry reaches the trail through `POST …/egress/audit`).
+ * The request and its answer pass as streams, and a WebSocket handshake is joined byte for byte to
+ * its destination once sent; nothing is judged or kept here (the handler judged it, and its audit
+ * entry reaches the trail through `POST …/egress/audit`).
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { isIP } from "node:net";
-import { rootCertificates } from "node:tls";
+import { connect as netConnect, isIP } from "node:net";
+import type { Duplex } from "node:stream";
+import { connect as tlsConnect, rootCertificates } from "node:tls";
 import { RUNTIME_EGRESS_SEND } from "../../protocol/runtime.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import type { TestHostMap } from "./test-hosts.ts";
-import { neverReached, resolveTargets } from "./upstream.ts";
+import { neverReached, resolveTargets, type Target } from "./upstream.ts";
 
 /** Headers of one hop, which neither the request nor its answer carries on (RFC 9110 7.6.1), and framing Node sets itself. */
 const HOP_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length"]);
 
-/** Carries `req` (a `POST …/egress/send` of the Worker's) to its destination and its answer back on `res`; settles when both are done. */
-export async function carryWorkerRequest(req: IncomingMessage, res: ServerResponse, testHosts: TestHostMap | undefined): Promise<void> {
-  const { url, method, headers } = carried(req);
+/** Where a carried request goes: its destination's address (the runtime's choice), or why none is reached. */
+type Destination = { url: URL; name: string; port: number; tls: boolean; target: Target } | { refused: "never" | "failed"; reason: string };
+
+async function destinationOf(url: URL, testHosts: TestHostMap | undefined): Promise<Destination> {
   const tls = url.protocol === "https:";
   const port = url.port === "" ? (tls ? 443 : 80) : Number(url.port);
   const name = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  let targets: Awaited<ReturnType<typeof resolveTargets>>;
+  let targets: Target[];
   try {
     targets = await resolveTargets(name, port, testHosts);
   } catch (error) {
-    return refuse(res, "failed", `${name} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    return { refused: "failed", reason: `${name} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
   }
   const target = targets.find((candidate) => candidate.mapped || neverReached(candidate.host) === undefined);
-  if (!target) return refuse(res, targets.length > 0 ? "never" : "failed", targets.length > 0 ? neverReached(targets[0]!.host)! : `${name} has no address`);
+  if (target) return { url, name, port, tls, target };
+  return targets.length > 0 ? { refused: "never", reason: neverReached(targets[0]!.host)! } : { refused: "failed", reason: `${name} has no address` };
+}
 
+/** TLS options towards the destination: its name checked (the test map's authority too, for a mapped one). */
+function tlsTo(destination: Exclude<Destination, { refused: string }>, testHosts: TestHostMap | undefined): { servername?: string; ca?: string[] } {
+  return { ...(isIP(destination.name) ? {} : { servername: destination.name }), ...(destination.target.mapped && testHosts?.ca ? { ca: [...rootCertificates, testHosts.ca] } : {}) };
+}
+
+/** Carries `req` (a `POST …/egress/send` of the Worker's) to its destination and its answer back on `res`; settles when both are done. */
+export async function carryWorkerRequest(req: IncomingMessage, res: ServerResponse, testHosts: TestHostMap | undefined): Promise<void> {
+  const { url, method, headers } = carried(req);
+  const destination = await destinationOf(url, testHosts);
+  if ("refused" in destination) return refuse(res, destination.refused, destination.reason);
+  const { name, port, tls, target } = destination;
   const length = req.headers["content-length"];
   const options = {
     host: target.host,
@@ -48,7 +64,7 @@ export async function carryWorkerRequest(req: IncomingMessage, res: ServerRespon
     path: `${url.pathname}${url.search}`,
     headers: { ...headers, host: url.host, ...(length === undefined ? {} : { "content-length": length }) },
     agent: false,
-    ...(tls ? { ...(isIP(name) ? {} : { servername: name }), ...(target.mapped && testHosts?.ca ? { ca: [...rootCertificates, testHosts.ca] } : {}) } : {}),
+    ...(tls ? tlsTo(destination, testHosts) : {}),
   };
   await new Promise<void>((resolve) => {
     const outbound = (tls ? httpsRequest : httpRequest)(options);
@@ -67,6 +83,50 @@ export async function carryWorkerRequest(req: IncomingMessage, res: ServerRespon
       resolve();
     });
     req.pipe(outbound);
+  });
+}
+
+/**
+ * A WebSocket handshake the handler let through (workerd's own, on the call's connection): sent to
+ * the destination with the handshake's fields and the request's headers, and once the destination
+ * answers, the two connections are joined byte for byte, so workerd and the server speak WebSocket
+ * to each other through the runtime until either closes.
+ */
+export async function carryWorkerUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, testHosts: TestHostMap | undefined): Promise<void> {
+  socket.on("error", () => undefined);
+  let request: ReturnType<typeof carried>;
+  try {
+    request = carried(req);
+  } catch (error) {
+    return rawRefusal(socket, "failed", (error as Error).message);
+  }
+  const destination = await destinationOf(request.url, testHosts);
+  if ("refused" in destination) return rawRefusal(socket, destination.refused, destination.reason);
+  const { url, target } = destination;
+  const handshake = Object.entries(req.headers).filter(([field]) => field.startsWith("sec-websocket-"));
+  const fields = [
+    ...Object.entries(request.headers).filter(([field]) => !field.startsWith("sec-websocket-")),
+    ...handshake,
+    ["host", url.host],
+    ["connection", "Upgrade"],
+    ["upgrade", String(req.headers.upgrade ?? "websocket")],
+  ].flatMap(([field, value]) => (Array.isArray(value) ? value : [value]).map((one) => `${field}: ${String(one)}`));
+  const upstream = destination.tls
+    ? tlsConnect({ host: target.host, port: target.port, ...tlsTo(destination, testHosts) })
+    : netConnect({ host: target.host, port: target.port });
+  upstream.on("error", (error) => {
+    if (!socket.destroyed) rawRefusal(socket, "failed", `${destination.name}:${destination.port}: ${(error as NodeJS.ErrnoException).code ?? error.message}`);
+  });
+  upstream.once(destination.tls ? "secureConnect" : "connect", () => {
+    upstream.removeAllListeners("error");
+    upstream.on("error", () => socket.destroy());
+    socket.on("error", () => upstream.destroy());
+    upstream.write(`${request.method} ${url.pathname}${url.search} HTTP/1.1\r\n${fields.join("\r\n")}\r\n\r\n`);
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+    upstream.once("close", () => socket.destroy());
+    socket.once("close", () => upstream.destroy());
   });
 }
 
@@ -97,6 +157,11 @@ function carried(req: IncomingMessage): { url: URL; method: string; headers: Out
 
 function passedOn(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name, value]) => value !== undefined && (name === "content-length" || !HOP_HEADERS.has(name))));
+}
+
+function rawRefusal(socket: Duplex, why: "never" | "failed", reason: string): void {
+  const body = Buffer.from(reason);
+  socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain; charset=utf-8\r\n${RUNTIME_EGRESS_SEND.refusedHeader}: ${why}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${reason}`);
 }
 
 function refuse(res: ServerResponse, why: "never" | "failed", reason: string): void {

@@ -104,13 +104,17 @@ export class RuntimeChannel {
    * (RUNTIME_EGRESS_SEND.refusedHeader). No deadline: a download may take as long as it takes.
    */
   sendEgress(request: { method: string; url: string; headers: Headers; body: ReadableStream<Uint8Array> | null }): Promise<Response> {
+    const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
     const headers: Record<string, string> = {
       [RUNTIME_EGRESS_SEND.methodHeader]: request.method,
       [RUNTIME_EGRESS_SEND.urlHeader]: request.url,
       [RUNTIME_EGRESS_SEND.headersHeader]: encodeURIComponent(JSON.stringify([...request.headers])),
       ...(this.#secret === undefined ? {} : { authorization: `Bearer ${this.#secret}` }),
+      // A WebSocket handshake is carried as one: workerd then answers with the socket the runtime joined to the server's.
+      ...(upgrade ? { upgrade: "websocket" } : {}),
     };
-    return fetch(`${this.url}/containers/${encodeURIComponent(this.key)}/egress/send`, { method: "POST", headers, body: request.body, redirect: "manual" });
+    const method = upgrade ? "GET" : "POST";
+    return fetch(`${this.url}/containers/${encodeURIComponent(this.key)}/egress/send`, { method, headers, body: upgrade ? null : request.body, redirect: "manual" });
   }
 
   /** What isolation the machine running the local runtime offers. */
