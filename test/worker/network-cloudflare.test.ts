@@ -5,7 +5,8 @@
  * Locally, requests come from a real command in the container: through the runtime's egress proxy
  * and workerd's own interception to the handler, which judges, injects and records them (the
  * allowed ones carried out by the runtime, a server on loopback standing for the internet under a
- * test name). The attacks: a denied host, the container's own credential replaced, an address
+ * test name). The attacks: a denied host, the container's own credential replaced (on a WebSocket
+ * handshake too), an address
  * literal in a denied network, a redirect not followed, the host's loopback asked for, the policy
  * and secrets changed while the container runs, the secret searched for in every answer and in the
  * container.
@@ -14,8 +15,7 @@
  * (platform-container.ts: a real container's lifecycle, without the local runtime's channel) and
  * registers the platform's interception on it, with the internet switch each start gets; the
  * policies the platform cannot take are refused; and requests handed to the very fetcher it
- * registered show the Durable Object's own audit ring and a WebSocket relayed (which the local
- * carrier does not upgrade).
+ * registered show the Durable Object's own audit ring (the local trail is the runtime's).
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -171,6 +171,33 @@ describe("the outbound handler, reached from inside a container through workerd'
     const searched = await sandbox.exec(`{ cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline; grep -rh '${pattern}' /tmp /workspace /home /root /etc; } 2>/dev/null | grep -c '${pattern}'`);
     expect(searched.stdout.trim()).toBe("0");
     expect((await sandbox.getNetworkAudit({ since: 0 })).entries.find((entry) => entry.path === "/bytes")).toMatchObject({ decision: "injected", bytesIn: 16 });
+  });
+
+  it("judges a WebSocket handshake and injects it like any request, then carries the socket both ways", async () => {
+    const sandbox = local.create("handler-websocket", { isolation: "bwrap", allowNetwork: true });
+    await sandbox.setSecret("TARGET_TOKEN", SECRET);
+    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", host: EGRESS_TARGET_NAME, name: "target" }], inject: [{ host: EGRESS_TARGET_NAME, bearer: "TARGET_TOKEN", name: "token" }] });
+    const client = (url: string) => `
+const ws = new WebSocket(${JSON.stringify(url)});
+const got = [];
+ws.onmessage = (event) => { got.push(String(event.data)); if (got.length === 1) ws.send("hello"); else { console.log(JSON.stringify(got)); ws.close(); } };
+ws.onclose = () => { console.log(JSON.stringify({ closed: got.length })); process.exit(0); };
+ws.onerror = () => { console.log(JSON.stringify({ error: got.length })); process.exit(0); };
+setTimeout(() => { console.log(JSON.stringify({ timeout: got.length })); process.exit(0); }, 8000);`;
+    const allowed = await sandbox.exec(`node -e '${client(`ws://${EGRESS_TARGET_NAME}/socket`)}'`);
+    expect(allowed.stdout, allowed.stderr).toMatch(/^\[/);
+    const [greeting, echo] = JSON.parse(allowed.stdout.trim().split("\n")[0]!) as [string, string];
+    const seen = JSON.parse(greeting) as { path: string; headers: Record<string, string> };
+    expect(seen.path).toBe("/socket");
+    expect(seen.headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(echo).toBe("hello");
+    const denied = await sandbox.exec(`node -e '${client("ws://elsewhere.test/socket")}'`);
+    expect(JSON.parse(denied.stdout.trim().split("\n")[0]!)).toEqual({ error: 0 });
+    expect(await eventually(async () => (await sandbox.getNetworkAudit({ since: 0 })).entries.some((entry) => entry.status === 101), 5_000, 50)).toBe(true);
+    const trail = (await sandbox.getNetworkAudit({ since: 0 })).entries;
+    expect(trail.find((entry) => entry.status === 101)).toMatchObject({ host: EGRESS_TARGET_NAME, path: "/socket", decision: "injected", rule: "target+token", bytesOut: 5 });
+    expect(trail.find((entry) => entry.host === "elsewhere.test" && entry.method === "GET")).toMatchObject({ decision: "denied", status: 403, rule: "default" });
+    expect(JSON.stringify(trail)).not.toContain(SECRET);
   });
 
   it("judges an address literal by the networks the policy denies, whatever address the container dialed", async () => {
