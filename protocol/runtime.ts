@@ -15,6 +15,9 @@
  *   PUT    /containers/{key}/egress   RuntimeEgress → {applied: true}: the sandbox's network policy and
  *                                     secrets, in force at once (also given with a start)
  *   GET    /containers/{key}/egress/audit?since=&limit=&waitMs=  → AuditPage (long poll while nothing is new)
+ *   POST   /containers/{key}/egress/audit  RuntimeAuditRecord → AuditEntry: an entry of the Worker's outbound handler
+ *   POST   /containers/{key}/egress/send   a request the Worker's outbound handler judged, carried out (RUNTIME_EGRESS_SEND);
+ *                                     a GET with `Upgrade: websocket` there is carried as a WebSocket handshake
  *   GET    /isolation                 → IsolationSupport (what this machine offers: detectIsolation())
  *   POST   /isolation/check           IsolationRequest → {allowed: true}, or why not (ISOLATION_NOT_ALLOWED 403,
  *                                     INVALID_REQUEST 400 for a path that does not exist)
@@ -25,7 +28,7 @@
  */
 import * as z from "zod";
 import { isolationRequestSchema } from "./isolation.ts";
-import { networkPolicySchema } from "./network.ts";
+import { auditEntrySchema, networkPolicySchema } from "./network.ts";
 import { sandboxIdSchema } from "./sandbox.ts";
 import type { ErrorCode } from "./errors.ts";
 
@@ -35,6 +38,24 @@ export const runtimeEgressSchema = z.strictObject({
   secrets: z.record(z.string(), z.string()),
 });
 export type RuntimeEgress = z.output<typeof runtimeEgressSchema>;
+
+/** An entry of the Worker's outbound handler for a sandbox's audit trail (`POST /containers/{key}/egress/audit`): the runtime numbers and dates it. */
+export const runtimeAuditRecordSchema = auditEntrySchema.omit({ seq: true, time: true });
+
+/**
+ * A request the Worker's outbound handler judged, carried out by the runtime
+ * (`POST /containers/{key}/egress/send`): the request's own method and body, its URL and headers in
+ * these fields (its headers cannot be the call's own: the call answers to the runtime's secret). The
+ * answer is the destination's, as it came, or, where the runtime would not or could not reach it,
+ * `refusedHeader` saying `never` (an address no sandbox reaches) or `failed`, with the reason as the body.
+ */
+export const RUNTIME_EGRESS_SEND = {
+  methodHeader: "x-egress-method",
+  urlHeader: "x-egress-url",
+  /** The request's headers, `[name, value]` pairs as JSON, URI-encoded. */
+  headersHeader: "x-egress-headers",
+  refusedHeader: "x-egress-refused",
+} as const;
 
 // The variables a server reads as it boots live in a module without zod, so the boot can read them cheaply.
 export { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";

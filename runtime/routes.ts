@@ -8,6 +8,7 @@ import { auditQuerySchema } from "../protocol/network.ts";
 import {
   RUNTIME_AUDIT_POLL_MAX_MS,
   RUNTIME_EXIT_POLL_MAX_MS,
+  runtimeAuditRecordSchema,
   runtimeEgressSchema,
   runtimeSignalRequestSchema,
   runtimeStartRequestSchema,
@@ -25,6 +26,7 @@ import { checkIsolationRequest, type OperatorPolicy } from "./policy.ts";
 import type { ContainerPool } from "./pool.ts";
 import { startRefusalOf } from "./start-failure.ts";
 import { reportedLimits } from "./container/sandbox-container.ts";
+import { carryWorkerRequest } from "./egress/worker-carrier.ts";
 
 /** Largest request body the runtime reads: its requests are small JSON objects. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -152,6 +154,22 @@ async function egressAudit(ctx: RuntimeRequest): Promise<void> {
   sendJson(ctx.res, 200, audit.read(since, query.data.limit));
 }
 
+/** An entry of the Worker's outbound handler (it judged a request of the sandbox's): one trail for the sandbox, numbered here. */
+async function addEgressAudit(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  const record = await readJsonBody(ctx.req, runtimeAuditRecordSchema, { maxBytes: MAX_BODY_BYTES });
+  sendJson(ctx.res, 200, ctx.runtime.pool.containerSettings.egress.of(key).audit.add(record));
+}
+
+/** A request the Worker's outbound handler judged for the sandbox, carried out by the runtime (egress/worker-carrier.ts). */
+async function sendEgress(ctx: RuntimeRequest): Promise<void> {
+  const key = containerKey(ctx);
+  await carryWorkerRequest(ctx.req, ctx.res, ctx.runtime.pool.containerSettings.egress.of(key).testHosts);
+}
+
+/** The path of `sendEgress`, which also takes a WebSocket upgrade (server.ts). */
+export const WORKER_SEND_PATH = /^\/containers\/[^/]+\/egress\/send$/;
+
 export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
   { method: "GET", path: "/health", handler: health },
   { method: "GET", path: "/isolation", handler: isolation },
@@ -163,4 +181,6 @@ export const RUNTIME_ROUTES: readonly Route<RuntimeRequest>[] = [
   { method: "DELETE", path: "/containers/:key", handler: destroy },
   { method: "PUT", path: "/containers/:key/egress", handler: setEgress },
   { method: "GET", path: "/containers/:key/egress/audit", handler: egressAudit },
+  { method: "POST", path: "/containers/:key/egress/audit", handler: addEgressAudit },
+  { method: "POST", path: "/containers/:key/egress/send", handler: sendEgress },
 ];

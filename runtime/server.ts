@@ -10,7 +10,10 @@ import type { IsolationMode } from "../protocol/isolation.ts";
 import type { StartRefusal } from "../protocol/runtime.ts";
 import { Router } from "../server-kit/http/router.ts";
 import { detectIsolation } from "../server-kit/detect-isolation.ts";
-import { newSecret } from "../server-kit/http/bearer.ts";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { carriesSecret, newSecret } from "../server-kit/http/bearer.ts";
+import { carryWorkerUpgrade } from "./egress/worker-carrier.ts";
 import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { reapLeftovers } from "./container-process.ts";
 import { directLauncher, type Launcher } from "./launch.ts";
@@ -20,7 +23,7 @@ import { ContainerPool } from "./pool.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { containerSettings } from "./container/settings.ts";
 import type { SandboxLimits } from "./container/limits.ts";
-import { RUNTIME_ROUTES, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
+import { RUNTIME_ROUTES, WORKER_SEND_PATH, type RuntimeContext, type RuntimeRequest } from "./routes.ts";
 import { TestHostMap, type TestHosts } from "./egress/test-hosts.ts";
 import { startEngine, type RunningEngine } from "./docker-engine/socket.ts";
 
@@ -131,6 +134,11 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
     secret,
   });
   const { server, port, url } = await listen(requests, { port: options.port ?? 0, host: options.host ?? "127.0.0.1" });
+  // The one upgrade the runtime serves: a WebSocket handshake the Worker's outbound handler let through (egress/worker-carrier.ts).
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!carriesSecret(req, secret) || !WORKER_SEND_PATH.test(new URL(req.url ?? "/", "http://runtime").pathname)) return void socket.destroy();
+    void carryWorkerUpgrade(req, socket, head, pool.containerSettings.egress.testHosts);
+  });
   const engine = await startEngine(pool, policy, dataDir, startRefusals);
 
   let closing: Promise<void> | undefined;

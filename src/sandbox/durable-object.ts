@@ -100,7 +100,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     this.#ledger = new ProcessLedger(ctx.storage);
     this.#runKeys = new RunKeyClaims(ctx.storage.sql);
     this.#network = new NetworkSettings(ctx.storage);
-    this.#platformEgress = new PlatformEgress(ctx.storage, this.#network, networkAllowedBy(env.SANDBOX_NETWORK_ALLOWED));
+    this.#platformEgress = new PlatformEgress(ctx.storage, this.#network, networkAllowedBy(env.SANDBOX_NETWORK_ALLOWED), this.#runtime);
     this.#shell = {
       object: this,
       ctx,

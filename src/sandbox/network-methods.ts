@@ -1,7 +1,10 @@
 /**
- * The Durable Object's egress methods: the network policy, its secrets and the audit trail. Locally
- * the runtime's proxy carries them (told of every change at once); on Cloudflare the platform's
- * interception does (cloudflare-egress/), asking this object to judge each request.
+ * The Durable Object's egress methods: the network policy, its secrets and the audit trail. A
+ * policy's HTTP and HTTPS take one path, on Cloudflare and locally: the Worker's outbound handler
+ * (cloudflare-egress/), registered through the platform's interception (locally workerd's own,
+ * through the runtime's egress proxy), asking this object to judge each request. Locally the
+ * runtime's proxy is also told of every change at once, for what only it sees: name lookups, raw TCP
+ * and ports other than HTTP's and HTTPS's, the host's own addresses, each connection.
  */
 import { auditQuerySchema, auditResumeSchema, networkPolicySchema, secretNameSchema, setSecretRequestSchema, type NetworkPolicyState } from "../../protocol/network.ts";
 import { errorFromCode } from "../rpc/errors.ts";
@@ -30,6 +33,9 @@ export const networkMethods = {
       }
       await shell.network.setPolicy(checked);
       await pushEgress(shell);
+      // The same interception as on Cloudflare: the container's HTTP and HTTPS reach the handler through workerd.
+      await shell.object.setOutboundHandler(EGRESS_HANDLER);
+      await shell.platformEgress.intercepting();
       return networkState(shell);
     }),
 
@@ -54,7 +60,11 @@ export const networkMethods = {
       return { name, deleted: true as const };
     }),
 
-  /** Outbound connections, requests and lookups after `since`, as the proxy (or on Cloudflare, the outbound handler) saw them. */
+  /**
+   * Outbound connections, requests and lookups after `since`. Locally one trail, the runtime's: its
+   * proxy's connections and lookups, and the requests the outbound handler judged. On Cloudflare the
+   * handler's alone, in the Durable Object's ring.
+   */
   getNetworkAudit: (shell, query = {}) =>
     shell.guard(async () => {
       const local = shell.runtime;
@@ -73,8 +83,8 @@ export const networkMethods = {
     }),
 
   /**
-   * For the Worker's outbound handler on Cloudflare (never a /v1 route): judges one request the
-   * container sent out, and answers the headers to add to it, secrets filled in, for that request only.
+   * For the Worker's outbound handler (never a /v1 route): judges one request the container sent
+   * out, and answers the headers to add to it, secrets filled in, for that request only.
    */
   judgeEgress: (shell, request) => shell.guard(() => shell.platformEgress.judge(request)),
 

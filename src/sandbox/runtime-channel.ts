@@ -11,8 +11,8 @@
  */
 import type { ErrorCode } from "../../protocol/errors.ts";
 import type { IsolationRequest, IsolationSupport } from "../../protocol/isolation.ts";
-import type { AuditPage, AuditQuery } from "../../protocol/network.ts";
-import type { RuntimeContainerInfo, RuntimeEgress } from "../../protocol/runtime.ts";
+import type { AuditEntry, AuditPage, AuditQuery } from "../../protocol/network.ts";
+import { RUNTIME_EGRESS_SEND, type RuntimeContainerInfo, type RuntimeEgress } from "../../protocol/runtime.ts";
 import { readErrorBody } from "../rpc/error-response.ts";
 
 const CALL_TIMEOUT_MS = 10_000;
@@ -91,6 +91,30 @@ export class RuntimeChannel {
     if (query.limit !== undefined) search.set("limit", String(query.limit));
     if (waitMs > 0) search.set("waitMs", String(waitMs));
     return this.#call<AuditPage>("GET", `/egress/audit?${search}`, undefined, waitMs + CALL_TIMEOUT_MS, undefined, signal);
+  }
+
+  /** Adds an entry of the Worker's outbound handler to the sandbox's trail, beside the proxy's own. */
+  async addEgressAudit(record: Omit<AuditEntry, "seq" | "time">): Promise<void> {
+    await this.#call("POST", "/egress/audit", record, CALL_TIMEOUT_MS);
+  }
+
+  /**
+   * Has the runtime carry out a request the Worker's outbound handler judged for this sandbox
+   * (runtime/egress/worker-carrier.ts): the destination's answer, as it came, or the runtime's refusal
+   * (RUNTIME_EGRESS_SEND.refusedHeader). No deadline: a download may take as long as it takes.
+   */
+  sendEgress(request: { method: string; url: string; headers: Headers; body: ReadableStream<Uint8Array> | null }): Promise<Response> {
+    const upgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    const headers: Record<string, string> = {
+      [RUNTIME_EGRESS_SEND.methodHeader]: request.method,
+      [RUNTIME_EGRESS_SEND.urlHeader]: request.url,
+      [RUNTIME_EGRESS_SEND.headersHeader]: encodeURIComponent(JSON.stringify([...request.headers])),
+      ...(this.#secret === undefined ? {} : { authorization: `Bearer ${this.#secret}` }),
+      // A WebSocket handshake is carried as one: workerd then answers with the socket the runtime joined to the server's.
+      ...(upgrade ? { upgrade: "websocket" } : {}),
+    };
+    const method = upgrade ? "GET" : "POST";
+    return fetch(`${this.url}/containers/${encodeURIComponent(this.key)}/egress/send`, { method, headers, body: upgrade ? null : request.body, redirect: "manual" });
   }
 
   /** What isolation the machine running the local runtime offers. */

@@ -8,6 +8,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 
+/** The name the main runtime's test name map sends to this server on port 80 (global-setup.ts). */
+export const EGRESS_TARGET_NAME = "target.test";
+
 export async function startEgressTarget(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://target");

@@ -102,6 +102,23 @@ export async function startEngineRouter(path: string, runtimes: Record<string, R
     upstream.on("error", () => res.destroy());
     req.pipe(upstream);
   });
+  // An upgrade (a WebSocket the Worker's outbound handler has the runtime carry) goes to the same runtime, byte for byte.
+  api.on("upgrade", (req: IncomingMessage, client: Socket, head: Buffer) => {
+    const key = /^\/containers\/([^/?]+)/.exec(req.url ?? "")?.[1];
+    const target = new URL(runtimes[(key && keyRoutes.get(decodeURIComponent(key))) ?? main]?.url ?? "http://0.0.0.0");
+    const upstream = connect(Number(target.port), target.hostname, () => {
+      const fields = [];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) fields.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${req.method} ${req.url} HTTP/1.1\r\n${fields.join("\r\n")}\r\n\r\n`);
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+    upstream.once("close", () => client.destroy());
+    client.once("close", () => upstream.destroy());
+  });
   const apiUrl = await listenOnLoopback(api);
   return {
     path,

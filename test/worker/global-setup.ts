@@ -9,7 +9,8 @@
  * how a sandbox that asks for bwrap there fails; a third, whose operator confines every sandbox with
  * bwrap, how the operator's floor holds against API callers; a fourth, which runs one sandbox at most,
  * how its limit reaches them. A server on loopback stands for the internet that the Worker's outbound
- * handler sends allowed requests to (egress-target.ts).
+ * handler sends allowed requests to (egress-target.ts): the main runtime's test name map sends
+ * EGRESS_TARGET_NAME on port 80 there, for the sandboxes whose requests the runtime carries.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +20,7 @@ import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
 import { startRuntime } from "../../runtime/server.ts";
 import { newSecret } from "../../server-kit/http/bearer.ts";
-import { startEgressTarget } from "./egress-target.ts";
+import { EGRESS_TARGET_NAME, startEgressTarget } from "./egress-target.ts";
 import { startEngineRouter } from "./engine-router.ts";
 
 declare module "vitest" {
@@ -53,7 +54,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   chmodSync(sharedDir, 0o755);
   // Twice the default cap: the files run two at a time, and some keep sandboxes busy on purpose
   // (keepAlive, servers left running) while others start theirs.
-  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], maxContainers: 64, stopGraceMs: 1_000, secret });
+  // The stand-in for the internet: the Worker's outbound handler reaches it by the name EGRESS_TARGET_NAME, which the
+  // main runtime (the carrier of what the handler lets through, locally) sends there.
+  const egressTarget = await startEgressTarget();
+  const egressTestHosts = { hosts: { [`${EGRESS_TARGET_NAME}:80`]: new URL(egressTarget.url).host } };
+  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], maxContainers: 64, stopGraceMs: 1_000, secret, egressTestHosts });
   const noBwrap = await startRuntime({
     dataDir: join(dataDir, "no-bwrap"),
     isolation: "none",
@@ -87,7 +92,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   project.provide("engineRouterUrl", router.controlUrl);
   project.provide("runtimeApiUrl", router.apiUrl);
-  const egressTarget = await startEgressTarget();
   project.provide("egressTargetUrl", egressTarget.url);
   return async () => {
     await router.close();

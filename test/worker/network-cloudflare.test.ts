@@ -1,22 +1,35 @@
 /**
- * Egress on Cloudflare, as far as workerd without the platform's containers can show it. The
- * Durable Object sees a platform-shaped container (platform-container.ts: a real container's
- * lifecycle, not the local runtime's stand-in) and registers the platform's outbound interception
- * on it; the tests then hand requests to the very fetcher it registered (the package's
- * ContainerProxy entrypoint with the props our Durable Object made), as the platform hands a
- * container's requests over, and a server on loopback stands for the internet. What only the
- * platform can show (that a container's traffic really goes to that fetcher) is not claimed here.
+ * Egress through the Worker's outbound handler (src/sandbox/cloudflare-egress/), the one path a
+ * network policy's HTTP and HTTPS take on Cloudflare and locally.
+ *
+ * Locally, requests come from a real command in the container: through the runtime's egress proxy
+ * and workerd's own interception to the handler, which judges, injects and records them (the
+ * allowed ones carried out by the runtime, a server on loopback standing for the internet under a
+ * test name). The attacks: a denied host, the container's own credential replaced (on a WebSocket
+ * handshake too), an address
+ * literal in a denied network, a redirect not followed, the host's loopback asked for, the policy
+ * and secrets changed while the container runs, the secret searched for in every answer and in the
+ * container.
+ *
+ * What only Cloudflare's path shows: the Durable Object sees a platform-shaped container
+ * (platform-container.ts: a real container's lifecycle, without the local runtime's channel) and
+ * registers the platform's interception on it, with the internet switch each start gets; the
+ * policies the platform cannot take are refused; and requests handed to the very fetcher it
+ * registered show the Durable Object's own audit ring (the local trail is the runtime's).
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED } from "../../protocol/egress-refusal.ts";
+import { EGRESS_HEADER, refusalBody, refusalHeader } from "../../protocol/egress-refusal.ts";
 import { readSseStream, type SseMessage } from "../../protocol/sse.ts";
 import type { AuditEvent } from "../../src/rpc/network.ts";
 import { AuditRing } from "../../src/sandbox/cloudflare-egress/audit-ring.ts";
 import { networkAllowedBy, PlatformEgress } from "../../src/sandbox/cloudflare-egress/platform-egress.ts";
 import { NetworkSettings } from "../../src/sandbox/network.ts";
-import { apiCall, eventually, uniqueId } from "./helpers.ts";
+import type { SandboxClient } from "../../src/client/sandbox-client.ts";
+import { WORKER_RULE } from "../../runtime/egress/workerd-egress.ts";
+import { EGRESS_TARGET_NAME } from "./egress-target.ts";
+import { apiCall, eventually, sandboxPool, uniqueId } from "./helpers.ts";
 import { platformSandbox, type PlatformSandbox } from "./platform-container.ts";
 
 const target = new URL(inject("egressTargetUrl"));
@@ -60,119 +73,174 @@ describe("the interception the Durable Object registers", () => {
   });
 });
 
-describe("the outbound handler, reached through ContainerProxy", () => {
-  it("lets allowed requests through with the injected credential, refuses others as the local proxy does, and records each", async () => {
-    const box = await fresh("cf-judge");
-    const { sandbox, send } = box;
+/** A command's curl answer (`-i`): status, headers (lower-cased names), body. */
+function curled(stdout: string): { status: number; headers: Record<string, string>; body: string } {
+  const [head = "", ...rest] = stdout.split(/\r?\n\r?\n/);
+  const [statusLine = "", ...lines] = head.split(/\r?\n/);
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).trim().toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+  return { status: Number(/^HTTP\/[\d.]+ (\d+)/.exec(statusLine)?.[1] ?? 0), headers, body: rest.join("\n\n") };
+}
+
+/**
+ * The same handler, reached as on Cloudflare: a command in a real container sends the request, the
+ * runtime's egress proxy offers the connection to workerd's egress listener, workerd's catch-all
+ * interception (which the Durable Object registered when the policy was set) hands it to the
+ * Worker's `ContainerProxy`, and the handler judges it with the Durable Object. What it lets through
+ * the local runtime carries out; EGRESS_TARGET_NAME on port 80 is the stand-in for the internet there.
+ * workerd's `interceptAllOutboundHttp` takes port 80 only, and `interceptOutboundHttps("*")` TLS on
+ * 443: other ports stay the runtime proxy's (network.test.ts).
+ */
+describe("the outbound handler, reached from inside a container through workerd's interception", () => {
+  const local = sandboxPool();
+  afterAll(() => local.destroyAll());
+  const at = (path: string) => `http://${EGRESS_TARGET_NAME}${path}`;
+  /** Runs curl in the sandbox (`-i`, never following a redirect) and reads its answer. */
+  const curl = async (sandbox: SandboxClient, args: string) => {
+    const result = await sandbox.exec(`curl -sS -i -m 10 ${args}`);
+    return { ...curled(result.stdout), stderr: result.stderr };
+  };
+
+  it("lets allowed requests through with the injected credential, refuses others as the proxy does, and records each in the one trail", async () => {
+    const sandbox = local.create("handler-judge", { isolation: "bwrap", allowNetwork: true });
     await sandbox.setSecret("TARGET_TOKEN", SECRET);
     await sandbox.setNetworkPolicy({
       default: "deny",
       rules: [
-        { action: "allow", host: "localhost", name: "target-by-name" },
-        { action: "deny", host: "localhost", ports: [80], name: "not-on-80" },
+        { action: "allow", host: EGRESS_TARGET_NAME, name: "target" },
         { action: "allow", host: "*.wild.test", name: "wild" },
-        { action: "allow", cidr: "127.0.0.1/32", name: "target-net" },
         { action: "deny", host: "blocked.wild.test", name: "no-blocked" },
       ],
-      inject: [
-        { host: "localhost", bearer: "TARGET_TOKEN", name: "token" },
-        { host: "127.0.0.1", headers: { "x-api-key": "{{secrets.MISSING_KEY}}" } },
-        { host: "api.wild.test", headers: { "x-token": "{{secrets.TARGET_TOKEN}}" }, name: "wild-token" },
-      ],
+      inject: [{ host: EGRESS_TARGET_NAME, bearer: "TARGET_TOKEN", name: "token" }],
     });
 
-    // Allowed by name, the sandbox's own credential replaced by the secret's.
-    const injected = await send({ url: `http://localhost:${port}/echo?q=1`, method: "POST", headers: { authorization: "Bearer sandbox-made-up" }, body: "hello" });
-    expect(injected.status).toBe(200);
+    // Allowed by name, the container's own credential replaced by the secret's; the body goes through.
+    const injected = await curl(sandbox, `-X POST -H 'Authorization: Bearer sandbox-made-up' --data-binary hello '${at("/echo?q=1")}'`);
+    expect(injected.status, injected.stderr).toBe(200);
     const seen = echoed(injected.body);
     expect(seen).toMatchObject({ method: "POST", path: "/echo?q=1", body: "hello" });
     expect(seen.headers.authorization).toBe(`Bearer ${SECRET}`);
 
-    // Allowed by the address literal's network; its injection names a secret that is not set: no header at all.
-    const missing = await send({ url: `http://127.0.0.1:${port}/echo` });
-    expect(missing.status).toBe(200);
-    expect(echoed(missing.body).headers["x-api-key"]).toBeUndefined();
-
-    // Deny wins over the wildcard that allows; the refusal is the local proxy's, to the byte.
-    const denied = await send({ url: "http://blocked.wild.test/x?secret=no" });
+    // Deny wins over the wildcard that allows: the handler's refusal, the proxy's body to the byte.
+    const denied = await curl(sandbox, "'http://blocked.wild.test/x?secret=no'");
     expect(denied.status).toBe(403);
     expect(denied.headers[EGRESS_HEADER]).toBe(refusalHeader("no-blocked"));
     expect(denied.body).toBe(refusalBody({ method: "GET", tls: false, host: "blocked.wild.test", port: 80, path: "/x" }, "denied by the policy", "no-blocked"));
+    // A name no rule allows: the default's.
+    expect((await curl(sandbox, "http://elsewhere.test/")).headers[EGRESS_HEADER]).toBe(refusalHeader("default"));
+    // HTTPS is judged alike (the runtime terminates it with the sandbox's own authority, which the container trusts).
+    const https = await curl(sandbox, "https://elsewhere.test/tls");
+    expect(https.status, https.stderr).toBe(403);
+    expect(https.headers[EGRESS_HEADER]).toBe(refusalHeader("default"));
 
-    // `*.wild.test` covers names under it (the handler lets it go out, its credential on: no such host here, so the upstream
-    // fails, and the failure says no secret), not the domain itself.
-    const wild = await send({ url: "http://api.wild.test/" });
-    expect(wild.status).toBe(502);
-    expect(wild.headers[EGRESS_HEADER]).toBe(UPSTREAM_FAILED);
-    const bare = await send({ url: "http://wild.test/" });
-    expect(bare.headers[EGRESS_HEADER]).toBe(refusalHeader("default"));
-
-    // HTTPS comes through the HTTPS interception and is judged alike; a port no rule names is the default's.
-    const https = await send({ url: "https://example.test/" });
-    expect(https).toMatchObject({ status: 403, headers: { [EGRESS_HEADER]: refusalHeader("default") } });
-    // The port is the URL's, or its scheme's: a rule for port 80 holds for a URL that names none.
-    const onEighty = await send({ url: "http://localhost/" });
-    expect(onEighty.headers[EGRESS_HEADER]).toBe(refusalHeader("not-on-80"));
-
-    // A redirect goes back to the container, which would ask again for where it leads: the Worker never follows it.
-    const redirected = await send({ url: `http://localhost:${port}/redirect?to=${encodeURIComponent("http://blocked.wild.test/")}` });
+    // A redirect goes back to the container, which would ask again for where it leads: nothing follows it.
+    const redirected = await curl(sandbox, `'${at(`/redirect?to=${encodeURIComponent("http://blocked.wild.test/")}`)}'`);
     expect(redirected.status).toBe(302);
     expect(redirected.headers.location).toBe("http://blocked.wild.test/");
 
-    const { entries, next, dropped } = await sandbox.getNetworkAudit();
-    expect(dropped).toBe(0);
-    expect(next).toBe(entries.at(-1)!.seq);
-    const brief = entries.map(({ kind, host, port: p, method, path, status, decision, rule, ip }) => ({ kind, host, port: p, method, path, status, decision, rule, ...(ip ? { ip } : {}) }));
-    // Refusals are recorded when judged, let-through requests when their answer ends: order by what each was.
-    expect(brief).toEqual(
-      expect.arrayContaining([
-        { kind: "http", host: "localhost", port, method: "POST", path: "/echo", status: 200, decision: "injected", rule: "target-by-name+token" },
-        { kind: "http", host: "127.0.0.1", ip: "127.0.0.1", port, method: "GET", path: "/echo", status: 200, decision: "allowed", rule: "target-net" },
-        { kind: "http", host: "blocked.wild.test", port: 80, method: "GET", path: "/x", status: 403, decision: "denied", rule: "no-blocked" },
-        { kind: "http", host: "api.wild.test", port: 80, method: "GET", path: "/", status: 502, decision: "injected", rule: "wild+wild-token" },
-        { kind: "http", host: "wild.test", port: 80, method: "GET", path: "/", status: 403, decision: "denied", rule: "default" },
-        { kind: "https", host: "example.test", port: 443, method: "GET", path: "/", status: 403, decision: "denied", rule: "default" },
-        { kind: "http", host: "localhost", port: 80, method: "GET", path: "/", status: 403, decision: "denied", rule: "not-on-80" },
-        { kind: "http", host: "localhost", port, method: "GET", path: "/redirect", status: 302, decision: "injected", rule: "target-by-name+token" },
-      ]),
-    );
-    expect(entries).toHaveLength(8);
-    expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    const post = entries.find((entry) => entry.method === "POST")!;
-    expect(post.bytesOut).toBe(5);
-    expect(post.bytesIn).toBe(injected.body.length);
-    expect(entries.find((entry) => entry.host === "127.0.0.1")!.reason).toBe("secrets not set: MISSING_KEY");
+    // One trail: the handler's judgement of each request, beside the runtime's entry for the connection the Worker took.
+    const { entries } = await sandbox.getNetworkAudit({ since: 0 });
+    const requests = entries.filter((entry) => entry.method !== undefined);
+    expect(requests.map(({ kind, host, method, path, status, decision, rule }) => ({ kind, host, method, path, status, decision, rule }))).toEqual([
+      { kind: "http", host: EGRESS_TARGET_NAME, method: "POST", path: "/echo", status: 200, decision: "injected", rule: "target+token" },
+      { kind: "http", host: "blocked.wild.test", method: "GET", path: "/x", status: 403, decision: "denied", rule: "no-blocked" },
+      { kind: "http", host: "elsewhere.test", method: "GET", path: "/", status: 403, decision: "denied", rule: "default" },
+      { kind: "https", host: "elsewhere.test", method: "GET", path: "/tls", status: 403, decision: "denied", rule: "default" },
+      { kind: "http", host: EGRESS_TARGET_NAME, method: "GET", path: "/redirect", status: 302, decision: "injected", rule: "target+token" },
+    ]);
+    expect(requests[0]).toMatchObject({ bytesOut: 5, bytesIn: injected.body.length });
+    const connections = entries.filter((entry) => entry.rule === WORKER_RULE && entry.method === undefined && entry.kind !== "dns");
+    expect(connections).toHaveLength(5);
+    // Numbered once, in one sequence.
+    expect(entries.map((entry) => entry.seq)).toEqual(entries.map((_, index) => entries[0]!.seq + index));
 
-    // The secret is in no answer of ours: not the audit trail, the policy's state, the secrets' list, a refusal.
-    const said = JSON.stringify([entries, await sandbox.getNetworkPolicy(), await sandbox.listSecrets(), denied, wild, https]);
+    // The secret is in no answer of ours: not the trail (over RPC or /v1), the policy's state, the secrets' list, a refusal.
+    const said = JSON.stringify([entries, await sandbox.getNetworkPolicy(), await sandbox.listSecrets(), denied, https, redirected]);
     expect(said).not.toContain(SECRET);
-    const overHttp = await apiCall(`/v1/sandboxes/${box.id}/network/audit`);
-    expect(await overHttp.text()).not.toContain(SECRET);
+    expect(await (await apiCall(`/v1/sandboxes/${sandbox.id}/network/audit`)).text()).not.toContain(SECRET);
   });
 
-  it("judges an address literal by the networks the policy denies", async () => {
-    const { sandbox, send } = await fresh("cf-cidr");
-    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", cidr: "127.0.0.0/8", name: "loopback" }, { action: "deny", cidr: "127.0.0.2/32", name: "no-second" }] });
-    const denied = await send({ url: `http://127.0.0.2:${port}/echo` });
-    expect(denied.status).toBe(403);
-    expect(denied.headers[EGRESS_HEADER]).toBe(refusalHeader("no-second"));
-    const v6 = await send({ url: `http://[::ffff:127.0.0.2]:${port}/echo` });
-    expect(v6.headers[EGRESS_HEADER]).toBe(refusalHeader("no-second"));
-    expect((await send({ url: `http://127.0.0.1:${port}/echo` })).status).toBe(200);
+  it("puts the secret on the request that leaves, never where the container's commands can read it", async () => {
+    const sandbox = local.create("handler-secret", { isolation: "bwrap", allowNetwork: true });
+    await sandbox.setSecret("TARGET_TOKEN", SECRET);
+    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", host: EGRESS_TARGET_NAME }], inject: [{ host: EGRESS_TARGET_NAME, bearer: "TARGET_TOKEN" }] });
+    // The credential goes out on this request (the target answers bytes, not what it was sent).
+    expect((await curl(sandbox, at("/bytes?n=16"))).status).toBe(200);
+    // Processes' environments and command lines, the files they may write: the secret in none. The pattern that finds it
+    // is not the secret itself (the search's own command line would hold it).
+    const pattern = `${SECRET.slice(0, -1)}[${SECRET.slice(-1)}]`;
+    const searched = await sandbox.exec(`{ cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline; grep -rh '${pattern}' /tmp /workspace /home /root /etc; } 2>/dev/null | grep -c '${pattern}'`);
+    expect(searched.stdout.trim()).toBe("0");
+    expect((await sandbox.getNetworkAudit({ since: 0 })).entries.find((entry) => entry.path === "/bytes")).toMatchObject({ decision: "injected", bytesIn: 16 });
   });
 
-  it("follows the policy and the secrets as they change, through the fetcher registered first: nothing restarts", async () => {
-    const { sandbox, send } = await fresh("cf-change");
+  it("judges a WebSocket handshake and injects it like any request, then carries the socket both ways", async () => {
+    const sandbox = local.create("handler-websocket", { isolation: "bwrap", allowNetwork: true });
+    await sandbox.setSecret("TARGET_TOKEN", SECRET);
+    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", host: EGRESS_TARGET_NAME, name: "target" }], inject: [{ host: EGRESS_TARGET_NAME, bearer: "TARGET_TOKEN", name: "token" }] });
+    const client = (url: string) => `
+const ws = new WebSocket(${JSON.stringify(url)});
+const got = [];
+ws.onmessage = (event) => { got.push(String(event.data)); if (got.length === 1) ws.send("hello"); else { console.log(JSON.stringify(got)); ws.close(); } };
+ws.onclose = () => { console.log(JSON.stringify({ closed: got.length })); process.exit(0); };
+ws.onerror = () => { console.log(JSON.stringify({ error: got.length })); process.exit(0); };
+setTimeout(() => { console.log(JSON.stringify({ timeout: got.length })); process.exit(0); }, 8000);`;
+    const allowed = await sandbox.exec(`node -e '${client(`ws://${EGRESS_TARGET_NAME}/socket`)}'`);
+    expect(allowed.stdout, allowed.stderr).toMatch(/^\[/);
+    const [greeting, echo] = JSON.parse(allowed.stdout.trim().split("\n")[0]!) as [string, string];
+    const seen = JSON.parse(greeting) as { path: string; headers: Record<string, string> };
+    expect(seen.path).toBe("/socket");
+    expect(seen.headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(echo).toBe("hello");
+    const denied = await sandbox.exec(`node -e '${client("ws://elsewhere.test/socket")}'`);
+    expect(JSON.parse(denied.stdout.trim().split("\n")[0]!)).toEqual({ error: 0 });
+    expect(await eventually(async () => (await sandbox.getNetworkAudit({ since: 0 })).entries.some((entry) => entry.status === 101), 5_000, 50)).toBe(true);
+    const trail = (await sandbox.getNetworkAudit({ since: 0 })).entries;
+    expect(trail.find((entry) => entry.status === 101)).toMatchObject({ host: EGRESS_TARGET_NAME, path: "/socket", decision: "injected", rule: "target+token", bytesOut: 5 });
+    expect(trail.find((entry) => entry.host === "elsewhere.test" && entry.method === "GET")).toMatchObject({ decision: "denied", status: 403, rule: "default" });
+    expect(JSON.stringify(trail)).not.toContain(SECRET);
+  });
+
+  it("judges an address literal by the networks the policy denies, whatever address the container dialed", async () => {
+    const sandbox = local.create("handler-cidr", { isolation: "bwrap", allowNetwork: true });
+    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", cidr: "203.0.113.0/24", name: "net" }, { action: "deny", cidr: "203.0.113.9/32", name: "no-nine" }] });
+    // Dialed directly, a denied network is refused at connect by the runtime (the handler never sees it).
+    const dialed = await sandbox.exec("curl -sS -m 10 http://203.0.113.9/ ; echo rc=$?");
+    expect(dialed.stdout).toMatch(/rc=7/);
+    // An allowed address carrying the denied one as its Host: the handler judges the Host's address.
+    for (const host of ["203.0.113.9", "203.0.113.9:80"]) {
+      const literal = await curl(sandbox, `-H 'Host: ${host}' http://203.0.113.8/x`);
+      expect(literal.headers[EGRESS_HEADER], host).toBe(refusalHeader("no-nine"));
+    }
+  });
+
+  it("never reaches this machine's own loopback for a container, whatever the policy allows", async () => {
+    const sandbox = local.create("handler-never", { isolation: "bwrap", allowNetwork: true });
+    await sandbox.setNetworkPolicy({ default: "allow", rules: [] });
+    // The stand-in for the internet listens on the host's loopback: the handler would reach it with workerd's own fetch.
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `127.1.2.3:${port}`]) {
+      const asked = await curl(sandbox, `-H 'Host: ${host}' ${at("/echo")}`);
+      expect(asked.status, host).toBe(403);
+      expect(asked.headers[EGRESS_HEADER], host).toBe(refusalHeader("never"));
+      expect(asked.body).not.toContain('"method"');
+    }
+    // The same server by its test name is reached: the refusal is the address's, not the server's.
+    expect((await curl(sandbox, at("/echo"))).status).toBe(200);
+    const { entries } = await sandbox.getNetworkAudit({ since: 0 });
+    expect(entries.filter((entry) => entry.rule === "never" && entry.kind === "http")).toHaveLength(3);
+  });
+
+  it("follows the policy and the secrets as they change, while the container runs", async () => {
+    const sandbox = local.create("handler-change", { isolation: "bwrap", allowNetwork: true });
     await sandbox.setSecret("TARGET_TOKEN", "first-value-1");
-    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", host: "localhost" }], inject: [{ host: "localhost", bearer: "TARGET_TOKEN" }] });
-    const first = { index: 0 };
-    expect(echoed((await send({ url: `http://localhost:${port}/echo` }, first)).body).headers.authorization).toBe("Bearer first-value-1");
+    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "allow", host: EGRESS_TARGET_NAME }], inject: [{ host: EGRESS_TARGET_NAME, bearer: "TARGET_TOKEN" }] });
+    const authorization = async () => echoed((await curl(sandbox, at("/echo"))).body).headers.authorization;
+    expect(await authorization()).toBe("Bearer first-value-1");
     await sandbox.setSecret("TARGET_TOKEN", "second-value-2");
-    expect(echoed((await send({ url: `http://localhost:${port}/echo` }, first)).body).headers.authorization).toBe("Bearer second-value-2");
+    expect(await authorization()).toBe("Bearer second-value-2");
     await sandbox.deleteSecret("TARGET_TOKEN");
-    expect(echoed((await send({ url: `http://localhost:${port}/echo` }, first)).body).headers.authorization).toBeUndefined();
-    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "deny", host: "localhost", name: "now-denied" }] });
-    const refused = await send({ url: `http://localhost:${port}/echo` }, first);
+    expect(await authorization()).toBeUndefined();
+    await sandbox.setNetworkPolicy({ default: "deny", rules: [{ action: "deny", host: EGRESS_TARGET_NAME, name: "now-denied" }] });
+    const refused = await curl(sandbox, at("/echo"));
     expect(refused.status).toBe(403);
     expect(refused.headers[EGRESS_HEADER]).toBe(refusalHeader("now-denied"));
   });

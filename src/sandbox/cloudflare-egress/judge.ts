@@ -34,6 +34,11 @@ export type EgressJudgement =
       redact: Record<string, string>;
       /** The audit entry, less what only the answer tells (status, bytes). */
       record: AuditRecord;
+      /**
+       * Locally: the sandbox key of the runtime that carries the request out (runtime/egress/worker-carrier.ts),
+       * so that the host's loopback and link-local addresses stay out of reach. On Cloudflare none: the handler fetches.
+       */
+      carrier?: string;
     };
 
 /** The rule a refusal names when the operator gives no sandbox outbound network, whatever the policy says. */

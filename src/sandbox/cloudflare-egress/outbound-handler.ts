@@ -12,16 +12,27 @@
  * container through the Worker, never through the one Durable Object that also serves the sandbox's
  * API; the Durable Object answers two small calls per request. Secret values reach this handler only
  * as the headers of the request they go on, and leave it only on that request.
+ *
+ * Locally, workerd's interception hands the handler the container's requests the same way (through
+ * the runtime's egress proxy and workerd's egress listener); an allowed request is then carried out
+ * by the local runtime rather than by this Worker's `fetch` (judge.ts `carrier`): workerd runs on the
+ * host, whose loopback and link-local addresses no sandbox may reach. The runtime refuses those
+ * (403, rule `never`, as its proxy does) and answers everything else as it came.
  */
 import type { OutboundHandler } from "@cloudflare/containers";
 import { EGRESS_HEADER, refusalBody, refusalHeader, UPSTREAM_FAILED, upstreamFailureBody } from "../../../protocol/egress-refusal.ts";
 import { redactSecrets } from "../../../protocol/network-policy.ts";
+import { RUNTIME_EGRESS_SEND } from "../../../protocol/runtime.ts";
 import type { Env } from "../../env.ts";
+import { RuntimeChannel } from "../runtime-channel.ts";
 import type { EgressJudge } from "./judge.ts";
 import { joinedWebSockets } from "./websocket-relay.ts";
 
 /** The name the handler is registered under (`static outboundHandlers`, `setOutboundHandler`). */
 export const EGRESS_HANDLER = "sandboxEgress";
+
+/** The rule a refusal names for an address no sandbox reaches (the local runtime's, as its proxy names it). */
+const NEVER_RULE = "never";
 
 /** Headers of one hop (RFC 9110 7.6.1), and the Host (the URL names the destination). A WebSocket handshake asks again for its upgrade. */
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host"];
@@ -30,13 +41,16 @@ export const egressOutboundHandler: OutboundHandler<Env> = async (request, env, 
   const judge = env.Sandbox.get(env.Sandbox.idFromString(ctx.containerId)) as unknown as EgressJudge;
   const judged = await judge.judgeEgress({ method: request.method, url: request.url });
   const { record } = judged;
+  const refusal = (status: number, reason: string, rule: string) => {
+    const refused = { method: request.method, tls: record.kind === "https", host: record.host, port: record.port ?? 0, path: record.path ?? "/" };
+    return new Response(refusalBody(refused, reason, rule), {
+      status,
+      headers: { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: refusalHeader(rule) },
+    });
+  };
   if (!judged.allowed) {
     await request.body?.cancel();
-    const refused = { method: request.method, tls: record.kind === "https", host: record.host, port: record.port ?? 0, path: record.path ?? "/" };
-    return new Response(refusalBody(refused, judged.reason, judged.rule), {
-      status: judged.status,
-      headers: { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: refusalHeader(judged.rule) },
-    });
+    return refusal(judged.status, judged.reason, judged.rule);
   }
 
   const webSocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
@@ -48,16 +62,28 @@ export const egressOutboundHandler: OutboundHandler<Env> = async (request, env, 
   const secrets = new Map([...Object.entries(judged.redact), ...Object.entries(judged.headers)]);
   const failure = (error: unknown) => redactSecrets(`upstream: ${error instanceof Error ? error.message : String(error)}`, secrets);
   const sent = counted(request.body);
-  let answer: Response;
-  try {
-    answer = await fetch(request.url, { method: request.method, headers, body: sent.body, redirect: "manual" });
-  } catch (error) {
-    const reason = failure(error);
+  const carrier = judged.carrier !== undefined && env.SANDBOX_CONTAINER_URL ? new RuntimeChannel(env.SANDBOX_CONTAINER_URL, judged.carrier, env.SANDBOX_RUNTIME_SECRET) : undefined;
+  const upstreamFailed = async (reason: string) => {
     await judge.recordEgress({ ...record, status: 502, bytesOut: sent.bytes(), reason: joined(record.reason, reason) });
     return new Response(upstreamFailureBody(record.host, record.port ?? 0, reason), {
       status: 502,
       headers: { "content-type": "text/plain; charset=utf-8", [EGRESS_HEADER]: UPSTREAM_FAILED },
     });
+  };
+  let answer: Response;
+  try {
+    answer = carrier
+      ? await carrier.sendEgress({ method: request.method, url: request.url, headers, body: sent.body })
+      : await fetch(request.url, { method: request.method, headers, body: sent.body, redirect: "manual" });
+  } catch (error) {
+    return upstreamFailed(failure(error));
+  }
+  const refusedByRuntime = carrier ? answer.headers.get(RUNTIME_EGRESS_SEND.refusedHeader) : null;
+  if (refusedByRuntime !== null) {
+    const reason = redactSecrets(await answer.text(), secrets);
+    if (refusedByRuntime !== NEVER_RULE) return upstreamFailed(`upstream: ${reason}`);
+    await judge.recordEgress({ ...record, decision: "denied", rule: NEVER_RULE, reason, status: 403, bytesOut: sent.bytes() });
+    return refusal(403, reason, NEVER_RULE);
   }
   const finish = (bytesIn: number, why?: string, bytesOut = sent.bytes()) =>
     judge.recordEgress({ ...record, status: answer.status, bytesOut, bytesIn, ...(why || record.reason ? { reason: joined(record.reason, why) } : {}) });

@@ -1,16 +1,23 @@
 /**
- * A sandbox's egress on Cloudflare, as its Durable Object keeps it (the Durable Object only
- * delegates here): which policies can be enforced there (platform-gaps.ts), the judging of each
- * request the Worker's outbound handler asks about (judge.ts, with the secrets from storage), the
- * audit trail (audit-ring.ts), and whether the policy is in force: the interception registered
- * and the running container started with the internet switch its policy needs. The operator's
- * ceiling (`SANDBOX_NETWORK_ALLOWED=0`, a Worker variable there) wins over every policy: containers
- * start without the internet and every request the handler sees is refused.
+ * A sandbox's egress through the Worker's outbound handler, as its Durable Object keeps it (the
+ * Durable Object only delegates here): which policies can be enforced on Cloudflare (platform-gaps.ts),
+ * the judging of each request the handler asks about (judge.ts, with the secrets from storage), the
+ * audit trail, and whether the policy is in force there: the interception registered and the running
+ * container started with the internet switch its policy needs. The operator's ceiling
+ * (`SANDBOX_NETWORK_ALLOWED=0`, a Worker variable there) wins over every policy: containers start
+ * without the internet and every request the handler sees is refused.
+ *
+ * Locally (a runtime channel given) the handler judges the same way, but its entries join the
+ * runtime's trail for the sandbox (one trail, numbered once, beside the proxy's connections and name
+ * lookups), and the requests it lets through are carried out by the runtime (judge.ts `carrier`).
+ * On Cloudflare the entries go to the Durable Object's own ring (audit-ring.ts).
  */
 import { NETWORK_LIMITS, auditEntrySchema, type AuditPage, type NetworkPolicy } from "../../../protocol/network.ts";
 import { errorFromCode } from "../../rpc/errors.ts";
 import type { NetworkSettings } from "../network.ts";
 import { parseRequest } from "../request.ts";
+import type { RuntimeChannel } from "../runtime-channel.ts";
+import { runtimeCall } from "../runtime-errors.ts";
 import { AuditRing, type AuditRecord } from "./audit-ring.ts";
 import { judgeEgress, type EgressJudgement, type EgressRequest } from "./judge.ts";
 import { internetFor, platformGaps } from "./platform-gaps.ts";
@@ -34,12 +41,14 @@ export class PlatformEgress {
   readonly #storage: DurableObjectStorage;
   readonly #settings: NetworkSettings;
   readonly #networkAllowed: boolean;
+  readonly #runtime: RuntimeChannel | undefined;
   readonly audit: AuditRing;
 
-  constructor(storage: DurableObjectStorage, settings: NetworkSettings, networkAllowed = true) {
+  constructor(storage: DurableObjectStorage, settings: NetworkSettings, networkAllowed = true, runtime?: RuntimeChannel) {
     this.#storage = storage;
     this.#settings = settings;
     this.#networkAllowed = networkAllowed;
+    this.#runtime = runtime;
     this.audit = new AuditRing(storage.sql);
   }
 
@@ -81,12 +90,21 @@ export class PlatformEgress {
     if (typeof method !== "string" || typeof url !== "string") throw errorFromCode("INVALID_REQUEST", "an egress request is { method, url }");
     const { policy, secrets } = await this.#settings.runtimeEgress();
     const judged = judgeEgress(policy, new Map(Object.entries(secrets)), { method, url }, this.#networkAllowed);
-    if (!judged.allowed) this.audit.add(judged.record);
-    return judged;
+    if (!judged.allowed) {
+      await this.#add(judged.record);
+      return judged;
+    }
+    return this.#runtime ? { ...judged, carrier: this.#runtime.key } : judged;
   }
 
-  record(record: AuditRecord): void {
-    this.audit.add(parseRequest(auditRecordSchema, record, "audit entry"));
+  async record(record: AuditRecord): Promise<void> {
+    await this.#add(parseRequest(auditRecordSchema, record, "audit entry"));
+  }
+
+  async #add(record: AuditRecord): Promise<void> {
+    const local = this.#runtime;
+    if (local) await runtimeCall(() => local.addEgressAudit(record));
+    else this.audit.add(record);
   }
 
   /** A page of the trail, waiting up to `waitMs` for something after `since` (the stream's long poll). */
