@@ -220,7 +220,7 @@ export class SandboxDisks {
   #promised(image: string): number {
     const size = this.bytes + ROOT_RESERVE_BYTES;
     const held = (statSync(image, { throwIfNoEntry: false })?.blocks ?? 0) * 512;
-    return Math.max(0, Math.min(size - held, PROMISED_BYTES));
+    return Math.max(0, Math.min(size - held, PROMISED_BYTES + ROOT_RESERVE_BYTES));
   }
 
   /**

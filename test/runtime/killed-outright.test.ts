@@ -4,9 +4,10 @@
  * host never saw it; the sandbox's files are read through the runtime's root), and once the runtime
  * is gone no mount of it remains anywhere, no loop device is attached to its image, no process of its
  * run lives, and nothing holds its network namespace. What the sandbox wrote is on its disk, found by
- * the next runtime on that data folder. Root only (mounting).
+ * the next runtime on that data folder, which sweeps the control groups the killed one had made.
+ * Root only (mounting).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -61,6 +62,12 @@ function loopsUnder(dir: string): string[] {
     });
 }
 
+/** Control groups the runtime of pid `pid` made (its sandboxes' groups are in them), in any hierarchy. */
+function groupsOf(pid: number): string[] {
+  const found = execFileSync("find", ["/sys/fs/cgroup", "-maxdepth", "6", "-type", "d", "-name", `edge-sandbox-${pid}`], { encoding: "utf8" });
+  return found.split("\n").filter(Boolean);
+}
+
 /** Processes in network namespace `net`. */
 function inNamespace(net: string): number[] {
   return readdirSync("/proc")
@@ -104,6 +111,7 @@ describe.skipIf(!canMount)("a runtime killed outright", () => {
     const runs = readdirSync(join(dir, RUNS_DIR));
     expect(runs).toHaveLength(1);
     expect(processesTagged(runs[0]!).length).toBeGreaterThan(0);
+    const groups = groupsOf(child.pid!);
 
     const gone = new Promise((resolve) => child!.once("exit", resolve));
     child.kill("SIGKILL");
@@ -120,6 +128,9 @@ describe.skipIf(!canMount)("a runtime killed outright", () => {
       expect(restarted.status, JSON.stringify(restarted.body)).toBe(200);
       const read = await call(`http://127.0.0.1:${restarted.body.ports["3000"]}`, "POST", "/api/execute", { command: "cat /workspace/kept.txt" }, restarted.body.secret);
       expect(read.body.stdout).toBe("kept\n");
+      if (again.pool.containerSettings.mechanism().kind !== "rlimits") expect(groups.length).toBeGreaterThan(0);
+      // The groups the runtime killed outright had made are gone, swept by the next one (where there were any).
+      expect(groupsOf(child.pid!), JSON.stringify(groups)).toEqual([]);
     } finally {
       await again.close();
     }
