@@ -1,8 +1,9 @@
 /**
  * The runtime's own mount namespace: a root runtime re-executes itself (same pid, same arguments)
- * under `unshare --mount --propagation private`, so the sandboxes' disks it mounts exist in its
- * namespace alone. A runtime killed outright (SIGKILL, no chance to unmount) then leaves no mount
- * behind: the namespace, and every mount in it, goes with the last of its processes (the runtime,
+ * under `unshare --mount --propagation slave`, so the sandboxes' disks it mounts exist in its
+ * namespace alone (what the host mounts later still reaches it; nothing of its own reaches the
+ * host). A runtime killed outright (SIGKILL, no chance to unmount) then leaves no mount behind: the
+ * namespace, and every mount in it, goes with the last of its processes (the runtime,
  * the container servers that stop when it is gone, what their sandboxes started), and each loop
  * device, attached with autoclear by `mount -o loop`, detaches when its last mount goes.
  *
@@ -34,8 +35,8 @@ export function enterOwnMountNamespace(): string | undefined {
   const unshare = findExecutable("unshare", [...(process.env.PATH ?? "").split(":"), ...SYSTEM_DIRS]);
   if (unshare === undefined) return "unshare is missing (apt-get install util-linux)";
   // A root without CAP_SYS_ADMIN (in a container) cannot: asked first, as a failed exec would end the runtime.
-  if (spawnSync(unshare, ["--mount", "--propagation", "private", "true"], { stdio: "ignore" }).status !== 0) return "unshare --mount is refused here";
-  process.execve(unshare, [unshare, "--mount", "--propagation", "private", "--", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+  if (spawnSync(unshare, ["--mount", "--propagation", "slave", "true"], { stdio: "ignore" }).status !== 0) return "unshare --mount is refused here";
+  process.execve(unshare, [unshare, "--mount", "--propagation", "slave", "--", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
     ...process.env,
     [ENTERED_VAR]: "1",
   });
