@@ -5,7 +5,7 @@
  * server's own folder to the sandbox's folder it is assigned to.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { signalNumber } from "../protocol/process.ts";
 import { processesTagged } from "../server-kit/tagged-processes.ts";
@@ -98,7 +98,7 @@ export class ServerChild {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
         this.#lastWords = this.logTail(LAST_WORDS_CHARS);
         rmSync(this.pidPath, { force: true });
-        rmSync(this.#runFile, { force: true });
+        removeRunFile(this.#runFile);
         // Whatever the server left behind goes with it, as it would with a container.
         signalAll(processesTagged(this.runId), "SIGKILL");
         resolve(this.#exit);
@@ -111,8 +111,7 @@ export class ServerChild {
     });
     if (this.child.pid !== undefined) {
       writeFileSync(this.pidPath, `${this.child.pid}\n${this.runId}\n`);
-      mkdirSync(dirname(this.#runFile), { recursive: true, mode: 0o700 });
-      writeFileSync(this.#runFile, `${this.child.pid}\n${this.runId}\n`);
+      writeRunFile(this.#runFile, `${this.child.pid}\n${this.runId}\n`);
     }
   }
 
@@ -182,6 +181,29 @@ export class ServerChild {
     } catch {
       return this.#lastWords.slice(-maxChars);
     }
+  }
+}
+
+/** Writes a run's file, making its folder where missing (the last run's exit takes an empty one away). */
+function writeRunFile(file: string, text: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, text);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt === 3) throw error;
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    }
+  }
+}
+
+/** Removes a run's file, and its folder once no run is left in it. */
+function removeRunFile(file: string): void {
+  rmSync(file, { force: true });
+  try {
+    rmdirSync(dirname(file));
+  } catch {
+    // other runs are listed there, or it is gone already
   }
 }
 
