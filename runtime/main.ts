@@ -12,6 +12,10 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startRuntime } from "./server.ts";
 import { defaultDataDir, runtimeSettingsFromEnv } from "./settings.ts";
+import { enterOwnMountNamespace } from "./mount-namespace.ts";
+
+// Its sandboxes' disks are mounted where only it sees them, and go when it goes, however it ends.
+const sharedMounts = enterOwnMountNamespace();
 
 let runtime;
 try {
@@ -28,6 +32,7 @@ try {
 }
 console.log(`container runtime listening on ${runtime.url} (sandboxes in ${runtime.dataDir}, isolation ${runtime.isolation})`);
 console.log(`its Docker engine: ${runtime.engine.url}`);
+if (sharedMounts && (await runtime.pool.containerSettings.disks.probe()) === undefined) console.warn(`runtime: sandboxes' disks are mounted in the host's mount namespace (${sharedMounts}): killed outright, the runtime leaves them mounted until it starts again`);
 if (!process.env.SANDBOX_RUNTIME_SECRET) {
   const file = join(runtime.dataDir, "runtime.secret");
   writeFileSync(file, `${runtime.secret}\n`, { mode: 0o600 });

@@ -5,8 +5,8 @@
  * server's own folder to the sandbox's folder it is assigned to.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { signalNumber } from "../protocol/process.ts";
 import { processesTagged } from "../server-kit/tagged-processes.ts";
 import type { Launch } from "./launch.ts";
@@ -21,6 +21,12 @@ export interface ExitInfo {
 
 export const LOG_FILE = "container.log";
 export const PID_FILE = "container.pid";
+/**
+ * Beside the runs' folders, a copy of each running server's pid file, named by its run: on the host's
+ * disk, where a later runtime finds it even when the folder's own copy is on a sandbox's disk that
+ * was mounted in the namespace of a runtime gone since (mount-namespace.ts).
+ */
+export const RUNS_DIR = ".runs";
 /** How much of its log a server that exited keeps at hand (why it failed to start is at its end). */
 const LAST_WORDS_CHARS = 16_000;
 
@@ -36,6 +42,7 @@ export class ServerChild {
   readonly port: number | undefined;
   readonly #serverDepth: number;
   #dir: string;
+  readonly #runFile: string;
   #exit: ExitInfo | undefined;
   /** The log's end as it was at exit: its folder may be gone since (a disk unmounted with its container). */
   #lastWords = "";
@@ -47,6 +54,7 @@ export class ServerChild {
   constructor(launch: Launch, dir: string, env: Record<string, string> = {}, options: { bootedPipe?: boolean } = {}) {
     this.runId = randomUUID();
     this.#dir = dir;
+    this.#runFile = join(dirname(dir), RUNS_DIR, this.runId);
     this.port = launch.port;
     this.#serverDepth = launch.serverDepth ?? 0;
     const log = openSync(this.logPath, "w");
@@ -90,6 +98,7 @@ export class ServerChild {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
         this.#lastWords = this.logTail(LAST_WORDS_CHARS);
         rmSync(this.pidPath, { force: true });
+        removeRunFile(this.#runFile);
         // Whatever the server left behind goes with it, as it would with a container.
         signalAll(processesTagged(this.runId), "SIGKILL");
         resolve(this.#exit);
@@ -100,7 +109,10 @@ export class ServerChild {
         resolve(this.#exit);
       });
     });
-    if (this.child.pid !== undefined) writeFileSync(this.pidPath, `${this.child.pid}\n${this.runId}\n`);
+    if (this.child.pid !== undefined) {
+      writeFileSync(this.pidPath, `${this.child.pid}\n${this.runId}\n`);
+      writeRunFile(this.#runFile, `${this.child.pid}\n${this.runId}\n`);
+    }
   }
 
   /** The server's own pid: the launched program's, or the one `serverDepth` levels below it (bwrap's). */
@@ -169,6 +181,29 @@ export class ServerChild {
     } catch {
       return this.#lastWords.slice(-maxChars);
     }
+  }
+}
+
+/** Writes a run's file, making its folder where missing (the last run's exit takes an empty one away). */
+function writeRunFile(file: string, text: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, text);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt === 3) throw error;
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    }
+  }
+}
+
+/** Removes a run's file, and its folder once no run is left in it. */
+function removeRunFile(file: string): void {
+  rmSync(file, { force: true });
+  try {
+    rmdirSync(dirname(file));
+  } catch {
+    // other runs are listed there, or it is gone already
   }
 }
 

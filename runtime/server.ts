@@ -16,6 +16,7 @@ import { carriesSecret, newSecret } from "../server-kit/http/bearer.ts";
 import { carryWorkerUpgrade } from "./egress/worker-carrier.ts";
 import { listen, routeRequests } from "../server-kit/http/serve.ts";
 import { reapLeftovers } from "./container-process.ts";
+import { PID_FILE, RUNS_DIR } from "./server-child.ts";
 import { directLauncher, type Launcher } from "./launch.ts";
 import { parseIsolationMode } from "./isolation.ts";
 import type { OperatorPolicy } from "./policy.ts";
@@ -103,9 +104,11 @@ export async function startRuntime(options: RuntimeOptions = {}): Promise<Runnin
   if (options.egressTestHosts) console.warn(`runtime: the egress test name map is on (${Object.keys(options.egressTestHosts.hosts).join(", ")}): for tests only`);
 
   const unlock = lockDataDir(dataDir);
-  const leftovers = readdirSync(dataDir)
-    .map((name) => join(dataDir, name, "container.pid"))
-    .filter((file) => existsSync(file));
+  const runs = join(dataDir, RUNS_DIR);
+  const leftovers = [
+    ...readdirSync(dataDir).map((name) => join(dataDir, name, PID_FILE)),
+    ...(existsSync(runs) ? readdirSync(runs).map((name) => join(runs, name)) : []),
+  ].filter((file) => existsSync(file));
   const reaped = reapLeftovers(leftovers);
   if (reaped > 0) console.warn(`runtime: stopped ${reaped} container server(s) left over from an earlier run`);
   // Disks an earlier run left mounted come off first: what is under them is the host's folder.

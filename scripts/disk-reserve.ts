@@ -11,9 +11,12 @@
  * Where a root runtime gives each sandbox a disk of its own (runtime/container/disk.ts), a sandbox
  * fills only that; `npm start` says where it cannot (and so the above holds), and where the disks of
  * as many sandboxes as may run can together take more than is free under the Worker's state: a
- * disk's image is written by the kernel, which root's reserve does not hold back.
+ * disk's image is written by the kernel, which root's reserve does not hold back, and the runtime
+ * promises a running sandbox only the first PROMISED_BYTES of its room (a start is refused while
+ * those are not free), so disks larger than that can together fill the host.
  */
 import { statSync, statfsSync } from "node:fs";
+import { PROMISED_BYTES } from "../runtime/container/disk.ts";
 
 /** Less kept for root than this is no reserve worth the name: a snapshot or two. */
 const MIN_RESERVE_BYTES = 64 * 1024 * 1024;
@@ -68,8 +71,9 @@ export function diskLine(dataDir: string, stateDir: string, sandboxesRunAsOthers
   if (disks && disks.unavailable === undefined) {
     const free = freeBytes(stateDir);
     const together = disks.bytes * disks.sandboxes;
-    if (statSync(existing(dataDir)).dev !== statSync(existing(stateDir)).dev || together <= free) return undefined;
-    return `the disks of ${disks.sandboxes} sandboxes (${gib(disks.bytes)} each, SANDBOX_DISK_MAX) can take more than is free where the Worker's state is (${gib(free)}), root's reserve included: together they can fill it (lower SANDBOX_DISK_MAX, or put SANDBOX_DATA_DIR on a file system of its own)`;
+    // A disk no larger than what a running sandbox is promised is promised whole: starts are refused before they could fill it.
+    if (statSync(existing(dataDir)).dev !== statSync(existing(stateDir)).dev || together <= free || disks.bytes <= PROMISED_BYTES) return undefined;
+    return `the disks of ${disks.sandboxes} sandboxes (${gib(disks.bytes)} each, SANDBOX_DISK_MAX) can take more than is free where the Worker's state is (${gib(free)}), root's reserve included: a sandbox starts only while each running one has ${PROMISED_BYTES / 1024 ** 2} MiB of room left beside the service's reserve, but beyond that together they can fill it (SANDBOX_DISK_MAX=${PROMISED_BYTES / 1024 ** 2}M or less bounds them, or put SANDBOX_DATA_DIR on a file system of its own)`;
   }
   const why = disks?.unavailable ?? "sandboxes are no containers";
   const shared = diskWarning(dataDir, stateDir, sandboxesRunAsOthers);

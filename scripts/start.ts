@@ -28,6 +28,7 @@ import { freePort } from "../runtime/ports.ts";
 import { ensureOsPackages } from "./os-packages/ensure.ts";
 import { privateState } from "./private-state.ts";
 import { diskLine } from "./disk-reserve.ts";
+import { enterOwnMountNamespace } from "../runtime/mount-namespace.ts";
 import { startRuntime, type RunningRuntime } from "../runtime/server.ts";
 import { defaultDataDir, runtimeSettingsFromEnv } from "../runtime/settings.ts";
 import { describeMechanism } from "../runtime/container/cgroups.ts";
@@ -52,6 +53,9 @@ async function port(value: string | undefined, fallback: number): Promise<number
   if (!Number.isInteger(wanted) || wanted < 0 || wanted > 65535) throw new Error(`not a port: ${value}`);
   return wanted === 0 ? freePort(HOST) : wanted;
 }
+
+// The runtime in it mounts its sandboxes' disks where only this process tree sees them: they go with it, however it ends.
+const sharedMounts = enterOwnMountNamespace();
 
 // The OS packages the service needs (os-packages/packages.ts): installed here when we can, else named
 // with the command that installs them. Without isolation (SANDBOX_ISOLATION=none) it starts anyway.
@@ -153,6 +157,9 @@ const { limits } = runtime.pool.containerSettings;
 const { disks } = runtime.pool.containerSettings;
 const containers = runtime.isolation !== "none";
 const disk = diskLine(runtime.dataDir, settings.persistTo, containers && process.getuid?.() === 0, containers ? { bytes: disks.bytes, unavailable: await disks.probe(), sandboxes: runtime.pool.maxContainers } : undefined);
+const leftMounted = containers && disks.unavailable === undefined && sharedMounts !== undefined
+  ? `sandboxes' disks are mounted in the host's mount namespace (${sharedMounts}): killed outright, the service leaves them mounted until it starts again`
+  : undefined;
 const diskLimit = containers && disks.unavailable === undefined ? `, a disk of ${Math.round(limits.diskBytes / 1024 ** 2)} MiB` : "";
 const limitsLine = `${limits.pids} processes, ${Math.round(limits.memoryBytes / 1024 ** 2)} MiB, CPU weight ${limits.cpuWeight}, ${limits.openFiles} open files per process${diskLimit} (${describeMechanism(runtime.pool.containerSettings.mechanism())})`;
 console.log(`
@@ -162,7 +169,7 @@ console.log(`
     Token:     ${token}${generated ? "   (generated; set SANDBOX_API_TOKEN to choose one)" : ""}
     Isolation: ${isolation}
     Limits:    ${limitsLine}
-    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)${disk === undefined ? "" : `\n    Disk:      ${disk}`}
+    Runtime:   ${runtime.url}  (sandboxes in ${runtime.dataDir}; answers only to its secret)${[disk, leftMounted].filter(Boolean).map((line) => `\n    Disk:      ${line}`).join("")}
     Docker:    ${runtime.engine.url}  (the runtime's Docker Engine API: workerd runs each sandbox's container through it)
     Console:   ${settings.vars.SANDBOX_CONSOLE === "on" ? `${url}/  (paste the token there)` : "off (SANDBOX_CONSOLE)"}
     Previews:  ${previewsLine(settings.vars, workerPort)}

@@ -16,8 +16,8 @@
  * starts is counted. Inside, the container sees its own group at /sys/fs/cgroup, read-only, as a
  * program in a container does: that is where its server reads its limits and use.
  */
-import { chownSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { HostUser } from "./host-users.ts";
 import type { SandboxLimits } from "./limits.ts";
 
@@ -49,6 +49,7 @@ export function detectLimits(name: string): LimitsMechanism {
       const available = readFileSync(join(own, "cgroup.controllers"), "utf8");
       if (["pids", "memory", "cpu"].every((c) => available.includes(c))) {
         const parent = join(own, name);
+        sweepGroupsOfGoneRuntimes(own, name);
         mkdirSync(parent, { recursive: true });
         writeFileSync(join(parent, "cgroup.subtree_control"), "+pids +memory +cpu");
         return { kind: "cgroup2", parent };
@@ -58,6 +59,7 @@ export function detectLimits(name: string): LimitsMechanism {
       const parents = Object.fromEntries(
         V1.map((controller) => {
           const parent = join(ROOT, controller, groups.get(controller) ?? "/", name);
+          sweepGroupsOfGoneRuntimes(dirname(parent), name);
           mkdirSync(parent, { recursive: true });
           return [controller, parent];
         }),
@@ -121,6 +123,32 @@ export function makeSandboxGroup(mechanism: LimitsMechanism, run: string, limits
       }
     },
   };
+}
+
+/**
+ * Removes the groups runtimes that are gone left in `dir` (a runtime killed outright removes nothing;
+ * one that stopped leaves its own parent group): siblings of `name` named as it is but for the pid,
+ * whose process no longer exists, with the sandbox groups in them. A group with a process in it (a
+ * container server that outlived its runtime, for a moment) cannot be removed and stays for the next.
+ */
+function sweepGroupsOfGoneRuntimes(dir: string, name: string): void {
+  const prefix = name.replace(/\d+$/, "");
+  let entries: string[];
+  try {
+    entries = readdirSync(dir).filter((entry) => entry.startsWith(prefix) && entry !== name && /^\d+$/.test(entry.slice(prefix.length)));
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (existsSync(`/proc/${entry.slice(prefix.length)}`)) continue;
+    const parent = join(dir, entry);
+    try {
+      for (const child of readdirSync(parent, { withFileTypes: true })) if (child.isDirectory()) rmdirSync(join(parent, child.name));
+      rmdirSync(parent);
+    } catch {
+      // still in use, or gone meanwhile
+    }
+  }
 }
 
 export function describeMechanism(mechanism: LimitsMechanism): string {

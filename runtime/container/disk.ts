@@ -18,9 +18,19 @@
  * memory and loses the workspace with the container. mkfs and mount cost tens of milliseconds at a
  * cold start (run as child processes the runtime waits for, never blocking it); a warm container has
  * paid them already.
+ *
+ * Many sandboxes together: the images are sparse, so the disks of every sandbox that may run can add
+ * up to more than the host's disk has. A disk is mounted only when the data folder's file system
+ * keeps, after it, room for what every mounted disk (this one included) is promised, and the
+ * service's reserve besides; else the start is INSUFFICIENT_STORAGE (507), before the host fills.
+ * A disk is promised what its sandbox may still write (its size less what its image holds), up to
+ * PROMISED_BYTES: a disk that small is promised whole (no set of sandboxes can then fill the host
+ * under the service), a larger one its next PROMISED_BYTES (the default 4 GiB disks of as many
+ * sandboxes as may run would otherwise need terabytes free), so the refusal comes while each running
+ * sandbox has that much room, not once the host is full.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statfsSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -44,6 +54,21 @@ const ROOT_RESERVE_BYTES = 8 * 1024 ** 2;
  */
 const MOUNT_OPTIONS = "loop,nosuid,nodev,noinit_itable,discard";
 
+/**
+ * At most this much of the room a mounted disk may still take is counted against the host's free
+ * space: enough for a sandbox's work between starts (a dependency install, a build), small enough
+ * that fifty sandboxes at once are promised 12.5 GiB, not their whole 200 GiB.
+ */
+export const PROMISED_BYTES = 256 * 1024 ** 2;
+
+/**
+ * Kept free on the data folder's file system for the service's own state (the Worker's storage and
+ * snapshots, the runtime's files) whatever the sandboxes are promised: this share of the file
+ * system, at most SERVICE_RESERVE_MAX_BYTES.
+ */
+const SERVICE_RESERVE_SHARE = 0.05;
+const SERVICE_RESERVE_MAX_BYTES = 1024 ** 3;
+
 const SYSTEM_DIRS = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
 
 /** A mounted disk: where it is mounted, and whether it is the sandbox's to keep or a warm container's to throw away. */
@@ -63,6 +88,7 @@ export class SandboxDisk {
   async adopt(dir: string, name: string): Promise<void> {
     clearFolder(dir);
     renameSync(this.#disks.imagePath(this.#name), this.#disks.imagePath(name));
+    this.#disks.recount(this.#disks.imagePath(this.#name), this.#disks.imagePath(name));
     // One child for both: the disk is mounted at its new place, then detached from its old one.
     await run("sh", ["-c", 'mount --bind "$1" "$2" && umount --lazy "$1"', "sh", this.#dir, dir], "move a disk");
     rmdirSync(this.#dir);
@@ -78,6 +104,7 @@ export class SandboxDisk {
     if (!this.#mounted) return;
     this.#mounted = false;
     unmount(this.#dir);
+    this.#disks.recount(this.#disks.imagePath(this.#name), undefined);
     if (this.#name.startsWith(".warm-")) rmSync(this.#disks.imagePath(this.#name), { force: true });
   }
 }
@@ -90,6 +117,8 @@ export class SandboxDisks {
   #unavailable: string | undefined;
   readonly #mkfs: string | undefined;
   #probed: Promise<string | undefined> | undefined;
+  /** Images of the disks mounted (or being mounted) by this runtime: what they are promised is counted. */
+  readonly #counted = new Set<string>();
 
   constructor(dataDir: string, bytes: number) {
     this.dataDir = dataDir;
@@ -123,6 +152,7 @@ export class SandboxDisks {
   /** Removes sandbox `name`'s disk and all it holds (an ephemeral workspace starts empty). Its container has exited. */
   discard(name: string, dir: string): void {
     if (isMountPoint(dir)) unmount(dir);
+    this.#counted.delete(this.imagePath(name));
     rmSync(this.imagePath(name), { force: true });
   }
 
@@ -134,8 +164,11 @@ export class SandboxDisks {
    */
   async open(dir: string, name: string): Promise<SandboxDisk | undefined> {
     if (await this.probe()) return undefined;
-    if (isMountPoint(dir)) return new SandboxDisk(this, dir, name); // left mounted by a runtime that crashed
     const image = this.imagePath(name);
+    if (isMountPoint(dir)) {
+      this.#counted.add(image);
+      return new SandboxDisk(this, dir, name); // left mounted by a runtime that crashed
+    }
     const made = !existsSync(image);
     const legacy = hasWorkspace(dir);
     if (legacy && !made) {
@@ -143,8 +176,10 @@ export class SandboxDisks {
       console.warn(`runtime: sandbox ${name} keeps the workspace it wrote without its disk, unbounded (its disk is ${image})`);
       return undefined;
     }
-    if (made) await this.#make(image, this.bytes + ROOT_RESERVE_BYTES);
+    this.#admit(name);
+    this.#counted.add(image);
     try {
+      if (made) await this.#make(image, this.bytes + ROOT_RESERVE_BYTES);
       if (!legacy) {
         clearFolder(dir);
         await this.#mount(image, dir);
@@ -159,6 +194,7 @@ export class SandboxDisks {
         unmount(staging);
         rmdirSync(staging);
         rmSync(image, { force: true });
+        this.#counted.delete(image);
         console.warn(`runtime: sandbox ${name} keeps its workspace on the data folder's disk, unbounded: it does not fit on a disk of ${this.bytes} bytes (${(error as Error).message})`);
         return undefined;
       }
@@ -166,9 +202,43 @@ export class SandboxDisks {
       await disk.adopt(dir, name);
       return disk;
     } catch (error) {
-      if (made && !isMountPoint(dir)) rmSync(image, { force: true });
+      if (!isMountPoint(dir)) {
+        this.#counted.delete(image);
+        if (made) rmSync(image, { force: true });
+      }
       throw error;
     }
+  }
+
+  /** An image counted under a new name (a warm container's disk adopted), or no longer (unmounted). */
+  recount(image: string, renamed: string | undefined): void {
+    if (!this.#counted.delete(image)) return;
+    if (renamed !== undefined) this.#counted.add(renamed);
+  }
+
+  /** Bytes the image may still take on the host, as far as they are promised (see PROMISED_BYTES). */
+  #promised(image: string): number {
+    const size = this.bytes + ROOT_RESERVE_BYTES;
+    const held = (statSync(image, { throwIfNoEntry: false })?.blocks ?? 0) * 512;
+    return Math.max(0, Math.min(size - held, PROMISED_BYTES + ROOT_RESERVE_BYTES));
+  }
+
+  /**
+   * Refuses sandbox `name`'s disk (INSUFFICIENT_STORAGE) unless the data folder's file system keeps,
+   * after it, what every mounted disk and this one are promised, and the service's reserve.
+   */
+  #admit(name: string): void {
+    const found = statfsSync(this.dataDir);
+    const free = Number(found.bavail) * Number(found.bsize);
+    const reserve = Math.min(SERVICE_RESERVE_MAX_BYTES, Math.floor(Number(found.blocks) * Number(found.bsize) * SERVICE_RESERVE_SHARE));
+    const image = this.imagePath(name);
+    const others = [...this.#counted].filter((other) => other !== image);
+    const promised = others.reduce((sum, other) => sum + this.#promised(other), this.#promised(image));
+    if (free - reserve >= promised) return;
+    throw new ServiceError(
+      "INSUFFICIENT_STORAGE",
+      `no room on the host's disk for another sandbox: ${mib(free)} free, of which ${mib(reserve)} kept for the service and ${mib(promised)} promised to the disks of ${others.length + 1} sandboxes (this one's included)`,
+    );
   }
 
   /**
@@ -243,6 +313,10 @@ export class SandboxDisks {
 }
 
 const execFileAsync = promisify(execFile);
+
+function mib(bytes: number): string {
+  return `${Math.max(0, Math.round(bytes / 1024 ** 2))} MiB`;
+}
 
 /** Runs a program to its end; its error says what it printed. */
 async function run(file: string, args: string[], what: string): Promise<void> {

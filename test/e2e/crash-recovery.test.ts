@@ -150,7 +150,8 @@ describe("npm start under crashes", () => {
 describe("npm start when a container server dies", () => {
   it("says so, and the sandbox's next call gets a new one", async () => {
     expect(await exec("echo first")).toBe("first\n");
-    const pid = Number(readFileSync(join(dataDir, "sandboxes", "crash", "container.pid"), "utf8").split("\n")[0]);
+    // Read through the service's root: sandboxes' disks are mounted in its own mount namespace.
+    const pid = Number(readFileSync(join(`/proc/${stack.pid}/root`, dataDir, "sandboxes", "crash", "container.pid"), "utf8").split("\n")[0]);
     process.kill(pid, "SIGKILL");
     await outputSays((text) => text.includes("health: sandbox crash's container server died (SIGKILL) without being asked to stop"), 10_000);
     expect(await exec("echo second")).toBe("second\n");

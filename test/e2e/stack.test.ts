@@ -145,7 +145,8 @@ describe("durable workspaces under npm start", () => {
     // Random bytes: gzip cannot shrink them, so the archive is as large as the workspace.
     const made = await sandbox.exec("head -c 200M /dev/urandom > big.bin && sha256sum big.bin", { timeout: 60_000 });
     const hash = made.stdout;
-    const serverPid = Number(readFileSync(join(dataDir, "sandboxes", "e2e-durable", "container.pid"), "utf8").split("\n")[0]);
+    // Read through the service's root: sandboxes' disks are mounted in its own mount namespace.
+    const serverPid = Number(readFileSync(join(`/proc/${stack.pid}/root`, dataDir, "sandboxes", "e2e-durable", "container.pid"), "utf8").split("\n")[0]);
     const workerd = descendants(stack.pid!).filter((pid) => {
       try {
         return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
@@ -339,7 +340,8 @@ describe("npm start", () => {
 
   it("stops wrangler dev, the runtime and every sandbox on one Ctrl-C", async () => {
     // The runtime records each running container server's pid beside its workspace.
-    const sandboxes = join(dataDir, "sandboxes");
+    // (read through the service's root: sandboxes' disks are mounted in its own mount namespace)
+    const sandboxes = join(`/proc/${stack.pid}/root`, dataDir, "sandboxes");
     const pids = readdirSync(sandboxes)
       .map((name) => join(sandboxes, name, "container.pid"))
       .filter((file) => existsSync(file))

@@ -186,6 +186,9 @@ describe.skipIf(!canMount)("a sandbox's disk, on a host disk that keeps nothing 
   });
 
   it("answers a new sandbox on a full host disk 507, and starts it once there is room", { timeout: 120_000 }, async () => {
+    // Those running are promised the room they may still take (see the next test): they stop first.
+    await pool.destroy("dq-filler");
+    await pool.destroy("dq-other");
     const filling = join(hostDisk, "filling.bin");
     // The host's disk filled by someone else (the sandboxes' own disks cannot).
     spawnSync("fallocate", ["-l", String(hostFree()), filling]);
@@ -197,5 +200,52 @@ describe.skipIf(!canMount)("a sandbox's disk, on a host disk that keeps nothing 
     }
     const started = await pool.start("dq-new", {});
     expect(await exec(started, "echo up")).toMatchObject({ stdout: "up\n" });
+  });
+});
+
+describe.skipIf(!canMount)("the disks of many sandboxes, on a host disk smaller than all of them together", () => {
+  it("refuse the next sandbox 507 while the running ones could still fill the host; filled, they leave the service its room", { timeout: 240_000 }, async () => {
+    // The earlier sandboxes' disks go: the host's disk as the service starts.
+    await pool.stopAll();
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(await eventually(() => hostFree() > 160 * MIB, 30_000)).toBe(true);
+    const many = newPool(0);
+    try {
+      // As many as are asked for would take 12 × 40 MiB: far more than the host has.
+      const started: string[] = [];
+      const running: ContainerProcess[] = [];
+      let refused: unknown;
+      for (let i = 0; i < 12 && refused === undefined; i++) {
+        try {
+          running.push(await many.start(`dq-many-${i}`, {}));
+          started.push(`dq-many-${i}`);
+        } catch (error) {
+          refused = error;
+        }
+      }
+      expect(started.length).toBeGreaterThanOrEqual(2);
+      expect(refused).toMatchObject({ code: "INSUFFICIENT_STORAGE", message: expect.stringMatching(/promised/) });
+      const late = `dq-many-${started.length}`;
+      const freeAtRefusal = hostFree();
+
+      // Every one admitted fills its disk: each meets ENOSPC in itself, and the host keeps room for the service.
+      for (const container of running) expect((await exec(container, "dd if=/dev/zero of=/workspace/zeros bs=1M")).stderr).toMatch(/No space left on device/);
+      expect(hostFree()).toBeGreaterThan(4 * MIB);
+      writeFileSync(join(hostDisk, "service-state.bin"), Buffer.alloc(4 * MIB));
+      rmSync(join(hostDisk, "service-state.bin"));
+      for (const container of running) expect(await exec(container, "echo still")).toMatchObject({ stdout: "still\n" });
+
+      // Emptied, they are promised their room again: free space alone does not let another in.
+      for (const container of running) await exec(container, "rm -f /workspace/zeros");
+      // (what their metadata took stays: inode tables, the journal)
+      expect(await eventually(() => hostFree() > freeAtRefusal - 4 * MIB * started.length, 30_000)).toBe(true);
+      await expect(many.start(late, {})).rejects.toMatchObject({ code: "INSUFFICIENT_STORAGE" });
+      // One stops: what it was promised is the next one's.
+      await many.destroy(started[0]!);
+      const next = await many.start(late, {});
+      expect(await exec(next, "echo up")).toMatchObject({ stdout: "up\n" });
+    } finally {
+      await many.stopAll();
+    }
   });
 });
