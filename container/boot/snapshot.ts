@@ -78,6 +78,10 @@ export async function buildSnapshot(esbuild: Esbuild, outDir: string, options: S
       define: { "import.meta.url": "__bundleEntryUrl" },
       banner: { js: ENTRY_URL_BANNER },
       plugins: [...options.plugins, ptyFromBundle],
+      // A restored server holds its script's source twice (in the heap, for functions compiled on
+      // first call, and in the snapshot's data): without its whitespace that is 2.3 MiB less of its
+      // own memory. Names are kept, so stack traces still read.
+      minifyWhitespace: true,
       logLevel: "error",
     });
     // Node warns that some of its modules are not verified in snapshots; the bundle's tests run the server from it.
