@@ -6,8 +6,9 @@
  * follow it: on `basic` every CPU millisecond is about four at start-up).
  *
  * The server is the bundle the image ships (container/boot/bundle.ts), started as the image's start
- * script starts it: on its own environment, with the server's Node flags, no warm code contexts, and
- * no bubblewrap to probe (the image has none). A preloaded script ends each process the moment its
+ * script starts it: from its startup snapshot, on its own environment, with the server's Node flags,
+ * no warm code contexts, and no bubblewrap to probe (the image has none); and its main.js without the
+ * snapshot, as the local runtime starts it. A preloaded script ends each process the moment its
  * server listens. valgrind's instrumentation makes each count take about a minute.
  */
 import { spawn } from "node:child_process";
@@ -18,7 +19,7 @@ import { bundleServer } from "../container/boot/bundle.ts";
 import { BUNDLE_ENTRY } from "../server-kit/bundle-layout.ts";
 import { SERVER_NODE_FLAGS } from "../server-kit/node-flags.ts";
 import { findExecutable } from "../server-kit/executables.ts";
-import { aloneServerEnv } from "./idle-server-memory.ts";
+import { aloneServerEnv, imageServerArgs } from "./idle-server-memory.ts";
 import type { BenchModule, BenchTable } from "./types.ts";
 
 /** Ends the process once its first server listens (preloaded with -r). */
@@ -63,18 +64,22 @@ const bench: BenchModule = {
       const preload = join(work, "exit-on-listen.cjs");
       writeFileSync(preload, EXIT_ON_LISTEN);
       const env = aloneServerEnv(work);
-      const entry = join(await bundleServer(), BUNDLE_ENTRY);
-      // Both at once: each is counted on its own, whatever else runs.
-      const [ours, bare] = await Promise.all([
-        countInstructions([...SERVER_NODE_FLAGS, "-r", preload, entry], env),
+      const bundle = await bundleServer();
+      // All at once: each is counted on its own, whatever else runs.
+      const [ours, unsnapshotted, bare] = await Promise.all([
+        countInstructions(imageServerArgs(bundle, ["-r", preload]), env),
+        countInstructions([...SERVER_NODE_FLAGS, "-r", preload, join(bundle, BUNDLE_ENTRY)], env),
         countInstructions([...SERVER_NODE_FLAGS, "-r", preload, "-e", BARE_SERVER], env),
       ]);
       return [
         {
           title,
           baselineLabel: "a bare Node HTTP server, counted the same way",
-          rows: [{ metric: "instructions until the server listens (callgrind)", ours: millions(ours), baseline: millions(bare) }],
-          notes: ["The server is the bundle the image ships, started on the image's environment without warm code contexts or bubblewrap to probe, as in the image."],
+          rows: [
+            { metric: "instructions until the server listens (callgrind)", ours: millions(ours), baseline: millions(bare) },
+            { metric: "… the bundle's main.js, without the snapshot", ours: millions(unsnapshotted), baseline: millions(bare) },
+          ],
+          notes: ["The server is the bundle the image ships, started from its snapshot on the image's environment without warm code contexts or bubblewrap to probe, as in the image."],
         },
       ];
     } finally {

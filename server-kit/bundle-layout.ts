@@ -9,3 +9,6 @@ export const BUNDLE_ENTRY = "container/main.js";
 
 /** The image's command: the entry with a scrubbed environment. */
 export const BUNDLE_START_SCRIPT = "container/start.sh";
+
+/** The image's startup snapshot: the server loaded, ready to serve (container/boot/snapshot.ts). */
+export const BUNDLE_SNAPSHOT = "container/server.blob";

@@ -12,11 +12,18 @@
  * even in a loop that never yields. Since starting one is most of a small archive's time, a thread
  * whose extraction ended well (the whole body read) waits for the next one for IDLE_MS, then goes.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { ARCHIVE_LIMITS } from "../../protocol/archive.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import type { FromWorker, ToWorker } from "./extract-messages.ts";
 import type { ExtractLimits, UnpackResult } from "./extract-tree.ts";
+
+/**
+ * node:worker_threads, loaded when the first thread starts: a process started from a startup snapshot
+ * that holds that module (boot/snapshot.ts) cannot start a working thread (Node aborts as the thread
+ * sets up), so the module is left out of the snapshot.
+ */
+const workerThreads = () => process.getBuiltinModule("node:worker_threads");
 
 /** Chunks handed to the worker and not yet handled, at most. */
 const IN_FLIGHT = 4;
@@ -34,7 +41,7 @@ function takeWorker(): Worker {
     worker.ref();
     return worker;
   }
-  const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: ARCHIVE_LIMITS.extractHeapMiB }, stdout: false, stderr: false });
+  const worker = new (workerThreads().Worker)(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: ARCHIVE_LIMITS.extractHeapMiB }, stdout: false, stderr: false });
   worker.once("exit", () => {
     if (idle?.worker !== worker) return;
     clearTimeout(idle.timer);
@@ -60,7 +67,8 @@ function keepWorker(worker: Worker): void {
 
 /** The worker's entry: beside this file in the sources, beside the bundle's chunks once bundled (boot/bundle.ts). */
 export const EXTRACT_WORKER_ENTRY = "extract-worker";
-const workerUrl = new URL(`./${EXTRACT_WORKER_ENTRY}${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+/** Found when a worker starts: in the image's startup snapshot, where the bundle lies is known only then. */
+const workerUrl = () => new URL(`./${EXTRACT_WORKER_ENTRY}${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
 
 export interface Deadlines {
   /** The whole extraction. */

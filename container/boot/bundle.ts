@@ -10,6 +10,7 @@
  * The folder, laid out as the image's /app:
  *   package.json              `"type": "module"` and the version the server reports
  *   container/main.js         the entry, with its chunks beside it
+ *   container/server.blob     the server's startup snapshot, which the start script starts (snapshot.ts)
  *   container/extract-worker.js  the worker thread archives are extracted in
  *   container/start.sh        the image's command: main.js with a scrubbed environment (start-script.ts)
  *   container/<asset>         the files the server reads or runs at run time (server-assets.ts)
@@ -30,6 +31,7 @@ import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layou
 import { EXTRACT_WORKER_ENTRY } from "../archive/extract-off-loop.ts";
 import { SERVER_ASSETS } from "../server-assets.ts";
 import { licenseNotices } from "./license-notices.ts";
+import { buildSnapshot } from "./snapshot.ts";
 import { startScript } from "./start-script.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -144,6 +146,8 @@ async function makeBundle(esbuild: Esbuild, outDir: string): Promise<string> {
 export async function buildBundle(esbuild: Esbuild, outDir: string): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
   const containerDir = join(outDir, "container");
+  const target = `node${process.versions.node.split(".")[0]}`;
+  const external = [...UNBUNDLED_PACKAGES, ...ABSENT_OPTIONAL_PACKAGES];
   const result = await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: { main: ENTRY, ...WORKER_ENTRIES },
@@ -152,8 +156,8 @@ export async function buildBundle(esbuild: Esbuild, outDir: string): Promise<voi
     splitting: true,
     format: "esm",
     platform: "node",
-    target: `node${process.versions.node.split(".")[0]}`,
-    external: [...UNBUNDLED_PACKAGES, ...ABSENT_OPTIONAL_PACKAGES],
+    target,
+    external,
     banner: { js: REQUIRE_SHIM },
     chunkNames: "[name]-[hash]",
     plugins: [englishOnlyZod],
@@ -172,6 +176,8 @@ export async function buildBundle(esbuild: Esbuild, outDir: string): Promise<voi
     cpSync(join(modules, name), join(outDir, "node_modules", name), { recursive: true, dereference: false });
   }
   writeFileSync(join(containerDir, "THIRD-PARTY-LICENSES.txt"), licenseNotices(modules, Object.keys(result.metafile.inputs)));
+  // Last: the snapshot's program reads the bundle's manifest when it loads.
+  await buildSnapshot(esbuild, outDir, { root: ROOT, target, external, plugins: [englishOnlyZod] });
 }
 
 /** `names` and what they depend on, as installed at `modules` (npm hoists them to the top). */

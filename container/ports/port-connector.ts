@@ -19,10 +19,15 @@ export interface PortConnector {
   close(): void;
 }
 
-const { connectLoopback } = createRequire(import.meta.url)(serverAssetPath("loopback")) as {
+interface Loopback {
   connectLoopback(port: number, done: (error: NodeJS.ErrnoException | null, socket?: Socket) => void): void;
-};
-const FORWARDER = serverAssetPath("portForwarder");
+}
+/**
+ * Required on the first connection, not at import: the image's startup snapshot (boot/snapshot.ts)
+ * cannot hold a module loaded from a file, and its files' paths are known only once it runs.
+ */
+let loopback: Loopback | undefined;
+const loadLoopback = (): Loopback => (loopback ??= createRequire(import.meta.url)(serverAssetPath("loopback")) as Loopback);
 /** How long the forwarder may take to listen before a connection is refused. */
 const FORWARDER_START_TIMEOUT_MS = 10_000;
 
@@ -35,7 +40,7 @@ export function directConnector(): PortConnector {
   return {
     connect: (port) =>
       new Promise((resolve, reject) => {
-        connectLoopback(port, (error, socket) => (error ? reject(notListening(port, error.code ?? error.message)) : resolve(socket!)));
+        loadLoopback().connectLoopback(port, (error, socket) => (error ? reject(notListening(port, error.code ?? error.message)) : resolve(socket!)));
       }),
     close: () => undefined,
   };
@@ -92,7 +97,7 @@ export class ForwarderConnector implements PortConnector {
 
   async #start(state: { child?: ChildProcess; exited: boolean }): Promise<void> {
     const [file, ...prefix] = await this.#enter();
-    const child = spawn(file!, [...prefix, process.execPath, FORWARDER, this.#socketPath], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(file!, [...prefix, process.execPath, serverAssetPath("portForwarder"), this.#socketPath], { stdio: ["pipe", "pipe", "pipe"] });
     state.child = child;
     child.once("exit", () => (state.exited = true));
     child.on("error", () => undefined);

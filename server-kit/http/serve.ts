@@ -16,9 +16,11 @@ import { settleUnreadBody } from "./unread-body.ts";
  * node:http through require, not an ESM import: an ESM import copies every export of the module, and
  * one of them (http.WebSocket) loads undici on first read — ~2 MB of heap and ~10 MB resident that
  * every spawn of the container server then pays for, since forking costs in proportion to the
- * server's resident memory.
+ * server's resident memory. Required when the server is made, not when this module is: a V8 startup
+ * snapshot (container/boot/snapshot.ts) can hold this module but not node:http.
  */
-const { createServer } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
+const requireHere = createRequire(import.meta.url);
+const nodeHttp = () => requireHere("node:http") as typeof import("node:http");
 
 /** What every handler's context has: the request, its response, its URL and the route's parameters. */
 export interface RoutedRequest {
@@ -88,7 +90,7 @@ export interface Listening {
  * server inside a container whose socket was bound on the host's loopback before it started).
  */
 export async function listen(listener: RequestListener, options: { port: number; host: string; fd?: number }): Promise<Listening> {
-  const server = createServer({ keepAliveTimeout: 65_000, noDelay: true }, listener);
+  const server = nodeHttp().createServer({ keepAliveTimeout: 65_000, noDelay: true }, listener);
   server.on("clientError", (_error, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXTRACT_WORKER_ENTRY } from "../../container/archive/extract-off-loop.ts";
 import { bundleServer } from "../../container/boot/bundle.ts";
-import { BUNDLE_ENTRY, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
+import { BUNDLE_ENTRY, BUNDLE_SNAPSHOT, BUNDLE_START_SCRIPT } from "../../server-kit/bundle-layout.ts";
 import { IMAGE_ENV_VAR } from "../../protocol/runtime.ts";
 import { SERVER_ASSETS } from "../../container/server-assets.ts";
 import { CODE_ROUTES } from "../../protocol/code.ts";
@@ -49,6 +49,7 @@ describe("the server's bundle", () => {
   it("holds the server, the files it reads at run time, and of packages the PTY library alone", () => {
     expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toMatchObject({ type: "module", version: expect.any(String) });
     expect(existsSync(join(bundle, BUNDLE_ENTRY))).toBe(true);
+    expect(existsSync(join(bundle, BUNDLE_SNAPSHOT))).toBe(true);
     expect(existsSync(join(bundle, "container", `${EXTRACT_WORKER_ENTRY}.js`))).toBe(true);
     for (const asset of Object.values(SERVER_ASSETS)) expect(existsSync(join(bundle, "container", asset)), asset).toBe(true);
     expect(readdirSync(join(bundle, "node_modules"))).toEqual(["@lydell"]);
@@ -67,13 +68,13 @@ describe("the server's bundle", () => {
       return { dir, ...(await startBundled(join(bundle, BUNDLE_START_SCRIPT), [], { cwd: dir, env: { ...base, ...env } })) };
     };
 
-    it("starts Node once, on main.js, on the image's environment: commands get it, less the server's own variables", async () => {
+    it("starts Node once, from the server's snapshot, on the image's environment: commands get it, less the server's own variables", async () => {
       const home = "/tmp/a home\nwith a newline";
       const { dir, child, url, exited } = await start({ IMAGE_VARIABLE: "from the image", SANDBOX_HOME: home, SANDBOX_PYTHON: "" });
       try {
         // The script's own pid is the server's: the shell became Node, which did not re-execute itself.
         const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0");
-        expect(cmdline.slice(1, 3)).toEqual(["--max-semi-space-size=1", join(bundle, BUNDLE_ENTRY)]);
+        expect(cmdline.slice(1, 5)).toEqual(["--max-semi-space-size=1", "--snapshot-blob", join(bundle, BUNDLE_SNAPSHOT), join(bundle, BUNDLE_ENTRY)]);
         const environ = readFileSync(`/proc/${child.pid}/environ`, "utf8").split("\0").filter(Boolean);
         expect(environ).toEqual(expect.arrayContaining([`SANDBOX_HOME=${home}`, "SANDBOX_PYTHON=", `WORKSPACE=${dir}`, "IMAGE_VARIABLE=from the image", `${IMAGE_ENV_VAR}=1`]));
         expect((await call(url, "POST", EXEC_ROUTES.execute, { command: 'printf %s "$HOME"' })).body.stdout).toBe(home);
@@ -89,7 +90,7 @@ describe("the server's bundle", () => {
     it("leaves the semi-space size to NODE_OPTIONS when that sets it", async () => {
       const { dir, child, exited } = await start({ NODE_OPTIONS: "--max-semi-space-size=4" });
       try {
-        expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0").slice(1, 2)).toEqual([join(bundle, BUNDLE_ENTRY)]);
+        expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0").slice(1, 4)).toEqual(["--snapshot-blob", join(bundle, BUNDLE_SNAPSHOT), join(bundle, BUNDLE_ENTRY)]);
         expect(readFileSync(`/proc/${child.pid}/environ`, "utf8")).toContain("NODE_OPTIONS=--max-semi-space-size=4");
       } finally {
         child.kill("SIGTERM");
@@ -99,7 +100,13 @@ describe("the server's bundle", () => {
     });
   });
 
-  describe("copied away from the checkout", () => {
+  // Both ways a bundle starts: main.js (the local runtime's way; a variable the server does not read
+  // makes it re-execute itself once, as in the image) and the start script, from the snapshot made
+  // where the bundle was: every path the server uses is found where the copy lies.
+  describe.each([
+    { how: "main.js", fromSnapshot: false },
+    { how: "its start script", fromSnapshot: true },
+  ])("copied away from the checkout, started by $how", ({ fromSnapshot }) => {
     let dir: string;
     let url: string;
     let child: ReturnType<typeof spawn>;
@@ -108,9 +115,9 @@ describe("the server's bundle", () => {
     beforeAll(async () => {
       dir = realpathSync(mkdtempSync(join(tmpdir(), "sandbox-bundle-")));
       cpSync(bundle, join(dir, "app"), { recursive: true });
-      // A variable the server does not read: it re-executes itself once, as in the image.
-      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: "0", HOST: "127.0.0.1", WORKSPACE: join(dir, "workspace"), SANDBOX_WARM_CODE: "none", UNREAD_VARIABLE: "x" };
-      ({ child, url, exited } = await startBundled(process.execPath, [join(dir, "app", BUNDLE_ENTRY)], { cwd: dir, env }));
+      const env = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, PORT: "0", HOST: "127.0.0.1", WORKSPACE: join(dir, "workspace"), SANDBOX_WARM_CODE: "none", UNREAD_VARIABLE: "x" };
+      const started = fromSnapshot ? startBundled(join(dir, "app", BUNDLE_START_SCRIPT), [], { cwd: dir, env }) : startBundled(process.execPath, [join(dir, "app", BUNDLE_ENTRY)], { cwd: dir, env });
+      ({ child, url, exited } = await started);
     }, 60_000);
 
     afterAll(async () => {
@@ -119,9 +126,13 @@ describe("the server's bundle", () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("re-executed itself once with only the variables it reads, and its Node flags", () => {
+    it.skipIf(fromSnapshot)("re-executed itself once with only the variables it reads, and its Node flags", () => {
       expect(readFileSync(`/proc/${child.pid}/environ`, "utf8")).not.toContain("UNREAD_VARIABLE");
       expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain("--max-semi-space-size=1");
+    });
+
+    it.runIf(fromSnapshot)("runs from the copy's snapshot", () => {
+      expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain(join(dir, "app", BUNDLE_SNAPSHOT));
     });
 
     it("serves commands, refuses bad input in English, and reports the bundle's version", async () => {

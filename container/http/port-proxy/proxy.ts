@@ -22,8 +22,9 @@ import { sendError, sendErrorCode } from "../../../server-kit/http/response.ts";
 import { isServiceError } from "../../../server-kit/service-error.ts";
 import type { PortConnector } from "../../ports/port-connector.ts";
 
-/** node:http through require, as serve.ts explains (an ESM import would load undici). */
-const { request: httpRequest } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
+/** node:http through require and on first use, as serve.ts explains (an ESM import would load undici). */
+const requireHere = createRequire(import.meta.url);
+const nodeHttp = () => requireHere("node:http") as typeof import("node:http");
 
 /** Headers that belong to one hop, never forwarded (an upgrade keeps `connection` and `upgrade`). */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization", "proxy-authenticate"]);
@@ -85,7 +86,7 @@ export async function proxyHttp(ports: PortConnector, target: ProxyTarget, req: 
     return;
   }
   const headers = forwardedHeaders(req, target.port, false);
-  const upstream = httpRequest({
+  const upstream = nodeHttp().request({
     method: req.method,
     path: target.path,
     headers: headers.flat(),
