@@ -38,6 +38,9 @@ export default defineConfig({
           name: "unit",
           environment: "node",
           include: ["test/protocol/**/*.test.ts", "test/rpc/**/*.test.ts", "test/source/**/*.test.ts"],
+          // Pure CPU work (thousands of cuts of a stream, the whole import graph): beside other suites on
+          // a busy machine it takes several times what it takes alone.
+          testTimeout: 30_000,
         },
       },
       {
@@ -46,6 +49,7 @@ export default defineConfig({
           name: "scripts",
           environment: "node",
           include: ["test/scripts/**/*.test.ts"],
+          testTimeout: 30_000,
         },
       },
       {
