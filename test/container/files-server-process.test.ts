@@ -114,6 +114,10 @@ fs.writeFileSync("real/environ", "decoy");
 fs.symlinkSync("real", "d");
 fs.writeFileSync("swapping", "");
 for (;;) {
+  // A write through the API while "d" is briefly missing makes it a folder of its own (the API makes
+  // missing parents), which would end the swapping for good: clear that and any half-made link.
+  try { if (fs.lstatSync("d").isDirectory() && fs.existsSync("real")) fs.rmSync("d", { recursive: true }); } catch {}
+  for (const stale of ["to-server", "to-real"]) fs.rmSync(stale, { force: true });
   try { fs.symlinkSync("/proc/self", "to-server"); fs.renameSync("to-server", "d"); } catch {}
   try { fs.symlinkSync("real", "to-real"); fs.renameSync("to-real", "d"); } catch {}
   try { fs.unlinkSync("d"); fs.renameSync("real", "d"); fs.renameSync("d", "real"); fs.symlinkSync("real", "d"); } catch {}
