@@ -21,6 +21,7 @@ import { CODE_ROUTES } from "../../protocol/code.ts";
 import { INFO_ROUTES } from "../../protocol/info.ts";
 import { EXEC_ROUTES } from "../../protocol/process.ts";
 import { TERMINAL_ROUTES } from "../../protocol/terminals.ts";
+import { SESSION_ROUTES } from "../../protocol/sessions.ts";
 import { ARCHIVE_ROUTES } from "../../protocol/archive.ts";
 import { gzippedZeros, rawArchive } from "./archive-helpers.ts";
 import { call, listeningUrl } from "./helpers.ts";
@@ -133,6 +134,28 @@ describe("the server's bundle", () => {
 
     it.runIf(fromSnapshot)("runs from the copy's snapshot", () => {
       expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain(join(dir, "app", BUNDLE_SNAPSHOT));
+    });
+
+    // A snapshot freezes whatever its program computed: no id, secret or random draw may be among it,
+    // or every container of the image would share them.
+    it.runIf(fromSnapshot)("draws its ids afresh in every process started from the one snapshot", async () => {
+      const env = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, PORT: "0", HOST: "127.0.0.1", WORKSPACE: join(dir, "workspace-2"), SANDBOX_WARM_CODE: "none" };
+      const second = await startBundled(join(dir, "app", BUNDLE_START_SCRIPT), [], { cwd: dir, env });
+      try {
+        const ids = async (at: string) => ({
+          instance: (await call(at, "GET", INFO_ROUTES.ping)).body.instanceId as string,
+          process: (await call(at, "POST", EXEC_ROUTES.execute, { command: "true" })).body.processId as string,
+          session: (await call(at, "POST", SESSION_ROUTES.create, {})).body.session?.id as string,
+        });
+        const [first, other] = [await ids(url), await ids(second.url)];
+        for (const kind of ["instance", "process", "session"] as const) {
+          expect(first[kind], kind).toMatch(/\w{8}/);
+          expect(other[kind], kind).not.toBe(first[kind]);
+        }
+      } finally {
+        second.child.kill("SIGTERM");
+        await second.exited;
+      }
     });
 
     it("serves commands, refuses bad input in English, and reports the bundle's version", async () => {
