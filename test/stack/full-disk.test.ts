@@ -36,7 +36,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!canMount) return;
   await stack?.stop();
-  spawnSync("umount", [mountPoint]);
+  // Lazily: a sandbox's disk on it may outlive the stack's stop by a moment; the loop device goes with its last user.
+  spawnSync("umount", ["--lazy", mountPoint]);
   rmSync(folder, { recursive: true, force: true });
 }, 60_000);
 
