@@ -85,6 +85,9 @@ describe("terminals", () => {
     // The sleep must be the foreground job before the interrupt: the terminal's foreground group is no longer the shell's.
     expect(await eventually(() => childCount(terminal.pid) > 0 && foregroundGroup(terminal.pid) !== terminal.pid, 10_000)).toBe(true);
     await call(t.url, "POST", `/api/terminals/${terminal.id}/interrupt`);
+    // As on a keyboard, the line discipline drops what was typed ahead of its Ctrl-C's handling: type
+    // again once the shell has the terminal back.
+    expect(await eventually(() => foregroundGroup(terminal.pid) === terminal.pid, 10_000)).toBe(true);
     await call(t.url, "POST", `/api/terminals/${terminal.id}/write`, { data: "echo alive-$((2+3))\r" });
     expect(await waitForOutput(terminal.id, /alive-5/)).toBe(true);
     expect(await outputText(terminal.id)).not.toContain("after-2");
