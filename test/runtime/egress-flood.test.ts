@@ -228,9 +228,10 @@ describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
     // The server pours far more than the proxy may hold; what the proxy holds stops growing near its share.
     expect(await eventually(() => sent() > 2 * PROXY_LIMITS.bufferedPerSandbox, 60_000)).toBe(true);
     // Past the share, a connection still finishes the reads it had under way (64 KiB each, in both the
-    // socket's and the relay's hands), so the bound has a few of those per connection; what it must
-    // stay below is the old per-connection megabyte (DOWNLOADS MiB beside the share).
-    const ceiling = PROXY_LIMITS.bufferedPerSandbox + DOWNLOADS * 8 * PROXY_LIMITS.bufferedWhenOver;
+    // socket's and the relay's hands), so the bound has a few of those per connection: how many grows
+    // with how busy the machine is (8.1 to 8.9 of them measured beside other suites), so the ceiling
+    // gives 12. What it must stay below is the old per-connection megabyte (DOWNLOADS MiB beside the share).
+    const ceiling = PROXY_LIMITS.bufferedPerSandbox + DOWNLOADS * 12 * PROXY_LIMITS.bufferedWhenOver;
     expect(ceiling).toBeLessThan(PROXY_LIMITS.bufferedPerSandbox + DOWNLOADS * PROXY_LIMITS.bufferedPerConnection);
     for (let i = 0; i < 10; i++) {
       expect(RUNTIME_BUFFERS.held).toBeLessThanOrEqual(ceiling);
