@@ -115,14 +115,8 @@ export async function proxyHttp(ports: PortConnector, target: ProxyTarget, req: 
 
 /** An upgrade (a WebSocket) for the port: its request head is written to the port, then the sockets are piped. */
 export async function proxyUpgrade(ports: PortConnector, target: ProxyTarget, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-  let upstream: Socket;
-  try {
-    upstream = await ports.connect(target.port);
-  } catch (error) {
-    if (isServiceError(error)) refuseUpgrade(socket, error.code, error.message);
-    else refuseUpgrade(socket, "INTERNAL_ERROR", (error as Error).message);
-    return;
-  }
+  const upstream = await connectOrRefuse(ports, target.port, socket);
+  if (!upstream) return;
   const lines = [`${req.method ?? "GET"} ${target.path} HTTP/1.1`, ...forwardedHeaders(req, target.port, true).map(([name, value]) => `${name}: ${value}`)];
   upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
   if (head.length > 0) upstream.write(head);
@@ -143,14 +137,8 @@ export function tunnelPortOf(rawUrl: string | undefined): number | undefined {
 
 /** A raw TCP tunnel to the port: 101 once connected (PORT_NOT_LISTENING if nothing listens), then the sockets piped as they are. */
 export async function proxyTunnel(ports: PortConnector, port: number, socket: Duplex, head: Buffer): Promise<void> {
-  let upstream: Socket;
-  try {
-    upstream = await ports.connect(port);
-  } catch (error) {
-    if (isServiceError(error)) refuseUpgrade(socket, error.code, error.message);
-    else refuseUpgrade(socket, "INTERNAL_ERROR", (error as Error).message);
-    return;
-  }
+  const upstream = await connectOrRefuse(ports, port, socket);
+  if (!upstream) return;
   upstream.setNoDelay(true);
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${PORT_PROXY_ROUTES.tunnelProtocol}\r\n\r\n`);
   if (head.length > 0) upstream.write(head);
@@ -163,6 +151,17 @@ export async function proxyTunnel(ports: PortConnector, port: number, socket: Du
   upstream.pipe(socket);
   socket.pipe(upstream);
   upstream.resume();
+}
+
+/** A connection to the port inside the sandbox, or undefined once the refusal is answered on `socket`. */
+async function connectOrRefuse(ports: PortConnector, port: number, socket: Duplex): Promise<Socket | undefined> {
+  try {
+    return await ports.connect(port);
+  } catch (error) {
+    if (isServiceError(error)) refuseUpgrade(socket, error.code, error.message);
+    else refuseUpgrade(socket, "INTERNAL_ERROR", (error as Error).message);
+    return undefined;
+  }
 }
 
 /** A coded error answered on a socket that asked to upgrade (there is no response object). */
