@@ -31,6 +31,10 @@ export class Inbound {
   #consumer: Consumer | undefined;
   /** While a body is relayed: the buffers it is charged to (null: none). */
   #budget: ByteBudget | null | undefined;
+  /** Bytes taken for a body and not yet written on (by this relay or one before it). */
+  #unsent = 0;
+  /** The room of the source's read under way, claimed from the buffers of the body it is read for. */
+  #claim: { budget: ByteBudget; bytes: number } | undefined;
   #ended = false;
   #failure: Error | undefined;
 
@@ -54,10 +58,28 @@ export class Inbound {
     return this.#pending.reduce((sum, chunk) => sum + chunk.length, 0);
   }
 
-  /** How much one read of the source may take: a large read only for a body being relayed, while its buffers are not spent. */
-  get readRoom(): number {
-    if (this.#budget === undefined || this.#budget?.over) return PROXY_LIMITS.bufferedWhenOver;
-    return PROXY_LIMITS.bufferedPerConnection;
+  /**
+   * Room for the source's next read, at most `most`: a large read only for a body being relayed,
+   * and no more than its connection may still hold unsent (its allowance: little once its sandbox's
+   * buffers are spent). The room is claimed from those buffers until the read comes.
+   */
+  claimRead(most: number): number {
+    this.#settleClaim();
+    const budget = this.#budget;
+    if (budget === undefined) return Math.min(most, PROXY_LIMITS.bufferedWhenOver);
+    const allowance = budget?.allowance ?? PROXY_LIMITS.bufferedPerConnection;
+    const room = Math.min(most, Math.max(PROXY_LIMITS.bufferedWhenOver, allowance - this.#unsent));
+    if (budget) {
+      budget.claim(room);
+      this.#claim = { budget, bytes: room };
+    }
+    return room;
+  }
+
+  #settleClaim(): void {
+    if (!this.#claim) return;
+    this.#claim.budget.unclaim(this.#claim.bytes);
+    this.#claim = undefined;
   }
 
   /** Neither ended nor failed. */
@@ -66,6 +88,7 @@ export class Inbound {
   }
 
   push(chunk: Buffer): void {
+    this.#settleClaim();
     if (this.#consumer) this.#consumer.take(chunk);
     else {
       this.#pending.push(chunk);
@@ -74,12 +97,14 @@ export class Inbound {
   }
 
   end(): void {
+    this.#settleClaim();
     if (this.#ended || this.#failure) return;
     this.#ended = true;
     this.#consumer?.end();
   }
 
   fail(error: Error): void {
+    this.#settleClaim();
     if (this.#ended || this.#failure) return;
     this.#failure = error;
     this.#consumer?.fail(error);
@@ -145,31 +170,37 @@ export class Inbound {
   relay(body: BodyScanner, sink: Writable): Promise<void> {
     if (body.done) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      /** Waiting for the sink to drain. */
       let draining = false;
+      /** Stopped where a read took it past its allowance, until its write says whether to wait for the sink. */
+      let stopped = false;
       /** Bytes taken this turn of the event loop, not yet written: contiguous ones (one read buffer's) become one write. */
       let run: Buffer | undefined;
       let flushing = false;
       const resume = () => {
         draining = false;
+        stopped = false;
         if (this.#consumer === consumer) this.#source.resume();
       };
       const written = this.#written;
       const budget = budgetOf(this.#source) ?? budgetOf(sink);
       this.#budget = budget ?? null;
+      // A sink's own mark (16 KiB) would stop the source at every turn: it may hold up to its allowance.
+      const allowance = () => budget?.allowance ?? PROXY_LIMITS.bufferedPerConnection;
       const write = (part: Buffer) => {
-        budget?.hold(part.length);
         // Called once the bytes are passed to the kernel, or dropped with a sink that was destroyed.
         const done = () => {
           budget?.free(part.length);
+          this.#unsent -= part.length;
           written?.(part);
         };
         const accepted = sink.write(part, done);
-        // A sink's own mark (16 KiB) would stop the source at every turn: it may hold up to its allowance.
-        const allowance = budget?.allowance ?? PROXY_LIMITS.bufferedPerConnection;
-        if (accepted || sink.writableLength < allowance || draining) return;
-        draining = true;
-        this.#source.pause();
-        sink.once("drain", resume);
+        if (draining) return;
+        if (!accepted && this.#unsent >= allowance()) {
+          draining = true;
+          this.#source.pause();
+          sink.once("drain", resume);
+        } else if (stopped) resume();
       };
       const flush = () => {
         flushing = false;
@@ -178,6 +209,15 @@ export class Inbound {
         if (part) write(part);
       };
       const queue = (part: Buffer) => {
+        // Held from the moment it is taken: the reads sized after it see it.
+        budget?.hold(part.length);
+        this.#unsent += part.length;
+        // A socket reads on while it has bytes to give (many reads a turn): past its allowance it stops
+        // at once, and the flush's write decides when it goes on.
+        if (!draining && !stopped && this.#unsent >= allowance()) {
+          stopped = true;
+          this.#source.pause();
+        }
         if (run && part.buffer === run.buffer && part.byteOffset === run.byteOffset + run.length) {
           run = Buffer.from(run.buffer, run.byteOffset, run.length + part.length);
           return;
@@ -225,6 +265,7 @@ export class Inbound {
 
   /** The source keeps reading (so a connection that closes while idle is seen to): bytes that come are held, and pause it. */
   #detach(): void {
+    this.#settleClaim();
     this.#consumer = undefined;
     this.#budget = undefined;
   }

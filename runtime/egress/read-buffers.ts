@@ -38,8 +38,8 @@ export interface SlabReader {
   close(): void;
 }
 
-/** Read options for a socket: each chunk read goes to `push`, and takes at most `room()` bytes. */
-export function slabReads(push: (chunk: Buffer) => void, room: () => number): SlabReader {
+/** Read options for a socket: each chunk read goes to `push`, and takes at most `room(most)` bytes, `most` being what the slab (and the runtime's buffers) allow. */
+export function slabReads(push: (chunk: Buffer) => void, room: (most: number) => number): SlabReader {
   let slab = takeSlab();
   return {
     options: {
@@ -49,7 +49,7 @@ export function slabReads(push: (chunk: Buffer) => void, room: () => number): Sl
           slab = takeSlab();
         }
         const space = slab.bytes.subarray(slab.used);
-        return space.subarray(0, RUNTIME_BUFFERS.over ? PROXY_LIMITS.bufferedWhenOver : room());
+        return space.subarray(0, room(RUNTIME_BUFFERS.over ? Math.min(space.length, PROXY_LIMITS.bufferedWhenOver) : space.length));
       },
       callback: (count, buffer) => {
         slab.used += count;

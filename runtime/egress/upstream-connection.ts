@@ -24,7 +24,7 @@ export class UpstreamConnection {
     let inbound: Inbound | undefined;
     const reads = slabReads(
       (chunk) => inbound!.push(chunk),
-      () => inbound?.readRoom ?? PROXY_LIMITS.bufferedPerConnection,
+      (most) => inbound?.claimRead(most) ?? Math.min(most, PROXY_LIMITS.bufferedPerConnection),
     );
     this.socket = dial(reads.options);
     inbound = this.inbound = new Inbound(this.socket, released);
