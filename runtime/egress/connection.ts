@@ -16,7 +16,7 @@
 import { connect, type Socket } from "node:net";
 import { TLSSocket } from "node:tls";
 import { decide } from "../../protocol/network-policy.ts";
-import { firstBytes } from "./first-bytes.ts";
+import { firstBytes, peekWait } from "./first-bytes.ts";
 import { serveHttp } from "./http-exchange.ts";
 import type { NamespaceSockets } from "./namespace.ts";
 import { NAMESPACE_ADDRESSES } from "./namespace-addresses.ts";
@@ -48,7 +48,7 @@ export async function handleConnection(egress: EgressFlows, socket: Socket, sock
     socket.resetAndDestroy();
     return;
   }
-  const speech = await firstBytes(socket);
+  const speech = await firstBytes(socket, peekWait(destination.port));
   if (speech.kind === "closed") return;
   let passedFor: FlowContext["passedFor"];
   const workerd = egress.workerd;

@@ -5,9 +5,17 @@
  * whose server speaks first (SMTP, MySQL) sends nothing: after PEEK_MS it is taken as plain TCP.
  */
 import type { Socket } from "node:net";
+import { HEAD_WAIT_MS } from "./http-exchange.ts";
 
 /** How long a client that says nothing is given before its connection is taken as plain TCP. */
 export const PEEK_MS = 250;
+/** Ports whose protocols (HTTP, TLS) have the client speak first. */
+const CLIENT_FIRST_PORTS = new Set([80, 443]);
+
+/** How long the proxy waits for the first bytes of a connection to `port`. */
+export function peekWait(port: number): number {
+  return CLIENT_FIRST_PORTS.has(port) ? HEAD_WAIT_MS : PEEK_MS;
+}
 
 export type Speech = { kind: "tls"; serverName: string | undefined } | { kind: "http" } | { kind: "tcp" } | { kind: "closed" };
 

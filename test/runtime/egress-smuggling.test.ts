@@ -264,6 +264,28 @@ print(got.decode())
     neverSmuggled();
   });
 
+  it("intercepts a ClientHello that comes late, rather than tunnelling it to the server as plain TCP", async () => {
+    const since = await lastSeq();
+    // The client connects, then says nothing for longer than a server-first protocol is waited for.
+    const script = `
+import socket, ssl, time
+s = socket.create_connection(("198.18.0.3", 443), timeout=5)
+time.sleep(1)
+s = ssl.create_default_context().wrap_socket(s, server_hostname="secure.test")
+s.sendall(b"GET /late-hello HTTP/1.1\\r\\nHost: secure.test\\r\\nConnection: close\\r\\n\\r\\n")
+got = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk: break
+    got += chunk
+print(got.decode())
+`;
+    const { stdout, stderr } = await sh(`/usr/bin/python3 -c '${script.replace(/'/g, "'\\''")}'`);
+    expect(statuses(stdout), stderr).toEqual([200]);
+    expect(seen.at(-1)).toMatchObject({ url: "/late-hello", host: "secure.test" });
+    expect(await auditAfter(since)).toEqual([expect.objectContaining({ kind: "https", host: "secure.test", path: "/late-hello", decision: "allowed" })]);
+  });
+
   it("never takes a server's bytes after its answer for the next answer", async () => {
     const connections = liarConnections;
     const answer = await raw("GET /a HTTP/1.1\r\nHost: liar.test\r\n\r\nGET /b HTTP/1.1\r\nHost: liar.test\r\nConnection: close\r\n\r\n", "liar");
