@@ -51,13 +51,16 @@ export function rssBytes(pid: number): number {
 
 export const keepAliveAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-/** POST JSON over the keep-alive agent; resolves with the parsed body. */
+/**
+ * POST JSON over the keep-alive agent; resolves with the parsed body. The body is encoded once, to
+ * bytes whose length is the content-length (a string would be measured, then encoded again to send).
+ */
 export function postJson<T = any>(url: string, path: string, body: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    const payload = JSON.stringify(body);
+    const payload = Buffer.from(JSON.stringify(body));
     const req = request(
       url + path,
-      { method: "POST", agent: keepAliveAgent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
+      { method: "POST", agent: keepAliveAgent, headers: { "content-type": "application/json", "content-length": payload.length } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -12,8 +12,8 @@ import type { Entry } from "./locate.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 
-/** Opens an existing regular file for reading (never blocks on a FIFO). */
-export async function openForRead(entry: Entry): Promise<FileHandle> {
+/** Opens an existing regular file for reading (never blocks on a FIFO); with its size as opened. */
+export async function openForRead(entry: Entry): Promise<{ handle: FileHandle; size: number }> {
   const { input } = entry;
   let handle: FileHandle;
   try {
@@ -25,7 +25,7 @@ export async function openForRead(entry: Entry): Promise<FileHandle> {
     const stats = await handle.stat();
     if (stats.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
     if (!stats.isFile()) throw new ServiceError("INVALID_REQUEST", `${input}: not a regular file`, { path: input });
-    return handle;
+    return { handle, size: stats.size };
   } catch (error) {
     await handle.close();
     throw toFileError(error, input);

@@ -9,9 +9,14 @@
  * Directories are opened with O_PATH: walking through a directory needs only search permission,
  * as it does for a path string. All of this is Linux's; elsewhere file operations refuse to run
  * rather than fall back to path strings.
+ *
+ * Opening and closing these descriptors are system calls made on the event loop, not handed to
+ * libuv's thread pool: an O_PATH open is a lookup of one name and nothing else (no data is read, a
+ * FIFO is not waited on), a few microseconds, where a trip through the pool costs two thread
+ * wake-ups — the larger part of a small file operation's time on a busy machine. A walk takes one
+ * per component, so each file operation saves several.
  */
-import { constants } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
+import { closeSync, constants, openSync } from "node:fs";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { isServerProcessEntry, serverProcessRefusal } from "./server-process.ts";
 
@@ -20,12 +25,13 @@ const { O_DIRECTORY, O_NOFOLLOW } = constants;
 const O_PATH = 0o10000000;
 
 export class DirHandle {
-  readonly #handle: FileHandle;
+  /** The descriptor; -1 once closed (its number may by then name another file: never close it twice). */
+  #fd: number;
   /** The directory's path when it was opened (root's real path plus the components walked). */
   readonly real: string;
 
-  private constructor(handle: FileHandle, real: string) {
-    this.#handle = handle;
+  private constructor(fd: number, real: string) {
+    this.#fd = fd;
     this.real = real;
   }
 
@@ -40,17 +46,17 @@ export class DirHandle {
         "File operations act through directory handles (/proc/self/fd), which need Linux: run the container server on Linux",
       );
     }
-    return new DirHandle(await open(real, O_PATH | O_DIRECTORY), real);
+    return new DirHandle(openSync(real, O_PATH | O_DIRECTORY), real);
   }
 
   /** `name` (one component) inside this directory as a path the kernel resolves from the descriptor. */
   at(name: string): string {
-    return `/proc/self/fd/${this.#handle.fd}/${name}`;
+    return `/proc/self/fd/${this.#fd}/${name}`;
   }
 
   /** This directory itself, by descriptor (for opendir, which re-opens it for reading). */
   get self(): string {
-    return `/proc/self/fd/${this.#handle.fd}`;
+    return `/proc/self/fd/${this.#fd}`;
   }
 
   /**
@@ -61,10 +67,17 @@ export class DirHandle {
   async openChild(name: string): Promise<DirHandle> {
     const real = name === "." ? this.real : `${this.real === "/" ? "" : this.real}/${name}`;
     if (await isServerProcessEntry(this.self, name)) throw serverProcessRefusal(real);
-    return new DirHandle(await open(this.at(name), O_PATH | O_DIRECTORY | O_NOFOLLOW), real);
+    return new DirHandle(openSync(this.at(name), O_PATH | O_DIRECTORY | O_NOFOLLOW), real);
   }
 
   async close(): Promise<void> {
-    await this.#handle.close().catch(() => undefined);
+    if (this.#fd < 0) return;
+    const fd = this.#fd;
+    this.#fd = -1;
+    try {
+      closeSync(fd);
+    } catch {
+      // Closing an O_PATH descriptor has nothing to flush: there is no failure to report.
+    }
   }
 }

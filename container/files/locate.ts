@@ -8,7 +8,8 @@
  * swaps directories for symlinks meanwhile cannot move the walk: every step was checked where it
  * was taken, and nothing is ever looked up again by a path string.
  */
-import { mkdir, readlink } from "node:fs/promises";
+import { readlinkSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { DirHandle } from "./dir-handle.ts";
@@ -132,10 +133,13 @@ async function enter(dir: DirHandle, name: string, options: LocateOptions): Prom
   }
 }
 
-/** The text of the symlink `name` inside `dir`, or undefined when `name` is not a symlink (or missing). */
+/**
+ * The text of the symlink `name` inside `dir`, or undefined when `name` is not a symlink (or missing).
+ * On the event loop, like the walk's opens (dir-handle.ts): a lookup and a read of the link's text.
+ */
 async function linkText(dir: DirHandle, name: string): Promise<string | undefined> {
   try {
-    return await readlink(dir.at(name));
+    return readlinkSync(dir.at(name));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EINVAL" || code === "ENOENT") return undefined;

@@ -5,7 +5,8 @@
  * neither can be placed elsewhere by a symlink. A streamed upload holds one chunk in memory at a time.
  */
 import { randomBytes } from "node:crypto";
-import { lstat, rename, unlink, type FileHandle } from "node:fs/promises";
+import { fchmodSync, lstatSync } from "node:fs";
+import { rename, unlink, type FileHandle } from "node:fs/promises";
 import type { WriteFileResponse } from "../../protocol/files.ts";
 import type { SuccessEnvelope } from "../../protocol/process.ts";
 import { ServiceError } from "../../server-kit/service-error.ts";
@@ -91,6 +92,16 @@ function dropWritten(chunks: Uint8Array[], written: number): Uint8Array[] {
   return rest;
 }
 
+/** What stands at `at` now (not following a symlink), or undefined when nothing does. */
+function existingEntry(at: string, input: string) {
+  try {
+    return lstatSync(at);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw toFileError(error, input);
+  }
+}
+
 async function writeAtomically(
   policy: PathPolicy,
   input: string,
@@ -99,10 +110,9 @@ async function writeAtomically(
 ): Promise<WriteResult> {
   const { dir, name, display } = await locate(policy, input, "write", { createParents: options.createParents ?? true });
   try {
-    const existing = await lstat(dir.at(name)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw toFileError(error, input);
-    });
+    // The lstat and chmod below are made on the event loop, like the walk's lookups (dir-handle.ts):
+    // they touch the inode only, where a trip through libuv's thread pool costs two thread wake-ups.
+    const existing = existingEntry(dir.at(name), input);
     if (existing?.isDirectory()) throw new ServiceError("IS_A_DIRECTORY", `${input}: is a directory`, { path: input });
     // Only the permission bits carry over: a setuid or setgid bit left by a command must not end up on
     // content the server wrote (as its own user).
@@ -113,7 +123,7 @@ async function writeAtomically(
     try {
       const bytesWritten = await fill(handle);
       // Explicit modes are applied as given, not reduced by the umask.
-      if (options.mode !== undefined || existing) await handle.chmod(mode);
+      if (options.mode !== undefined || existing) fchmodSync(handle.fd, mode);
       await handle.close();
       await rename(dir.at(temporary), dir.at(name));
       renamed = true;

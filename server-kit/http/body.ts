@@ -65,17 +65,21 @@ export interface JsonBodyOptions {
  */
 export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S, options: JsonBodyOptions): Promise<z.output<S>> {
   const body = await readBody(req, options.maxBytes);
+  return parseJsonBody(body.length === 0 ? "" : body.toString("utf8"), schema, options);
+}
+
+/** `text` (a body read whole) parsed and validated as readJsonBody does. */
+export function parseJsonBody<S extends z.ZodType>(text: string, schema: S, options: Omit<JsonBodyOptions, "maxBytes">): z.output<S> {
   let value: unknown;
-  if (body.length === 0 && "whenEmpty" in options) value = options.whenEmpty;
+  if (text.length === 0 && "whenEmpty" in options) value = options.whenEmpty;
   else {
-    const text = body.toString("utf8");
     if (nestsDeeperThan(text, LIMITS.maxJsonDepth)) {
       throw new ServiceError("INVALID_JSON", `request body nests deeper than ${LIMITS.maxJsonDepth} levels`, { maxDepth: LIMITS.maxJsonDepth });
     }
     try {
       value = JSON.parse(text);
     } catch (error) {
-      throw new ServiceError("INVALID_JSON", body.length === 0 ? "request body is empty" : `malformed JSON: ${(error as Error).message}`);
+      throw new ServiceError("INVALID_JSON", text.length === 0 ? "request body is empty" : `malformed JSON: ${(error as Error).message}`);
     }
   }
   const parsed = schema.safeParse(value);

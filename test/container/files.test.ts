@@ -54,6 +54,27 @@ describe("write and read", () => {
     expect(Buffer.from(asBase64.body.content, "base64").toString()).toBe("héllo wörld\n");
   });
 
+  it("round-trips large contents exactly, however their body is written", async () => {
+    const text = "wörld 🌍 \"quoted\" ".repeat(1500);
+    const plain = "wörld 🌍 ".repeat(3000);
+    for (const [name, content] of [["escaped.txt", text], ["plain.txt", plain]] as const) {
+      const write = await files("write", { path: name, content });
+      expect(write).toMatchObject({ status: 200, body: { bytesWritten: Buffer.byteLength(content) } });
+      expect(readFileSync(ws(name), "utf8")).toBe(content);
+      expect((await files("read", { path: name })).body).toMatchObject({ content, encoding: "utf8", size: Buffer.byteLength(content) });
+    }
+    const bytes = Buffer.from(Array.from({ length: 40_000 }, (_, i) => (i * 7) % 256));
+    await files("write", { path: "large.bin", content: bytes.toString("base64"), encoding: "base64" });
+    expect(readFileSync(ws("large.bin")).equals(bytes)).toBe(true);
+    expect((await files("read", { path: "large.bin" })).body).toMatchObject({ content: bytes.toString("base64"), encoding: "base64" });
+    // Raw bodies: a control byte JSON forbids in a string, and a duplicate key (the last one counts).
+    const raw = await files("write", `{"path":"raw.txt","content":"${plain}\u0007${plain}"}`);
+    expect(raw).toMatchObject({ status: 400, body: { code: "INVALID_JSON" } });
+    expect(existsSync(ws("raw.txt"))).toBe(false);
+    await files("write", `{"content":"first","path":"twice.txt","content":"${plain}"}`);
+    expect(readFileSync(ws("twice.txt"), "utf8")).toBe(plain);
+  });
+
   it("names MIME types by extension", async () => {
     await files("write", { path: "data.json", content: "{}" });
     await files("write", { path: "image.png", content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1]).toString("base64"), encoding: "base64" });

@@ -35,10 +35,11 @@ import { entryExists } from "../../files/exists.ts";
 import { listDirectory } from "../../files/list.ts";
 import { contentTypeOf } from "../../files/mime.ts";
 import { makeDirectory } from "../../files/mkdir.ts";
-import { openFileDownload, readFileContent } from "../../files/read.ts";
+import { openFileDownload, readFileBytes } from "../../files/read.ts";
 import { moveEntry, renameEntry } from "../../files/relocate.ts";
 import { writeFileContent, writeFileFromStream } from "../../files/write.ts";
-import { readJson } from "../request.ts";
+import { sendFileContent } from "../file-content.ts";
+import { readJson, readJsonWithBytes } from "../request.ts";
 import type { RequestContext, RouteGroup, ServerContext } from "../types.ts";
 
 /**
@@ -46,9 +47,13 @@ import type { RequestContext, RouteGroup, ServerContext } from "../types.ts";
  * decides each, for our routes below and for routes that speak another API's shapes (routes/cloudflare/).
  */
 export const fileOperations = {
-  async write(server: ServerContext, request: WriteFileRequest) {
+  /** `content`: the UTF-8 bytes of `request.content` where the body gave them as such (request.ts). */
+  async write(server: ServerContext, request: WriteFileRequest, content?: Buffer) {
     const { paths, fileLimits } = server.services;
-    const data = request.encoding === "base64" ? decodeBase64(request.content, "content") : Buffer.from(request.content, "utf8");
+    const data =
+      request.encoding === "base64"
+        ? decodeBase64(content ? content.toString("utf8") : request.content, "content")
+        : (content ?? Buffer.from(request.content, "utf8"));
     if (data.length > fileLimits.maxJsonFileBytes) {
       throw new ServiceError("PAYLOAD_TOO_LARGE", `content is larger than ${fileLimits.maxJsonFileBytes} bytes; use PUT ${FILE_ROUTES.stream}`, {
         maxBytes: fileLimits.maxJsonFileBytes,
@@ -61,7 +66,7 @@ export const fileOperations = {
   },
   read(server: ServerContext, request: ReadFileRequest) {
     const { paths, fileLimits } = server.services;
-    return readFileContent(paths, request.path, {
+    return readFileBytes(paths, request.path, {
       maxBytes: fileLimits.maxJsonFileBytes,
       ...(request.encoding === undefined ? {} : { encoding: request.encoding }),
     });
@@ -76,6 +81,17 @@ export const fileOperations = {
   },
   exists: (server: ServerContext, request: ExistsRequest) => entryExists(server.services.paths, request.path),
 };
+
+/** A JSON write: the content is taken from the body as bytes where it can be (request.ts). */
+async function writeFile(ctx: RequestContext): Promise<void> {
+  const { value, bytes } = await readJsonWithBytes(ctx, writeFileRequestSchema, "content");
+  sendOk(ctx.res, await fileOperations.write(ctx.server, value, bytes));
+}
+
+/** A JSON read: the answer is written from the file's bytes (file-content.ts). */
+async function readFile(ctx: RequestContext): Promise<void> {
+  sendFileContent(ctx.res, await fileOperations.read(ctx.server, await readJson(ctx, readFileRequestSchema)));
+}
 
 /** A route that reads a JSON request with `schema`, runs `operation` and sends its result. */
 function jsonRoute<S extends z.ZodType>(schema: S, operation: (server: ServerContext, request: z.output<S>) => Promise<object>) {
@@ -131,8 +147,8 @@ function parseQuery(ctx: RequestContext) {
 export const fileRoutes: RouteGroup = {
   name: "files",
   routes: [
-    { method: "POST", path: FILE_ROUTES.write, handler: jsonRoute(writeFileRequestSchema, fileOperations.write) },
-    { method: "POST", path: FILE_ROUTES.read, handler: jsonRoute(readFileRequestSchema, fileOperations.read) },
+    { method: "POST", path: FILE_ROUTES.write, handler: writeFile },
+    { method: "POST", path: FILE_ROUTES.read, handler: readFile },
     { method: "GET", path: FILE_ROUTES.stream, handler: downloadFile },
     { method: "PUT", path: FILE_ROUTES.stream, handler: uploadFile },
     { method: "POST", path: FILE_ROUTES.stream, handler: uploadFile },

@@ -1,5 +1,6 @@
 /**
- * Output bytes → a JSON string literal, written straight into a frame buffer, fast. JSON.stringify
+ * Bytes (process output, a file read whole) → a JSON string literal, written straight into a frame
+ * or answer buffer, fast. JSON.stringify
  * escapes long strings at only a few hundred MB/s on the machines we measured, and most output needs
  * no escaping at all (or only a newline per line). So: check the bytes are valid UTF-8, scan them for
  * the bytes JSON must escape (control bytes, `"` and `\`), then copy the runs between them with the
@@ -63,6 +64,11 @@ const scan: SpecialScanner = simdScanner() ?? wordScan;
  */
 function specialPositions(bytes: Buffer): number[] | undefined {
   return scan(bytes, (bytes.length >>> 5) + 8);
+}
+
+/** True when `bytes` hold none of the bytes a JSON string must escape (control bytes, `"`, `\`). */
+export function needsNoEscapes(bytes: Uint8Array): boolean {
+  return scan(bytes, 0)?.length === 0;
 }
 
 class EscapedLiteral implements JsonStringLiteral {
@@ -129,4 +135,25 @@ export function jsonStringOfUtf8(bytes: Buffer): JsonStringLiteral {
   const positions = valid ? specialPositions(bytes) : undefined;
   if (positions === undefined) return new BufferLiteral(Buffer.from(JSON.stringify(bytes.toString("utf8"))), valid);
   return new EscapedLiteral(bytes, positions);
+}
+
+/** Base64 as a JSON string: the alphabet needs no escapes. */
+class Base64Literal implements JsonStringLiteral {
+  readonly byteLength: number;
+  readonly lossless = true;
+  readonly #text: string;
+
+  constructor(data: Buffer) {
+    this.#text = `"${data.toString("base64")}"`;
+    this.byteLength = this.#text.length;
+  }
+
+  writeTo(target: Buffer, at: number): number {
+    return at + target.write(this.#text, at, "latin1");
+  }
+}
+
+/** The JSON string literal of `bytes` in base64 (which needs no escapes). */
+export function jsonStringOfBase64(bytes: Buffer): JsonStringLiteral {
+  return new Base64Literal(bytes);
 }

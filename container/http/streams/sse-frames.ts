@@ -11,7 +11,7 @@ import type { LogItem } from "../../engine/log-reader.ts";
 import type { ManagedProcess } from "../../engine/managed-process.ts";
 import type { OutputEntry } from "../../engine/output-log.ts";
 import type { OutputEncoding } from "../../../protocol/process.ts";
-import { jsonStringOfUtf8, type JsonStringLiteral } from "./json-text.ts";
+import { jsonStringOfBase64, jsonStringOfUtf8, type JsonStringLiteral } from "./json-text.ts";
 
 /** One SSE frame: its size, and a way to write it into a buffer with room for it. */
 export interface Frame {
@@ -36,22 +36,6 @@ export class TextFrame implements Frame {
   }
 }
 
-/** Base64 output as a JSON string: the alphabet needs no escapes. */
-class Base64Literal implements JsonStringLiteral {
-  readonly byteLength: number;
-  readonly lossless = true;
-  readonly #text: string;
-
-  constructor(data: Buffer) {
-    this.#text = `"${data.toString("base64")}"`;
-    this.byteLength = this.#text.length;
-  }
-
-  writeTo(target: Buffer, at: number): number {
-    return at + target.write(this.#text, at, "latin1");
-  }
-}
-
 const OUTPUT_TAIL = "}\n\n";
 
 /**
@@ -66,7 +50,7 @@ export class OutputFrame implements Frame {
   constructor(entry: OutputEntry, record: { readonly spec: { readonly encoding: OutputEncoding } }, processIdField: string) {
     const base64 = record.spec.encoding === "base64";
     const timestamp = new Date(entry.time).toISOString();
-    this.#literal = base64 ? new Base64Literal(entry.data) : jsonStringOfUtf8(entry.data);
+    this.#literal = base64 ? jsonStringOfBase64(entry.data) : jsonStringOfUtf8(entry.data);
     const extra = base64 ? ',"encoding":"base64"' : this.#literal.lossless ? "" : `,"bytes":${entry.data.length}`;
     this.#head =
       `id: ${entry.seq}\nevent: ${entry.stream}\n` +

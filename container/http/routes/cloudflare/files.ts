@@ -16,6 +16,7 @@ import {
   type FileInfo,
 } from "../../../../protocol/files.ts";
 import { sendOk } from "../../../../server-kit/http/response.ts";
+import { sendFileContent } from "../../file-content.ts";
 import { fileOperations } from "../files.ts";
 import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
@@ -43,8 +44,7 @@ async function write(ctx: RequestContext): Promise<void> {
 }
 
 async function read(ctx: RequestContext): Promise<void> {
-  const file = await fileOperations.read(ctx.server, await readTheirJson(ctx, readFileRequestSchema));
-  sendOk(ctx.res, { ...file, encoding: file.encoding === "utf8" ? "utf-8" : file.encoding });
+  sendFileContent(ctx.res, await fileOperations.read(ctx.server, await readTheirJson(ctx, readFileRequestSchema)), { utf8Name: "utf-8" });
 }
 
 async function mkdir(ctx: RequestContext): Promise<void> {

@@ -58,13 +58,13 @@ async function uploadPart(handle: FileHandle, part: UploadPart, signal: AbortSig
 export async function uploadFileParts(policy: PathPolicy, input: string, parts: readonly UploadPart[]): Promise<UploadedPart[]> {
   const entry = await locate(policy, input, "read");
   let handle: FileHandle;
+  let size: number;
   try {
-    handle = await openForRead(entry);
+    ({ handle, size } = await openForRead(entry));
   } finally {
     await entry.dir.close();
   }
   try {
-    const { size } = await handle.stat();
     const beyond = parts.find((part) => part.offset + part.size > size);
     if (beyond) {
       throw new ServiceError("INVALID_REQUEST", `part ${beyond.partNumber} ends past the end of ${input} (${size} bytes)`, { partNumber: beyond.partNumber, size });
