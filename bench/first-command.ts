@@ -13,7 +13,7 @@
  */
 import { readFileSync, readlinkSync } from "node:fs";
 import type { RuntimeHealth } from "../protocol/runtime.ts";
-import { FIRST_COMMAND_MS } from "../runtime/pool.ts";
+import { WARM_CPU_WEIGHT } from "../runtime/pool.ts";
 import { descendantsOf } from "../runtime/process-tree.ts";
 import { percentile, send, startStack, type Stack } from "./chain-stack.ts";
 import { ENGINE_TRACE_VAR, isHeldCall, splitFirstCommand, tracedCalls, type FirstCommandSplit } from "./engine-trace.ts";
@@ -181,9 +181,8 @@ const bench: BenchModule = {
           `ours: the runtime keeps ${WARM_POOL} booted container servers (SANDBOX_WARM_POOL=${WARM_POOL}; the default is 2), and each phase starts from a full pool. ` +
             "Every request: POST /v1/sandboxes/:id/exec with a new id, through wrangler dev → Worker → Durable Object → local runtime. " +
             `The leaderboard runs 100 sequential creations; this runs ${SEQUENTIAL} to stay short, so its p99 is the slowest of them.`,
-          `The pool replaces a server it handed out once no sandbox is starting and none got its server in the last ${FIRST_COMMAND_MS} ms (its first command comes then): ` +
-            `the sequential creations follow each other without a pause, so the pool serves the first ${WARM_POOL} and the last ${SEQUENTIAL - WARM_POOL} start cold, ` +
-            "as without a pool (they are the p95 and p99).",
+          `The pool replaces a server it handed out in the background; a warm container boots and waits with cpu.weight ${WARM_CPU_WEIGHT} (a sandbox's: 100), ` +
+            "so its boot takes only the CPU the sandboxes starting leave.",
         ],
       },
       {

@@ -7,8 +7,8 @@
  * pool also keeps that many booted servers that belong to no sandbox yet, each in its own folder
  * `.warm-<run id>` with its own run tag. A start takes one, if one is alive, and hands it its sandbox;
  * it then belongs to that sandbox until it exits and is never handed out again. Each one taken is
- * replaced in the background, once the sandboxes starting have had time for their first command
- * (FIRST_COMMAND_MS). They do not count as sandboxes.
+ * replaced in the background, a warm container booting with the least share of the CPU
+ * (WARM_CPU_WEIGHT) until taken. They do not count as sandboxes.
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ServiceError } from "../server-kit/service-error.ts";
@@ -46,16 +46,15 @@ export interface PoolOptions {
   minQuietMs?: number;
 }
 
+/**
+ * A warm container's share of contended CPU until it is taken (cpu.weight's least; a sandbox's is
+ * 100 by default): its boot, and the code interpreters it readies once quiet, take only what the
+ * sandboxes running leave, so a refill never slows a new sandbox's first command on a small machine.
+ */
+export const WARM_CPU_WEIGHT = 1;
+
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
 const DEFAULT_MAX_CONTAINERS = 32;
-
-/**
- * How long after a sandbox got its server no warm server starts booting: the sandbox's first command
- * comes then (the Durable Object's readiness probe, its first call, the command), and a boot, which
- * takes a core for a while, would make it wait for the CPU on a small machine. A quiet machine
- * answers a first command within about 150 ms of the start, a loaded one within a few hundred.
- */
-export const FIRST_COMMAND_MS = 500;
 
 export class ContainerPool {
   readonly #options: Required<PoolOptions>;
@@ -69,8 +68,6 @@ export class ContainerPool {
   readonly #warm: ContainerRun[] = [];
   /** Who sleeps to make room at the cap. */
   readonly #room: RoomAtCap;
-  /** When a start last handed its sandbox a server (performance.now()); the refill waits for its first command. */
-  #lastHandover = -Infinity;
   /** Whether a refill is under way. */
   #refilling = false;
   /** The refill under way, if one is: stopping waits for it (a warm container it is making is ended with its disk). */
@@ -126,8 +123,8 @@ export class ContainerPool {
 
   /**
    * Spawns warm servers until the pool holds its size again, in the background and gently: one at a
-   * time, each once the last has booted, and none while a sandbox is starting or its first command is
-   * still under way (#sandboxGettingGoing). Failures are logged and dropped.
+   * time, each once the last has booted, and none while a sandbox is starting (a boot takes a core
+   * for a while, and the sandboxes starting now would wait for it). Failures are logged and dropped.
    */
   #refill(): void {
     if (this.#refilling || this.#closed || this.warmCount >= this.#options.warmServers) return;
@@ -135,7 +132,7 @@ export class ContainerPool {
     this.#refillRun = (async () => {
       try {
         while (!this.#closed && this.warmCount < this.#options.warmServers) {
-          while (this.#sandboxGettingGoing() && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
+          while (this.#starting.size > 0 && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
           if (this.#closed) break;
           const run = await this.#spawnWarm();
           if (!run) break;
@@ -149,16 +146,6 @@ export class ContainerPool {
     })();
   }
 
-  /**
-   * Whether a sandbox is starting, or got its server less than FIRST_COMMAND_MS ago. A stream of new
-   * sandboxes with no pause between them leaves no room for a refill: the pool runs down, and the
-   * sandboxes after it start cold (as they would with no pool), rather than every one of them wait
-   * for a boot beside it.
-   */
-  #sandboxGettingGoing(): boolean {
-    return this.#starting.size > 0 || performance.now() - this.#lastHandover < FIRST_COMMAND_MS;
-  }
-
   async #spawnWarm(): Promise<ContainerRun | undefined> {
     const name = `.warm-${randomUUID()}`;
     const dir = join(this.#options.dataDir, name);
@@ -166,7 +153,7 @@ export class ContainerPool {
     const containers = this.#options.containers;
     // A warm container boots on a disk of its own, made now rather than when a sandbox waits for it.
     const run = this.#warmContainers
-      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name))
+      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name), WARM_CPU_WEIGHT)
       : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
     if (!run) return undefined;
     const server = run.server;
@@ -243,7 +230,6 @@ export class ContainerPool {
     this.#starting.set(key, starting);
     try {
       const container = await starting;
-      this.#lastHandover = performance.now();
       this.#running.set(key, container);
       this.#lastRun.set(key, container);
       void container.exited.then(() => {
