@@ -180,6 +180,8 @@ export class ContainerProcess {
     // An ephemeral workspace starts empty: on a disk of its own, the disk goes, with all it held.
     if (options.ephemeralWorkspaces) settings.disks.discard(options.key, sandboxDir);
     let warm = fitsWarm(walls) && mayTakeWarm(settings, sandboxDir) ? options.takeWarmContainer?.() : undefined;
+    // It booted and waited with the least share of the CPU: from now on it is a sandbox's, with a sandbox's.
+    warm?.weigh?.(settings.limits.cpuWeight);
     // Its folders move only once its mounts are made: a server that says it booted runs inside them.
     if (warm) await Promise.race([warm.server.booted, warm.server.exited]);
     if (warm && !warm.server.running) warm = undefined;

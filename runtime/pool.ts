@@ -7,7 +7,8 @@
  * pool also keeps that many booted servers that belong to no sandbox yet, each in its own folder
  * `.warm-<run id>` with its own run tag. A start takes one, if one is alive, and hands it its sandbox;
  * it then belongs to that sandbox until it exits and is never handed out again. Each one taken is
- * replaced in the background. They do not count as sandboxes.
+ * replaced in the background, a warm container booting with the least share of the CPU
+ * (WARM_CPU_WEIGHT) until taken. They do not count as sandboxes.
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ServiceError } from "../server-kit/service-error.ts";
@@ -44,6 +45,13 @@ export interface PoolOptions {
   /** How long a sandbox must have been quiet before it may sleep to make room at the cap (default idle.ts MIN_QUIET_MS). */
   minQuietMs?: number;
 }
+
+/**
+ * A warm container's share of contended CPU until it is taken (cpu.weight's least; a sandbox's is
+ * 100 by default): its boot, and the code interpreters it readies once quiet, take only what the
+ * sandboxes running leave, so a refill never slows a new sandbox's first command on a small machine.
+ */
+export const WARM_CPU_WEIGHT = 1;
 
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
 const DEFAULT_MAX_CONTAINERS = 32;
@@ -145,7 +153,7 @@ export class ContainerPool {
     const containers = this.#options.containers;
     // A warm container boots on a disk of its own, made now rather than when a sandbox waits for it.
     const run = this.#warmContainers
-      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name))
+      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name), WARM_CPU_WEIGHT)
       : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
     if (!run) return undefined;
     const server = run.server;

@@ -77,6 +77,8 @@ export interface SandboxGroup {
   procsFiles: string[];
   /** Host folder → where the container sees it (read-only). */
   binds: [string, string][];
+  /** Sets its share of contended CPU (cpu.weight's scale: 100 is an ordinary process's). */
+  weigh(cpuWeight: number): void;
   /** Removes the groups once nothing runs in them. */
   remove(): void;
 }
@@ -93,7 +95,6 @@ export function makeSandboxGroup(mechanism: LimitsMechanism, run: string, limits
     writeFileSync(join(dir, "pids.max"), String(limits.pids));
     writeFileSync(join(dir, "memory.max"), String(limits.memoryBytes));
     writeFileSync(join(dir, "memory.swap.max"), "0");
-    writeFileSync(join(dir, "cpu.weight"), String(limits.cpuWeight));
     binds.push([dir, ROOT]);
   } else {
     for (const controller of V1) {
@@ -104,15 +105,20 @@ export function makeSandboxGroup(mechanism: LimitsMechanism, run: string, limits
     }
     writeFileSync(join(dirs[0]!, "pids.max"), String(limits.pids));
     writeFileSync(join(dirs[1]!, "memory.limit_in_bytes"), String(limits.memoryBytes));
-    // v1 shares: 1024 is an ordinary process's, as weight 100 is in v2.
-    writeFileSync(join(dirs[2]!, "cpu.shares"), String(Math.max(2, Math.round((limits.cpuWeight * 1024) / 100))));
   }
+  const weigh = (cpuWeight: number) => {
+    if (mechanism.kind === "cgroup2") writeFileSync(join(dirs[0]!, "cpu.weight"), String(cpuWeight));
+    // v1 shares: 1024 is an ordinary process's, as weight 100 is in v2.
+    else writeFileSync(join(dirs[2]!, "cpu.shares"), String(Math.max(2, Math.round((cpuWeight * 1024) / 100))));
+  };
+  weigh(limits.cpuWeight);
   const procsFiles = dirs.map((dir) => join(dir, "cgroup.procs"));
   // Only the container's own user may put a process in its group (it moves itself in before bwrap).
   if (user) for (const file of procsFiles) chownSync(file, user.uid, user.gid);
   return {
     procsFiles,
     binds,
+    weigh,
     remove() {
       for (const dir of dirs) {
         try {

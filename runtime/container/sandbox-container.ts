@@ -62,6 +62,8 @@ export interface ContainerRun {
   network?: { close(): void };
   /** The disk it writes on, where sandboxes have disks of their own. */
   disk?: SandboxDisk;
+  /** Sets its share of contended CPU, where a control group holds it (a warm one waits with the least). */
+  weigh?: (cpuWeight: number) => void;
 }
 
 /** Whether a sandbox with these options may take a warm container (booted with the runtime's defaults). */
@@ -73,16 +75,30 @@ export function fitsWarm(options: IsolationOptions): boolean {
  * Boots a container in `dir` that waits for its sandbox, on `disk` (mounted at `dir`) where it has one.
  * The disk is unmounted when the container exits, or if it cannot start.
  */
-export async function spawnContainer(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid?: number, disk?: SandboxDisk): Promise<ContainerRun> {
+export async function spawnContainer(
+  settings: ContainerSettings,
+  dir: string,
+  options: IsolationOptions,
+  preferredUid?: number,
+  disk?: SandboxDisk,
+  cpuWeight = settings.limits.cpuWeight,
+): Promise<ContainerRun> {
   try {
-    return await spawnOnDisk(settings, dir, options, preferredUid, disk);
+    return await spawnOnDisk(settings, dir, options, preferredUid, disk, cpuWeight);
   } catch (error) {
     disk?.release();
     throw error;
   }
 }
 
-async function spawnOnDisk(settings: ContainerSettings, dir: string, options: IsolationOptions, preferredUid: number | undefined, disk: SandboxDisk | undefined): Promise<ContainerRun> {
+async function spawnOnDisk(
+  settings: ContainerSettings,
+  dir: string,
+  options: IsolationOptions,
+  preferredUid: number | undefined,
+  disk: SandboxDisk | undefined,
+  cpuWeight: number,
+): Promise<ContainerRun> {
   if (settings.unavailable) {
     throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${settings.unavailable}`, {
       isolation: "bwrap",
@@ -105,7 +121,7 @@ async function spawnOnDisk(settings: ContainerSettings, dir: string, options: Is
   const mechanism = settings.mechanism();
   let group: SandboxGroup | undefined;
   try {
-    group = makeSandboxGroup(mechanism, `sandbox-${randomUUID()}`, settings.limits, user);
+    group = makeSandboxGroup(mechanism, `sandbox-${randomUUID()}`, { ...settings.limits, cpuWeight }, user);
     const prepared = await prepareContainer({
       dir,
       user,
@@ -139,7 +155,7 @@ async function spawnOnDisk(settings: ContainerSettings, dir: string, options: Is
       void settings.users.release(user);
     });
     const checked = [...readOnly, ...readWrite];
-    return { server, user, verify: () => verifyBinds(server, checked), ...(disk ? { disk } : {}) };
+    return { server, user, verify: () => verifyBinds(server, checked), ...(disk ? { disk } : {}), ...(made ? { weigh: made.weigh } : {}) };
   } catch (error) {
     group?.remove();
     void settings.users.release(user);

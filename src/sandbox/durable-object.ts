@@ -80,6 +80,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   /** How the last container start this object made went (getInfo()); probes counted by waitForPort. */
   #startup: StartupTiming | undefined;
   #probes = 0;
+  /** The ping the readiness probe of a start under way was answered with: its generation, known without asking again. */
+  #readyPing: PingResponse | undefined;
   /** What only the local runtime offers (runtime-channel.ts); undefined on Cloudflare. */
   readonly #runtime: RuntimeChannel | undefined;
   /** The secret the container's server answers to (server-port.ts), read before any request is served. */
@@ -136,7 +138,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   // ── lifecycle ────────────────────────────────────────────────────────────
 
   override onStart(): void {
-    this.#generations.reset();
+    this.#generations.reset(this.#readyPing);
+    this.#readyPing = undefined;
     void this.ctx.storage.put(LIFE_KEY, "started");
     this.#activity.containerStartedAt = Date.now();
     if (!this.#runtime) void this.#platformEgress.started(this.enableInternet);
@@ -147,12 +150,24 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     this.#activity.containerStartedAt = undefined;
   }
 
-  /** Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts). */
+  /**
+   * Probes sooner and with growing deadlines instead of the package's fixed 300 ms / 5 s (readiness.ts).
+   * The server's port is probed with its ping, whose answer names the container's generation, which
+   * the first call would otherwise ask for right after (onStart hands it to the tracker).
+   */
   override async waitForPort(options: WaitOptions): Promise<number> {
     const container = this.ctx.container!;
-    const port = options.portToCheck === CONTAINER_SERVER_PORT ? this.#serverPort() : container.getTcpPort(options.portToCheck);
-    const probes = await probeUntilReady(port, options, () => container.running, `http://${this.pingEndpoint}`);
+    if (options.portToCheck !== CONTAINER_SERVER_PORT) {
+      const probes = await probeUntilReady(container.getTcpPort(options.portToCheck), options, () => container.running, `http://${this.pingEndpoint}`);
+      this.#probes += probes;
+      return probes;
+    }
+    const server = this.#serverPort();
+    let answer: Response | undefined;
+    const probed = { fetch: async (input: RequestInfo | URL, init?: RequestInit) => (answer = await server.fetch(input, init)) };
+    const probes = await probeUntilReady(probed, options, () => container.running, `http://${this.pingEndpoint}${INFO_ROUTES.ping}`);
     this.#probes += probes;
+    this.#readyPing = await pingOf(answer);
     return probes;
   }
 
@@ -378,6 +393,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     if (this.ctx.container!.running && state.status === "healthy") return;
     const startedAt = Date.now();
     this.#probes = 0;
+    this.#readyPing = undefined;
     try {
       this.envVars = await this.#startEnv();
       await this.startAndWaitForPorts({
@@ -415,5 +431,16 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   /** An event stream, which ends with a coded error event when its container goes away under it. */
   #guardEvents(body: ReadableStream<Uint8Array>, { api, generation }: Link): ReadableStream<Uint8Array> {
     return this.#guardStream(body, async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", INFO_ROUTES.ping), generation)));
+  }
+}
+
+/** A ping's answer, where the server gave one (any answer at all means it listens; an older server may answer another way). */
+async function pingOf(answer: Response | undefined): Promise<PingResponse | undefined> {
+  if (!answer?.ok) return undefined;
+  try {
+    const ping = (await answer.json()) as Partial<PingResponse>;
+    return typeof ping.instanceId === "string" ? (ping as PingResponse) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -29,13 +29,20 @@ export class GenerationTracker {
     return (await this.#storage.get<Generation>(STORAGE_KEY)) !== undefined;
   }
 
-  /** Forget the running generation (the container started or stopped); the next call pings again. */
-  reset(): void {
-    this.#current = undefined;
+  /**
+   * Forget the running generation (the container started or stopped); the next call pings again,
+   * unless `answered` is the new container's ping already (its readiness probe's answer).
+   */
+  reset(answered?: PingResponse): void {
+    this.#current = answered ? this.#forget(this.#resolve(async () => answered)) : undefined;
   }
 
   current(ping: () => Promise<PingResponse>): Promise<Generation> {
-    const pending = (this.#current ??= this.#resolve(ping));
+    return (this.#current ??= this.#forget(this.#resolve(ping)));
+  }
+
+  /** A generation that could not be known is forgotten, so the next call asks again. */
+  #forget(pending: Promise<Generation>): Promise<Generation> {
     pending.catch(() => {
       if (this.#current === pending) this.#current = undefined;
     });

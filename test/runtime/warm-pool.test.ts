@@ -29,6 +29,22 @@ afterAll(async () => {
   dataDir.remove();
 });
 
+/** A process's share of contended CPU, as its control group gives it (cpu.weight, or v1's cpu.shares); undefined outside one. */
+function cpuShareOf(pid: number): number | undefined {
+  for (const line of readFileSync(`/proc/${pid}/cgroup`, "utf8").trim().split("\n")) {
+    const [, controllers, path] = line.split(":");
+    const file = controllers === "" ? join("/sys/fs/cgroup", path!, "cpu.weight") : controllers!.split(",").includes("cpu") ? join("/sys/fs/cgroup/cpu", path!, "cpu.shares") : undefined;
+    if (file && path !== "/" && existsSync(file)) return Number(readFileSync(file, "utf8"));
+  }
+  return undefined;
+}
+
+/** The launcher of the warm container waiting in the pool folder `poolDir`. */
+const warmServerPid = (poolDir: string) => {
+  const folder = readdirSync(poolDir).find((name) => name.startsWith(".warm-"))!;
+  return Number(readFileSync(join(poolDir, folder, "container.pid"), "utf8").split("\n")[0]);
+};
+
 const fullPool = async () => expect(await eventually(() => warm.warmCount === 2, 10_000)).toBe(true);
 
 describe("the warm pool", () => {
@@ -122,9 +138,20 @@ describe.skipIf(!detectIsolation().bwrap.available)("a sandbox given a warm cont
     try {
       expect(await eventually(() => warmPool.warmCount === 1, 10_000)).toBe(true);
       const waiting = warmPool.warmRunIds;
+      // (Its launcher moves itself into the container's groups as it begins.)
+      let waitingShare: number | undefined;
+      await eventually(() => (waitingShare = cpuShareOf(warmServerPid(join(dataDir.path, "warm-containers")))) !== undefined, 10_000);
       const fromPool = await warmPool.start("wc", {});
       expect(waiting).toContain(fromPool.runId);
       const started = await coldPool.start("wc", {});
+      // Waiting, it had the least share of contended CPU (a refill takes none from sandboxes at work);
+      // taken, it has a sandbox's, as a cold one has.
+      const coldShare = cpuShareOf(started.info().pid!);
+      if (coldShare !== undefined) {
+        expect(waitingShare).toBeDefined();
+        expect(waitingShare!).toBeLessThan(coldShare);
+        expect(cpuShareOf(fromPool.info().pid!)).toBe(coldShare);
+      }
       const [w, c] = await Promise.all([inside(fromPool), inside(started)]);
       expect(w).toEqual(c);
       expect(w.seen).toBe("/workspace\n/root\nroot\nsandbox\n");
