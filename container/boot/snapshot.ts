@@ -23,8 +23,8 @@
  * every one of Node's own modules, and a restored process copies all of the snapshot into memory of
  * its own, where Node's default snapshot is read from its binary, shared by every Node process. Without
  * it, an idle server holds ~4.9 MiB less of its own; the few of Node's modules it loads after the
- * restore (node:http among them) are compiled from their source instead, ~3% more instructions until
- * it listens.
+ * restore (node:http among them) are compiled from their source instead: ~3% more instructions until
+ * it listens, and 10-15 ms more CPU for its first command (docs/benchmarks.md weighs the two).
  */
 import { spawnSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
