@@ -18,9 +18,16 @@
  * - no handles (timers, sockets, watchers) open at load, and no environment read at load.
  * Node restores only a snapshot made by the same version of Node: the image's build stage, which makes
  * it, runs the image's Node.
+ *
+ * Made without Node's code cache (`withoutCodeCache`): by default a snapshot carries compiled code of
+ * every one of Node's own modules, and a restored process copies all of the snapshot into memory of
+ * its own, where Node's default snapshot is read from its binary, shared by every Node process. Without
+ * it, an idle server holds ~4.9 MiB less of its own; the few of Node's modules it loads after the
+ * restore (node:http among them) are compiled from their source instead: ~3% more instructions until
+ * it listens, and 10-15 ms more CPU for its first command (docs/benchmarks.md weighs the two).
  */
 import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUNDLE_SNAPSHOT } from "../../server-kit/bundle-layout.ts";
 
@@ -30,6 +37,8 @@ type EsbuildPlugin = import("esbuild").Plugin;
 const SNAPSHOT_ENTRY = "container/boot/snapshot-entry.ts";
 /** Beside main.js while the snapshot is made, so `import.meta.url` points at the same folder then as later. */
 const SNAPSHOT_SCRIPT = "container/snapshot-entry.cjs";
+/** The snapshot's build configuration, beside it while it is made. */
+const SNAPSHOT_CONFIG = "container/snapshot-config.json";
 const PTY_PACKAGE = "@lydell/node-pty";
 
 /**
@@ -65,6 +74,7 @@ export interface SnapshotBuildOptions {
 /** Writes BUNDLE_SNAPSHOT into the bundle's folder `outDir` (its main.js and package.json already there). */
 export async function buildSnapshot(esbuild: Esbuild, outDir: string, options: SnapshotBuildOptions): Promise<void> {
   const script = join(outDir, SNAPSHOT_SCRIPT);
+  const config = join(outDir, SNAPSHOT_CONFIG);
   try {
     await esbuild.build({
       absWorkingDir: options.root,
@@ -85,7 +95,8 @@ export async function buildSnapshot(esbuild: Esbuild, outDir: string, options: S
       logLevel: "error",
     });
     // Node warns that some of its modules are not verified in snapshots; the bundle's tests run the server from it.
-    const made = spawnSync(process.execPath, ["--no-warnings", "--snapshot-blob", join(outDir, BUNDLE_SNAPSHOT), "--build-snapshot", script], {
+    writeFileSync(config, JSON.stringify({ builder: script, withoutCodeCache: true }));
+    const made = spawnSync(process.execPath, ["--no-warnings", "--snapshot-blob", join(outDir, BUNDLE_SNAPSHOT), "--build-snapshot-config", config], {
       cwd: outDir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       encoding: "utf8",
@@ -93,5 +104,6 @@ export async function buildSnapshot(esbuild: Esbuild, outDir: string, options: S
     if (made.status !== 0) throw new Error(`the server's startup snapshot could not be made (${made.status ?? made.signal}): ${made.stderr.slice(-2000)}`);
   } finally {
     rmSync(script, { force: true });
+    rmSync(config, { force: true });
   }
 }
