@@ -156,7 +156,7 @@ const isolation =
 const { limits } = runtime.pool.containerSettings;
 const { disks } = runtime.pool.containerSettings;
 const containers = runtime.isolation !== "none";
-const disk = diskLine(runtime.dataDir, settings.persistTo, containers && process.getuid?.() === 0, containers ? { bytes: disks.bytes, unavailable: await disks.probe(), sandboxes: runtime.pool.maxContainers } : undefined);
+const disk = diskLine(runtime.dataDir, settings.persistTo, containers && process.getuid?.() === 0, containers ? { unavailable: await disks.probe() } : undefined);
 const leftMounted = containers && disks.unavailable === undefined && sharedMounts !== undefined
   ? `sandboxes' disks are mounted in the host's mount namespace (${sharedMounts}): killed outright, the service leaves them mounted until it starts again`
   : undefined;

@@ -20,22 +20,22 @@
  * paid them already.
  *
  * Many sandboxes together: the images are sparse, so the disks of every sandbox that may run can add
- * up to more than the host's disk has. A disk is mounted only when the data folder's file system
- * keeps, after it, room for what every mounted disk (this one included) is promised, and the
- * service's reserve besides; else the start is INSUFFICIENT_STORAGE (507), before the host fills.
- * A disk is promised what its sandbox may still write (its size less what its image holds), up to
- * PROMISED_BYTES: a disk that small is promised whole (no set of sandboxes can then fill the host
- * under the service), a larger one its next PROMISED_BYTES (the default 4 GiB disks of as many
- * sandboxes as may run would otherwise need terabytes free), so the refusal comes while each running
- * sandbox has that much room, not once the host is full.
+ * up to more than the host's disk has. Each mounted disk is held to a limit that grows as its
+ * sandbox writes, while the host has room, and the data folder's file system keeps free what every
+ * mounted disk may still take up to its limit, and the service's reserve besides (disk-promises.ts,
+ * disk-allowance.ts): a disk is mounted only if it keeps that with this one's first PROMISED_BYTES
+ * (else the start is INSUFFICIENT_STORAGE, 507, before the host fills), and a sandbox that writes
+ * past what the host can give meets ENOSPC in its own disk while the others and the service go on.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statfsSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, truncateSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import { findExecutable } from "../../server-kit/executables.ts";
+import { DiskAllowance, unescapeMountPath } from "./disk-allowance.ts";
+import { DiskPromises } from "./disk-promises.ts";
 
 /** Folder of the data folder holding the images, root's alone. */
 export const DISKS_DIR = ".disks";
@@ -55,19 +55,13 @@ const ROOT_RESERVE_BYTES = 8 * 1024 ** 2;
 const MOUNT_OPTIONS = "loop,nosuid,nodev,noinit_itable,discard";
 
 /**
- * At most this much of the room a mounted disk may still take is counted against the host's free
- * space: enough for a sandbox's work between starts (a dependency install, a build), small enough
- * that fifty sandboxes at once are promised 12.5 GiB, not their whole 200 GiB.
+ * Room a running sandbox has ahead of what its disk uses, while the host has it: the step its
+ * disk's limit is raised by as it writes, and what each disk is promised at least when it is
+ * mounted (a disk this small or smaller is promised whole). Enough for a sandbox's work between two
+ * looks of the watch at page-cache speed, small enough that fifty sandboxes at once are promised
+ * about 20 GiB (this and what of their disks' metadata is yet to be written), not their whole 200 GiB.
  */
 export const PROMISED_BYTES = 256 * 1024 ** 2;
-
-/**
- * Kept free on the data folder's file system for the service's own state (the Worker's storage and
- * snapshots, the runtime's files) whatever the sandboxes are promised: this share of the file
- * system, at most SERVICE_RESERVE_MAX_BYTES.
- */
-const SERVICE_RESERVE_SHARE = 0.05;
-const SERVICE_RESERVE_MAX_BYTES = 1024 ** 3;
 
 const SYSTEM_DIRS = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
 
@@ -88,7 +82,7 @@ export class SandboxDisk {
   async adopt(dir: string, name: string): Promise<void> {
     clearFolder(dir);
     renameSync(this.#disks.imagePath(this.#name), this.#disks.imagePath(name));
-    this.#disks.recount(this.#disks.imagePath(this.#name), this.#disks.imagePath(name));
+    this.#disks.promises.recount(this.#disks.imagePath(this.#name), { image: this.#disks.imagePath(name), dir });
     // One child for both: the disk is mounted at its new place, then detached from its old one.
     await run("sh", ["-c", 'mount --bind "$1" "$2" && umount --lazy "$1"', "sh", this.#dir, dir], "move a disk");
     rmdirSync(this.#dir);
@@ -104,7 +98,7 @@ export class SandboxDisk {
     if (!this.#mounted) return;
     this.#mounted = false;
     unmount(this.#dir);
-    this.#disks.recount(this.#disks.imagePath(this.#name), undefined);
+    this.#disks.promises.recount(this.#disks.imagePath(this.#name));
     if (this.#name.startsWith(".warm-")) rmSync(this.#disks.imagePath(this.#name), { force: true });
   }
 }
@@ -117,12 +111,14 @@ export class SandboxDisks {
   #unavailable: string | undefined;
   readonly #mkfs: string | undefined;
   #probed: Promise<string | undefined> | undefined;
-  /** Images of the disks mounted (or being mounted) by this runtime: what they are promised is counted. */
-  readonly #counted = new Set<string>();
+  /** The disks mounted by this runtime, each held to a limit the host can keep. */
+  readonly promises: DiskPromises;
 
-  constructor(dataDir: string, bytes: number) {
+  /** `options.promisedBytes`: PROMISED_BYTES but where a test scales the host down. */
+  constructor(dataDir: string, bytes: number, options: { promisedBytes?: number } = {}) {
     this.dataDir = dataDir;
     this.bytes = bytes;
+    this.promises = new DiskPromises(dataDir, options.promisedBytes ?? PROMISED_BYTES, ROOT_RESERVE_BYTES);
     const dirs = [...(process.env.PATH ?? "").split(":").filter(Boolean), ...SYSTEM_DIRS];
     this.#mkfs = findExecutable("mkfs.ext4", dirs);
     this.#unavailable =
@@ -152,7 +148,7 @@ export class SandboxDisks {
   /** Removes sandbox `name`'s disk and all it holds (an ephemeral workspace starts empty). Its container has exited. */
   discard(name: string, dir: string): void {
     if (isMountPoint(dir)) unmount(dir);
-    this.#counted.delete(this.imagePath(name));
+    this.promises.recount(this.imagePath(name));
     rmSync(this.imagePath(name), { force: true });
   }
 
@@ -160,14 +156,16 @@ export class SandboxDisks {
    * Mounts sandbox `name`'s disk at `dir` (made first if it has none), or returns undefined where
    * disks cannot be had: then the sandbox writes on the data folder's disk, as it did before. A
    * workspace kept in `dir` from before its sandbox had a disk is copied onto the new disk; one
-   * larger than the disk stays where it is, unbounded, and the runtime says so.
+   * larger than the disk stays where it is, unbounded, and the runtime says so. Where the host cannot
+   * promise the disk its room, INSUFFICIENT_STORAGE (a disk made for it is removed again).
    */
   async open(dir: string, name: string): Promise<SandboxDisk | undefined> {
     if (await this.probe()) return undefined;
     const image = this.imagePath(name);
     if (isMountPoint(dir)) {
-      this.#counted.add(image);
-      return new SandboxDisk(this, dir, name); // left mounted by a runtime that crashed
+      // Left mounted by a runtime that crashed: held to a limit again, whatever the host has now.
+      this.promises.admit(new DiskAllowance(image, dir), 0, true);
+      return new SandboxDisk(this, dir, name);
     }
     const made = !existsSync(image);
     const legacy = hasWorkspace(dir);
@@ -176,25 +174,29 @@ export class SandboxDisks {
       console.warn(`runtime: sandbox ${name} keeps the workspace it wrote without its disk, unbounded (its disk is ${image})`);
       return undefined;
     }
-    this.#admit(name);
-    this.#counted.add(image);
     try {
       if (made) await this.#make(image, this.bytes + ROOT_RESERVE_BYTES);
       if (!legacy) {
         clearFolder(dir);
-        await this.#mount(image, dir);
+        await this.#mountHeld(image, dir, 0);
         return new SandboxDisk(this, dir, name);
       }
       const staging = join(this.dataDir, DISKS_DIR, `.staging-${randomUUID()}`);
       mkdirSync(staging, { mode: 0o700 });
-      await this.#mount(image, staging);
+      try {
+        // Its limit lets the copy in at once: the watch raises it only as fast as it looks.
+        await this.#mountHeld(image, staging, await diskUsage(join(dir, "workspace")));
+      } catch (error) {
+        rmdirSync(staging);
+        throw error;
+      }
       try {
         await run("cp", ["-a", join(dir, "workspace"), staging], "copy the workspace onto its disk");
       } catch (error) {
         unmount(staging);
+        this.promises.recount(image);
         rmdirSync(staging);
         rmSync(image, { force: true });
-        this.#counted.delete(image);
         console.warn(`runtime: sandbox ${name} keeps its workspace on the data folder's disk, unbounded: it does not fit on a disk of ${this.bytes} bytes (${(error as Error).message})`);
         return undefined;
       }
@@ -203,42 +205,22 @@ export class SandboxDisks {
       return disk;
     } catch (error) {
       if (!isMountPoint(dir)) {
-        this.#counted.delete(image);
+        this.promises.recount(image);
         if (made) rmSync(image, { force: true });
       }
       throw error;
     }
   }
 
-  /** An image counted under a new name (a warm container's disk adopted), or no longer (unmounted). */
-  recount(image: string, renamed: string | undefined): void {
-    if (!this.#counted.delete(image)) return;
-    if (renamed !== undefined) this.#counted.add(renamed);
-  }
-
-  /** Bytes the image may still take on the host, as far as they are promised (see PROMISED_BYTES). */
-  #promised(image: string): number {
-    const size = this.bytes + ROOT_RESERVE_BYTES;
-    const held = (statSync(image, { throwIfNoEntry: false })?.blocks ?? 0) * 512;
-    return Math.max(0, Math.min(size - held, PROMISED_BYTES + ROOT_RESERVE_BYTES));
-  }
-
-  /**
-   * Refuses sandbox `name`'s disk (INSUFFICIENT_STORAGE) unless the data folder's file system keeps,
-   * after it, what every mounted disk and this one are promised, and the service's reserve.
-   */
-  #admit(name: string): void {
-    const found = statfsSync(this.dataDir);
-    const free = Number(found.bavail) * Number(found.bsize);
-    const reserve = Math.min(SERVICE_RESERVE_MAX_BYTES, Math.floor(Number(found.blocks) * Number(found.bsize) * SERVICE_RESERVE_SHARE));
-    const image = this.imagePath(name);
-    const others = [...this.#counted].filter((other) => other !== image);
-    const promised = others.reduce((sum, other) => sum + this.#promised(other), this.#promised(image));
-    if (free - reserve >= promised) return;
-    throw new ServiceError(
-      "INSUFFICIENT_STORAGE",
-      `no room on the host's disk for another sandbox: ${mib(free)} free, of which ${mib(reserve)} kept for the service and ${mib(promised)} promised to the disks of ${others.length + 1} sandboxes (this one's included)`,
-    );
+  /** Mounts `image` at `dir` held to its first limit (`extra` more room at once), or not at all where the host cannot promise it. */
+  async #mountHeld(image: string, dir: string, extra: number): Promise<void> {
+    await this.#mount(image, dir);
+    try {
+      this.promises.admit(new DiskAllowance(image, dir), extra);
+    } catch (error) {
+      unmount(dir);
+      throw error;
+    }
   }
 
   /**
@@ -314,8 +296,10 @@ export class SandboxDisks {
 
 const execFileAsync = promisify(execFile);
 
-function mib(bytes: number): string {
-  return `${Math.max(0, Math.round(bytes / 1024 ** 2))} MiB`;
+/** Bytes the files under `dir` take on their disk. */
+async function diskUsage(dir: string): Promise<number> {
+  const { stdout } = await execFileAsync("du", ["-s", "-k", dir], { encoding: "utf8" });
+  return Number(stdout.split("\t")[0]) * 1024;
 }
 
 /** Runs a program to its end; its error says what it printed. */
@@ -338,7 +322,7 @@ function mountPoints(): string[] {
   return readFileSync("/proc/self/mountinfo", "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((line) => line.split(" ")[4]!.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))));
+    .map((line) => unescapeMountPath(line.split(" ")[4]!));
 }
 
 export function isMountPoint(dir: string): boolean {

@@ -8,7 +8,10 @@
  * and the service's own writes on the same disk go on, and what it deletes goes back to the host. What a sandbox wrote persists across its
  * container's restarts, as it did before (a workspace from before disks included); a new sandbox on a
  * full host disk is 507, not a start failure, and a disk a crashed runtime left mounted comes off
- * before the next one starts. Root only (mounting).
+ * before the next one starts. Many sandboxes together, with disks small or larger than the host's
+ * free space, written at once as fast as they can, never take the room kept for the service: each
+ * is refused by its own disk (ENOSPC), never with the I/O errors of a host full under its image.
+ * Root only (mounting).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
@@ -246,6 +249,83 @@ describe.skipIf(!canMount)("the disks of many sandboxes, on a host disk smaller 
       expect(await exec(next, "echo up")).toMatchObject({ stdout: "up\n" });
     } finally {
       await many.stopAll();
+    }
+  });
+});
+
+describe.skipIf(!canMount)("disks larger than the host's free space, written at once as fast as their sandboxes can", () => {
+  it("hold each sandbox to what the host can give: the filler meets ENOSPC in its own disk, the others and the service go on", { timeout: 300_000 }, async () => {
+    await pool.stopAll();
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(await eventually(() => hostFree() > 160 * MIB, 30_000)).toBe(true);
+    // Disks of 512 MiB on a host with under 192 MiB free: each alone could fill it. The room kept
+    // ahead of each is scaled down with the host (16 MiB, where a real one is 256 MiB of many GiB).
+    const bigDisk = 512 * MIB;
+    const settings = containerSettings({ dataDir, limits: { ...DEFAULT_SANDBOX_LIMITS, diskBytes: bigDisk } });
+    const big = new ContainerPool({
+      dataDir,
+      launcher: directLauncher,
+      isolation: { mode: "bwrap", env: {} },
+      stopGraceMs: 1_000,
+      warmServers: 0,
+      containers: { ...settings, disks: new SandboxDisks(dataDir, bigDisk, { promisedBytes: 16 * MIB }) },
+    });
+    try {
+      const running: ContainerProcess[] = [];
+      for (let i = 0; i < 4; i++) {
+        try {
+          running.push(await big.start(`dq-big-${i}`, {}));
+        } catch (error) {
+          expect(error).toMatchObject({ code: "INSUFFICIENT_STORAGE" });
+          break;
+        }
+      }
+      expect(running.length).toBeGreaterThanOrEqual(2);
+      // The disk a sandbox sees is its whole size; what it may write now, its room.
+      const seen = (await exec(running[0]!, "df -k --output=size,avail /workspace | tail -1")).stdout.trim().split(/\s+/).map((kib) => Number(kib) * 1024);
+      expect(seen[0]).toBeGreaterThan(bigDisk * 0.9);
+      expect(seen[1]).toBeLessThan(bigDisk / 4);
+
+      // All at once, each as fast as it can, for a while: big writes pushed to the host as they go,
+      // space taken without writing, many small files; whatever fails, on again.
+      const attack = `end=$(( $(date +%s) + 10 )); n=0
+        while [ $(date +%s) -lt $end ]; do
+          n=$((n+1))
+          dd if=/dev/zero of=/workspace/dd$n bs=1M count=24 conv=fsync status=none
+          fallocate -l 8M /workspace/fa$n
+          mkdir -p /workspace/small$n && cd /workspace/small$n && for j in $(seq 100); do head -c 16384 /dev/urandom > f$j || break; done; cd /
+        done 2>&1 | sed 's/.*: //' | sort | uniq -c; sync -f /workspace; echo synced $?`;
+      const outcomes = await Promise.all(running.map((container) => exec(container, attack)));
+      const said = outcomes.map((outcome) => outcome.stdout + outcome.stderr);
+      // Filled, a sandbox is refused by its own disk: ENOSPC, never the I/O errors and read-only
+      // file system of a host disk full under its image.
+      expect(said.some((text) => /No space left on device/.test(text))).toBe(true);
+      for (const text of said) {
+        expect(text).not.toMatch(/Input\/output error|Read-only file system/);
+        expect(text).toMatch(/synced 0/);
+      }
+      // Together they grew past the room each was given first, into the host's room.
+      const used = await Promise.all(running.map(async (container) => Number((await exec(container, "df -k --output=used /workspace | tail -1")).stdout.trim()) * 1024));
+      expect(used.reduce((sum, bytes) => sum + bytes, 0)).toBeGreaterThan(running.length * 16 * MIB + 8 * MIB);
+      // The host keeps the service's reserve (5% of it), and the service writes its state there.
+      const reserve = Math.floor(statfsSync(hostDisk).blocks * statfsSync(hostDisk).bsize * 0.05);
+      expect(hostFree()).toBeGreaterThan(reserve * 0.75);
+      writeFileSync(join(hostDisk, "service-state.bin"), Buffer.alloc(reserve / 2));
+      rmSync(join(hostDisk, "service-state.bin"));
+      // Every sandbox answers, and writes again once it has deleted: its file system is as it was.
+      for (const container of running) {
+        expect(await exec(container, "rm -rf /workspace/* && echo again > /workspace/after && cat /workspace/after")).toMatchObject({ exitCode: 0, stdout: "again\n" });
+      }
+      // What they deleted is no longer theirs: their limits come down to their room ahead again.
+      const room = async (container: ContainerProcess) => Number((await exec(container, "df -k --output=avail /workspace | tail -1")).stdout.trim()) * 1024;
+      for (const container of running) expect(await eventually(async () => (await room(container)) < 40 * MIB, 10_000, 200)).toBe(true);
+      // One stops: what it was promised is the next one's (and what its image held, once the image is let go).
+      await big.destroy("dq-big-0");
+      let late: ContainerProcess | undefined;
+      expect(await eventually(async () => (late = await big.start("dq-big-late", {}).catch(() => undefined)) !== undefined, 30_000, 500)).toBe(true);
+      expect(await exec(late!, "echo up")).toMatchObject({ stdout: "up\n" });
+    } finally {
+      await big.stopAll();
     }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Global setup of the workers project: starts the real local container runtime on loopback (it
- * spawns real container servers, one per sandbox). workerd's own container client runs the Durable
+ * spawns real container servers, one per sandbox), in a process of its own with its own mount
+ * namespace (runtimes-process.ts), so a test run killed outright leaves no sandbox's disk mounted. workerd's own container client runs the Durable
  * Objects' containers through its Docker engine (engine-router.ts, workerd-on-engine.sh), and the
  * Worker reaches what only the runtime offers at its URL (the SANDBOX_CONTAINER_URL binding, with its
  * secret as SANDBOX_RUNTIME_SECRET). Sandboxes live in a temporary folder removed afterwards.
@@ -12,16 +13,19 @@
  * handler sends allowed requests to (egress-target.ts): the main runtime's test name map sends
  * EGRESS_TARGET_NAME on port 80 there, for the sandboxes whose requests the runtime carries.
  */
+import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
-import { startRuntime } from "../../runtime/server.ts";
+import type { RuntimeOptions } from "../../runtime/server.ts";
 import { newSecret } from "../../server-kit/http/bearer.ts";
 import { EGRESS_TARGET_NAME, startEgressTarget } from "./egress-target.ts";
 import { startEngineRouter } from "./engine-router.ts";
+import type { StartedRuntime } from "./runtimes-process.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -58,30 +62,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // main runtime (the carrier of what the handler lets through, locally) sends there.
   const egressTarget = await startEgressTarget();
   const egressTestHosts = { hosts: { [`${EGRESS_TARGET_NAME}:80`]: new URL(egressTarget.url).host } };
-  const runtime = await startRuntime({ dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], maxContainers: 64, stopGraceMs: 1_000, secret, egressTestHosts });
-  const noBwrap = await startRuntime({
-    dataDir: join(dataDir, "no-bwrap"),
-    isolation: "none",
-    stopGraceMs: 1_000,
-    bwrapPath: "/nonexistent/bwrap",
-    secret,
+  // Containers whose workspace starts empty each time (ephemeral), as on Cloudflare: what durable workspaces restore.
+  const started = await startRuntimes({
+    main: { dataDir, isolation: "none", allowedPaths: [dataDir, sharedDir], maxContainers: 64, stopGraceMs: 1_000, secret, egressTestHosts },
+    noBwrap: { dataDir: join(dataDir, "no-bwrap"), isolation: "none", stopGraceMs: 1_000, bwrapPath: "/nonexistent/bwrap", secret },
+    bwrapOnly: { dataDir: join(dataDir, "bwrap-only"), isolation: "bwrap", stopGraceMs: 1_000, secret },
+    oneOnly: { dataDir: join(dataDir, "one-only"), isolation: "none", maxContainers: 1, stopGraceMs: 1_000, secret },
+    ephemeral: { dataDir: join(dataDir, "ephemeral"), isolation: "none", ephemeralWorkspaces: true, stopGraceMs: 1_000, secret },
   });
-  const bwrapOnly = await startRuntime({ dataDir: join(dataDir, "bwrap-only"), isolation: "bwrap", stopGraceMs: 1_000, secret });
-  const oneOnly = await startRuntime({ dataDir: join(dataDir, "one-only"), isolation: "none", maxContainers: 1, stopGraceMs: 1_000, secret });
-  project.provide("runtimeUrl", runtime.url);
+  const runtimes = started.runtimes;
+  project.provide("runtimeUrl", runtimes.main!.url);
   project.provide("sharedDir", sharedDir);
-  project.provide("bwrapRuntimeUrl", bwrapOnly.url);
-  project.provide("oneSandboxRuntimeUrl", oneOnly.url);
+  project.provide("bwrapRuntimeUrl", runtimes.bwrapOnly!.url);
+  project.provide("oneSandboxRuntimeUrl", runtimes.oneOnly!.url);
   project.provide("runtimeSecret", secret);
-  project.provide("noBwrapRuntimeUrl", noBwrap.url);
-  // Containers whose workspace starts empty each time, as on Cloudflare: what durable workspaces restore.
-  const ephemeral = await startRuntime({ dataDir: join(dataDir, "ephemeral"), isolation: "none", ephemeralWorkspaces: true, stopGraceMs: 1_000, secret });
-  project.provide("ephemeralRuntimeUrl", ephemeral.url);
+  project.provide("noBwrapRuntimeUrl", runtimes.noBwrap!.url);
+  project.provide("ephemeralRuntimeUrl", runtimes.ephemeral!.url);
   // workerd's own container client runs every sandbox's container: through the router, on the engine
   // of the runtime a test sent its sandbox to, else the main runtime's (workerd-on-engine.sh says how).
-  const runtimes = { main: runtime, noBwrap, bwrapOnly, oneOnly, ephemeral };
-  const routed = Object.fromEntries(Object.entries(runtimes).map(([name, { engine, url }]) => [name, { engine: engine.path, url }]));
-  const router = await startEngineRouter(join(dataDir, "engine-router.sock"), routed, "main");
+  const router = await startEngineRouter(join(dataDir, "engine-router.sock"), runtimes, "main");
   const hostRun = join(dataDir, "host-run");
   mkdirSync(hostRun);
   Object.assign(process.env, {
@@ -95,8 +94,30 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("egressTargetUrl", egressTarget.url);
   return async () => {
     await router.close();
-    await Promise.all([runtime.close(), noBwrap.close(), bwrapOnly.close(), oneOnly.close(), ephemeral.close(), egressTarget.close()]);
+    await Promise.all([started.close(), egressTarget.close()]);
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(sharedDir, { recursive: true, force: true });
+  };
+}
+
+/**
+ * Starts the runtimes (options by name) in a process of their own, runtimes-process.ts, and returns
+ * each one's URL and engine socket once all are listening; `close` closes them and waits for the
+ * process to end. Should the test run die, that process sees its stdin close and ends too.
+ */
+async function startRuntimes(asked: Record<string, RuntimeOptions>): Promise<{ runtimes: Record<string, StartedRuntime>; close(): Promise<void> }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./runtimes-process.ts", import.meta.url))], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.stdin.write(`${JSON.stringify(asked)}\n`);
+  const line = await Promise.race([
+    new Promise<string>((resolve) => createInterface({ input: child.stdout }).once("line", resolve)),
+    exited.then(() => Promise.reject(new Error(`the test runtimes' process ended (${child.exitCode ?? child.signalCode}) before they listened`))),
+  ]);
+  return {
+    runtimes: JSON.parse(line) as Record<string, StartedRuntime>,
+    close: async () => {
+      child.stdin.end();
+      await exited;
+    },
   };
 }

@@ -1,0 +1,134 @@
+/**
+ * The disks a runtime has mounted, held together under the host's free space: every disk is
+ * promised what its image may still take on the host (its limit less what it holds,
+ * disk-allowance.ts), and the data folder's file system keeps free, at all times, what all of them
+ * are promised and the service's reserve besides. So however the sandboxes write, together they
+ * cannot take the service's room: a disk that reaches its limit refuses its own sandbox (ENOSPC in
+ * it), and the kernel never finds the host full under an image it is writing (which would be I/O
+ * errors and a file system turned read-only).
+ *
+ * A disk is mounted with a limit `ahead` bytes above what it uses (its whole size if that is less),
+ * admitted only if the host keeps that promise; else the start is INSUFFICIENT_STORAGE (507). While
+ * it runs, a watch raises its limit as its sandbox writes, to `ahead` above what it uses again, as
+ * far as the host's unpromised room goes; and lowers it again when its sandbox has deleted much,
+ * never below what it uses, so its room goes back to the other sandboxes and to new starts.
+ */
+import { statfsSync } from "node:fs";
+import { ServiceError } from "../../server-kit/service-error.ts";
+import type { DiskAllowance } from "./disk-allowance.ts";
+
+/**
+ * How often the watch reads the disks' use: the room `ahead` of a disk must last a sandbox writing
+ * as fast as it can (page-cache speed, about a gigabyte a second here) until the next look, else it
+ * meets ENOSPC while the host has room. Each look is one statfs per mounted disk.
+ */
+const WATCH_INTERVAL_MS = 50;
+
+/**
+ * Kept free on the data folder's file system for the service's own state (the Worker's storage and
+ * snapshots, the runtime's files) whatever the sandboxes are promised: this share of the file
+ * system, at most SERVICE_RESERVE_MAX_BYTES.
+ */
+const SERVICE_RESERVE_SHARE = 0.05;
+const SERVICE_RESERVE_MAX_BYTES = 1024 ** 3;
+
+export class DiskPromises {
+  readonly #dataDir: string;
+  /** Room kept ahead of what a running disk uses. */
+  readonly #ahead: number;
+  /** Bytes root may write beyond a disk's sandbox (made with the disk). */
+  readonly #rootReserve: number;
+  /** The mounted disks, by image. */
+  readonly #disks = new Map<string, DiskAllowance>();
+  #watch: NodeJS.Timeout | undefined;
+
+  constructor(dataDir: string, ahead: number, rootReserve: number) {
+    this.#dataDir = dataDir;
+    this.#ahead = ahead;
+    this.#rootReserve = rootReserve;
+  }
+
+  get ahead(): number {
+    return this.#ahead;
+  }
+
+  /**
+   * Gives a disk just mounted its limit, `ahead` (and `extra`, room it needs at once) above what it
+   * uses, and counts it; or refuses it (INSUFFICIENT_STORAGE, nothing counted) where the host cannot
+   * keep that promise with every other. `force`: counted whatever the host has (a disk found mounted).
+   */
+  admit(disk: DiskAllowance, extra = 0, force = false): void {
+    const limit = Math.min(disk.max, disk.usage().used + this.#rootReserve + this.#ahead + extra);
+    const previous = disk.limit;
+    disk.set(limit);
+    const promised = disk.promised();
+    const { free, reserve } = this.#host();
+    const others = [...this.#disks.values()].filter((other) => other.image !== disk.image);
+    const together = others.reduce((sum, other) => sum + other.promised(), promised);
+    if (!force && free - reserve < together) {
+      disk.set(previous);
+      throw new ServiceError(
+        "INSUFFICIENT_STORAGE",
+        `no room on the host's disk for another sandbox: ${mib(free)} free, of which ${mib(reserve)} kept for the service and ${mib(together)} promised to the disks of ${others.length + 1} sandboxes (this one's included)`,
+      );
+    }
+    this.#disks.set(disk.image, disk);
+    this.#watch ??= setInterval(() => this.#look(), WATCH_INTERVAL_MS).unref();
+  }
+
+  /** The disk of `image` counted as `renamed` at `dir` (a warm container's disk become a sandbox's), or no longer (unmounted). */
+  recount(image: string, renamed?: { image: string; dir: string }): void {
+    const disk = this.#disks.get(image);
+    if (disk === undefined) return;
+    this.#disks.delete(image);
+    if (renamed !== undefined) {
+      disk.image = renamed.image;
+      disk.dir = renamed.dir;
+      this.#disks.set(renamed.image, disk);
+    }
+    if (this.#disks.size === 0 && this.#watch !== undefined) {
+      clearInterval(this.#watch);
+      this.#watch = undefined;
+    }
+  }
+
+  /** One look at every disk: a limit raised where its sandbox has written into its room, as far as the host allows; lowered where it has deleted. */
+  #look(): void {
+    let room: number | undefined;
+    for (const disk of this.#disks.values()) {
+      try {
+        const { used, available } = disk.usage();
+        const target = Math.min(disk.max, used + this.#rootReserve + this.#ahead);
+        if (available < this.#ahead / 2 && target > disk.limit) {
+          // The host's unpromised room, found once per look and spent as it is given.
+          room ??= this.#unpromised();
+          const raise = Math.min(target - disk.limit, room);
+          if (raise <= 0) continue;
+          disk.set(disk.limit + raise);
+          room -= raise;
+        } else if (available > 2 * this.#ahead && target < disk.limit) {
+          disk.set(target);
+        }
+      } catch {
+        // Unmounted meanwhile: its release takes it out.
+      }
+    }
+  }
+
+  /** Bytes of the host's free space neither kept for the service nor promised to a disk. */
+  #unpromised(): number {
+    const { free, reserve } = this.#host();
+    return free - reserve - [...this.#disks.values()].reduce((sum, disk) => sum + disk.promised(), 0);
+  }
+
+  #host(): { free: number; reserve: number } {
+    const found = statfsSync(this.#dataDir);
+    const free = Number(found.bavail) * Number(found.bsize);
+    const reserve = Math.min(SERVICE_RESERVE_MAX_BYTES, Math.floor(Number(found.blocks) * Number(found.bsize) * SERVICE_RESERVE_SHARE));
+    return { free, reserve };
+  }
+}
+
+function mib(bytes: number): string {
+  return `${Math.max(0, Math.round(bytes / 1024 ** 2))} MiB`;
+}
