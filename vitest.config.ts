@@ -105,7 +105,9 @@ export default defineConfig({
           setupFiles: ["test/stack/ready.ts"],
           // The exec-hook tests check that a stdin buffer is collectable once a call returned.
           execArgv: ["--expose-gc"],
-          testTimeout: 30_000,
+          // A test here is a whole session of a framework's agent against one shared stack, its calls
+          // beside every other file's: on a machine running other suites too, 30 s is not enough.
+          testTimeout: 60_000,
           hookTimeout: 30_000,
         },
       },

@@ -322,7 +322,9 @@ describe.skipIf(!canMount)("disks larger than the host's free space, written at 
       // One stops: what it was promised is the next one's (and what its image held, once the image is let go).
       await big.destroy("dq-big-0");
       let late: ContainerProcess | undefined;
-      expect(await eventually(async () => (late = await big.start("dq-big-late", {}).catch(() => undefined)) !== undefined, 30_000, 500)).toBe(true);
+      let refused: unknown;
+      const started = await eventually(async () => (late = await big.start("dq-big-late", {}).catch((error: unknown) => void (refused = error))) !== undefined, 60_000, 500);
+      expect(started, `the last refusal: ${(refused as Error | undefined)?.message}`).toBe(true);
       expect(await exec(late!, "echo up")).toMatchObject({ stdout: "up\n" });
     } finally {
       await big.stopAll();

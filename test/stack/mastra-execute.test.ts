@@ -3,6 +3,7 @@
  * results, streaming callbacks, arguments that never reach a shell, env, working directory,
  * timeouts, aborts and bytes.
  */
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EdgeSandbox } from "../../src/adapters/mastra/index.ts";
 import { httpConnection } from "./helpers.ts";
@@ -28,16 +29,20 @@ describe.concurrent("executeCommand", () => {
 
   it("streams output to onStdout and onStderr as it arrives", async () => {
     const seen: string[] = [];
-    let firstAt = 0;
-    const result = await sandbox.executeCommand("echo one; sleep 0.5; echo two >&2", [], {
+    // After "one" the command waits until the test has seen it: output held back until the result
+    // would keep it waiting until its timeout, and "two" would never come.
+    const gate = `/tmp/streamed-${randomUUID()}`;
+    let opened: Promise<unknown> | undefined;
+    const result = await sandbox.executeCommand(`echo one; while [ ! -e ${gate} ]; do sleep 0.05; done; echo two >&2`, [], {
       onStdout: (data) => {
         seen.push(`out:${data}`);
-        firstAt = Date.now();
+        opened ??= sandbox.executeCommand(`touch ${gate}`);
       },
       onStderr: (data) => seen.push(`err:${data}`),
+      timeout: 15_000,
     });
-    // "one" came while the command still slept, not with the result.
-    expect(Date.now() - firstAt).toBeGreaterThanOrEqual(300);
+    await opened;
+    expect(result.timedOut).toBe(false);
     expect(seen).toEqual(["out:one\n", "err:two\n"]);
     expect(result.stdout).toBe("one\n");
   });
