@@ -35,7 +35,7 @@ import { Persistence } from "./persistence/persistence.ts";
 import { servePort } from "./port-methods.ts";
 import { PortRegistry } from "./ports.ts";
 import { ProcessLedger } from "./process-ledger.ts";
-import { probeUntilReady, READINESS } from "./readiness.ts";
+import { probeServerUntilReady, probeUntilReady, READINESS } from "./readiness.ts";
 import { RuntimeChannel } from "./runtime-channel.ts";
 import { containerFailure, runtimeCall, startFailure } from "./runtime-errors.ts";
 import { RunKeyClaims } from "./run-key-claims.ts";
@@ -162,13 +162,10 @@ export class Sandbox extends Container<Env> implements SandboxObject {
       this.#probes += probes;
       return probes;
     }
-    const server = this.#serverPort();
-    let answer: Response | undefined;
-    const probed = { fetch: async (input: RequestInfo | URL, init?: RequestInit) => (answer = await server.fetch(input, init)) };
-    const probes = await probeUntilReady(probed, options, () => container.running, `http://${this.pingEndpoint}${INFO_ROUTES.ping}`);
-    this.#probes += probes;
-    this.#readyPing = await pingOf(answer);
-    return probes;
+    const ready = await probeServerUntilReady(this.#serverPort(), options, () => container.running, `http://${this.pingEndpoint}${INFO_ROUTES.ping}`);
+    this.#probes += ready.probes;
+    this.#readyPing = ready.ping;
+    return ready.probes;
   }
 
   override onError(error: unknown): unknown {
@@ -431,16 +428,5 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   /** An event stream, which ends with a coded error event when its container goes away under it. */
   #guardEvents(body: ReadableStream<Uint8Array>, { api, generation }: Link): ReadableStream<Uint8Array> {
     return this.#guardStream(body, async () => !this.ctx.container?.running || !(await stillThere(() => api.json<PingResponse>("GET", INFO_ROUTES.ping), generation)));
-  }
-}
-
-/** A ping's answer, where the server gave one (any answer at all means it listens; an older server may answer another way). */
-async function pingOf(answer: Response | undefined): Promise<PingResponse | undefined> {
-  if (!answer?.ok) return undefined;
-  try {
-    const ping = (await answer.json()) as Partial<PingResponse>;
-    return typeof ping.instanceId === "string" ? (ping as PingResponse) : undefined;
-  } catch {
-    return undefined;
   }
 }

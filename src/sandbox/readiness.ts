@@ -6,6 +6,7 @@
  * hung probe is retried within half a second while a slow network still gets a long one later.
  */
 import type { WaitOptions } from "@cloudflare/containers";
+import type { PingResponse } from "../../protocol/process.ts";
 
 export const READINESS = {
   /** Pause between failed probes. */
@@ -39,5 +40,32 @@ export async function probeUntilReady(port: TcpPort, options: WaitOptions, runni
     }
     deadline = Math.min(deadline * 2, READINESS.maxProbeTimeoutMs);
     await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+}
+
+/**
+ * Probes the container server's ping until it answers, as probeUntilReady, and keeps the answer: it
+ * names the new container's generation, which the first call would otherwise ask for right after.
+ */
+export async function probeServerUntilReady(
+  port: TcpPort,
+  options: WaitOptions,
+  running: () => boolean,
+  pingUrl: string,
+): Promise<{ probes: number; ping: PingResponse | undefined }> {
+  let answer: Response | undefined;
+  const probed = { fetch: async (input: RequestInfo | URL, init?: RequestInit) => (answer = await port.fetch(input, init)) };
+  const probes = await probeUntilReady(probed, options, running, pingUrl);
+  return { probes, ping: await pingOf(answer) };
+}
+
+/** A ping's answer, where the server gave one (any answer at all means it listens; an older server may answer another way). */
+async function pingOf(answer: Response | undefined): Promise<PingResponse | undefined> {
+  if (!answer?.ok) return undefined;
+  try {
+    const ping = (await answer.json()) as Partial<PingResponse>;
+    return typeof ping.instanceId === "string" ? (ping as PingResponse) : undefined;
+  } catch {
+    return undefined;
   }
 }
