@@ -35,7 +35,7 @@ import { Persistence } from "./persistence/persistence.ts";
 import { servePort } from "./port-methods.ts";
 import { PortRegistry } from "./ports.ts";
 import { ProcessLedger } from "./process-ledger.ts";
-import { probeServerUntilReady, probeUntilReady, READINESS } from "./readiness.ts";
+import { pingOf, probeKeepingAnswer, READINESS } from "./readiness.ts";
 import { RuntimeChannel } from "./runtime-channel.ts";
 import { containerFailure, runtimeCall, startFailure } from "./runtime-errors.ts";
 import { RunKeyClaims } from "./run-key-claims.ts";
@@ -157,14 +157,12 @@ export class Sandbox extends Container<Env> implements SandboxObject {
    */
   override async waitForPort(options: WaitOptions): Promise<number> {
     const container = this.ctx.container!;
-    if (options.portToCheck !== CONTAINER_SERVER_PORT) {
-      const probes = await probeUntilReady(container.getTcpPort(options.portToCheck), options, () => container.running, `http://${this.pingEndpoint}`);
-      this.#probes += probes;
-      return probes;
-    }
-    const ready = await probeServerUntilReady(this.#serverPort(), options, () => container.running, `http://${this.pingEndpoint}${INFO_ROUTES.ping}`);
+    const server = options.portToCheck === CONTAINER_SERVER_PORT;
+    const port = server ? this.#serverPort() : container.getTcpPort(options.portToCheck);
+    const ready = await probeKeepingAnswer(port, options, () => container.running, `http://${this.pingEndpoint}${server ? INFO_ROUTES.ping : ""}`);
     this.#probes += ready.probes;
-    this.#readyPing = ready.ping;
+    // The server's ping names the new container's generation: the first call need not ask again (onStart).
+    if (server) this.#readyPing = await pingOf(ready.answer);
     return ready.probes;
   }
 

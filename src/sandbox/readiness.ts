@@ -43,24 +43,21 @@ export async function probeUntilReady(port: TcpPort, options: WaitOptions, runni
   }
 }
 
-/**
- * Probes the container server's ping until it answers, as probeUntilReady, and keeps the answer: it
- * names the new container's generation, which the first call would otherwise ask for right after.
- */
-export async function probeServerUntilReady(
+/** As probeUntilReady, keeping the answer that ended the probing (the server's ping names its container's generation). */
+export async function probeKeepingAnswer(
   port: TcpPort,
   options: WaitOptions,
   running: () => boolean,
   pingUrl: string,
-): Promise<{ probes: number; ping: PingResponse | undefined }> {
+): Promise<{ probes: number; answer: Response | undefined }> {
   let answer: Response | undefined;
   const probed = { fetch: async (input: RequestInfo | URL, init?: RequestInit) => (answer = await port.fetch(input, init)) };
   const probes = await probeUntilReady(probed, options, running, pingUrl);
-  return { probes, ping: await pingOf(answer) };
+  return { probes, answer };
 }
 
 /** A ping's answer, where the server gave one (any answer at all means it listens; an older server may answer another way). */
-async function pingOf(answer: Response | undefined): Promise<PingResponse | undefined> {
+export async function pingOf(answer: Response | undefined): Promise<PingResponse | undefined> {
   if (!answer?.ok) return undefined;
   try {
     const ping = (await answer.json()) as Partial<PingResponse>;
