@@ -12,8 +12,18 @@
  * it runs, a watch raises its limit as its sandbox writes, to `ahead` above what it uses again, as
  * far as the host's unpromised room goes; and lowers it again when its sandbox has deleted much,
  * never below what it uses, so its room goes back to the other sandboxes and to new starts.
+ *
+ * A start the host seems short for is first given back what the running disks hold beyond their room
+ * ahead: what a sandbox deletes comes back late on both sides (its file system counts the blocks used
+ * until their discard has run, in the background after a commit; the host, until the discard has
+ * punched them out of the image), so the watch may have lowered a limit on a use that was about to
+ * fall, and it lowers a limit only once the room above it is twice `ahead`. Each disk is settled
+ * (its journal committed and its free blocks trimmed, so its use and its image are what it holds)
+ * and its limit brought down to `ahead` above that; only then is the start refused, on exact numbers.
  */
+import { execFile } from "node:child_process";
 import { statfsSync } from "node:fs";
+import { promisify } from "node:util";
 import { ServiceError } from "../../server-kit/service-error.ts";
 import type { DiskAllowance } from "./disk-allowance.ts";
 
@@ -41,9 +51,12 @@ export class DiskPromises {
   /** The mounted disks, by image. */
   readonly #disks = new Map<string, DiskAllowance>();
   #watch: NodeJS.Timeout | undefined;
+  readonly #fstrim: string | undefined;
 
-  constructor(dataDir: string, ahead: number, rootReserve: number) {
+  /** `fstrim`: where the program is (undefined: none; a settled disk is then only committed). */
+  constructor(dataDir: string, ahead: number, rootReserve: number, fstrim?: string) {
     this.#dataDir = dataDir;
+    this.#fstrim = fstrim;
     this.#ahead = ahead;
     this.#rootReserve = rootReserve;
   }
@@ -55,25 +68,54 @@ export class DiskPromises {
   /**
    * Gives a disk just mounted its limit, `ahead` (and `extra`, room it needs at once) above what it
    * uses, and counts it; or refuses it (INSUFFICIENT_STORAGE, nothing counted) where the host cannot
-   * keep that promise with every other. `force`: counted whatever the host has (a disk found mounted).
+   * keep that promise with every other, once the others are settled. `force`: counted whatever the
+   * host has (a disk found mounted).
    */
-  admit(disk: DiskAllowance, extra = 0, force = false): void {
+  async admit(disk: DiskAllowance, extra = 0, force = false): Promise<void> {
     const limit = Math.min(disk.max, disk.usage().used + this.#rootReserve + this.#ahead + extra);
     const previous = disk.limit;
     disk.set(limit);
-    const promised = disk.promised();
-    const { free, reserve } = this.#host();
-    const others = [...this.#disks.values()].filter((other) => other.image !== disk.image);
-    const together = others.reduce((sum, other) => sum + other.promised(), promised);
-    if (!force && free - reserve < together) {
+    if (!force && this.#shortfall(disk).short) await this.#settle();
+    // Checked and counted in one turn: a start admitted meanwhile is among the others here.
+    const { short, reason } = this.#shortfall(disk);
+    if (!force && short) {
       disk.set(previous);
-      throw new ServiceError(
-        "INSUFFICIENT_STORAGE",
-        `no room on the host's disk for another sandbox: ${mib(free)} free, of which ${mib(reserve)} kept for the service and ${mib(together)} promised to the disks of ${others.length + 1} sandboxes (this one's included)`,
-      );
+      throw new ServiceError("INSUFFICIENT_STORAGE", reason);
     }
     this.#disks.set(disk.image, disk);
     this.#watch ??= setInterval(() => this.#look(), WATCH_INTERVAL_MS).unref();
+  }
+
+  /** Whether the host keeps `disk`'s promise with every other counted one, and if not, why. */
+  #shortfall(disk: DiskAllowance): { short: boolean; reason: string } {
+    const { free, reserve } = this.#host();
+    const others = [...this.#disks.values()].filter((other) => other.image !== disk.image);
+    const together = others.reduce((sum, other) => sum + other.promised(), disk.promised());
+    return {
+      short: free - reserve < together,
+      reason: `no room on the host's disk for another sandbox: ${mib(free)} free, of which ${mib(reserve)} kept for the service and ${mib(together)} promised to the disks of ${others.length + 1} sandboxes (this one's included)`,
+    };
+  }
+
+  /**
+   * Every counted disk made to hold what its sandbox holds, and no more room than `ahead` above it:
+   * its journal committed, then its free blocks trimmed (which waits until the host has them back),
+   * then its limit lowered to its target where it is above.
+   */
+  async #settle(): Promise<void> {
+    await Promise.all(
+      [...this.#disks.values()].map(async (disk) => {
+        // Each step on its own: a disk that cannot be trimmed is still brought down to what it uses.
+        await execFileAsync("sync", ["-f", disk.dir]).catch(() => undefined);
+        if (this.#fstrim !== undefined) await execFileAsync(this.#fstrim, [disk.dir]).catch(() => undefined);
+        try {
+          const target = Math.min(disk.max, disk.usage().used + this.#rootReserve + this.#ahead);
+          if (target < disk.limit) disk.set(target);
+        } catch {
+          // Unmounted meanwhile: its release takes it out.
+        }
+      }),
+    );
   }
 
   /** The disk of `image` counted as `renamed` at `dir` (a warm container's disk become a sandbox's), or no longer (unmounted). */
@@ -128,6 +170,8 @@ export class DiskPromises {
     return { free, reserve };
   }
 }
+
+const execFileAsync = promisify(execFile);
 
 function mib(bytes: number): string {
   return `${Math.max(0, Math.round(bytes / 1024 ** 2))} MiB`;

@@ -118,8 +118,8 @@ export class SandboxDisks {
   constructor(dataDir: string, bytes: number, options: { promisedBytes?: number } = {}) {
     this.dataDir = dataDir;
     this.bytes = bytes;
-    this.promises = new DiskPromises(dataDir, options.promisedBytes ?? PROMISED_BYTES, ROOT_RESERVE_BYTES);
     const dirs = [...(process.env.PATH ?? "").split(":").filter(Boolean), ...SYSTEM_DIRS];
+    this.promises = new DiskPromises(dataDir, options.promisedBytes ?? PROMISED_BYTES, ROOT_RESERVE_BYTES, findExecutable("fstrim", dirs));
     this.#mkfs = findExecutable("mkfs.ext4", dirs);
     this.#unavailable =
       process.getuid?.() !== 0
@@ -164,7 +164,7 @@ export class SandboxDisks {
     const image = this.imagePath(name);
     if (isMountPoint(dir)) {
       // Left mounted by a runtime that crashed: held to a limit again, whatever the host has now.
-      this.promises.admit(new DiskAllowance(image, dir), 0, true);
+      await this.promises.admit(new DiskAllowance(image, dir), 0, true);
       return new SandboxDisk(this, dir, name);
     }
     const made = !existsSync(image);
@@ -216,7 +216,7 @@ export class SandboxDisks {
   async #mountHeld(image: string, dir: string, extra: number): Promise<void> {
     await this.#mount(image, dir);
     try {
-      this.promises.admit(new DiskAllowance(image, dir), extra);
+      await this.promises.admit(new DiskAllowance(image, dir), extra);
     } catch (error) {
       unmount(dir);
       throw error;
