@@ -1,8 +1,10 @@
 /**
  * Request body limits. JSON bodies are capped at LIMITS.maxRequestBodyBytes: one declaring more is
  * refused on its length (Hono's bodyLimit); one without a length is read into memory as far as the
- * limit, and past it read on to its end and thrown away, so the 413 reaches a client that is still
- * sending (a connection closed under its upload would reset and lose the answer). A raw file upload
+ * limit, and past it read on and thrown away, so the 413 reaches a client that is still sending (a
+ * connection closed under its upload would reset and lose the answer). That reading on is bounded
+ * too: past as much again, the body is cancelled and the 413 goes at once, so an endless upload
+ * holds the Worker no longer than a whole one. A raw file upload
  * is not read here: it streams on to the container as it arrives, so only its declared length is
  * checked, against the streamed-file cap; the container counts the bytes of uploads without a length
  * and refuses what is too large.
@@ -25,7 +27,10 @@ function refuseUnread(c: Context<ApiEnv>, message: string, context?: Record<stri
   return errorResponse(c, "PAYLOAD_TOO_LARGE", message, context);
 }
 
-/** A body without a length, read as far as `max`: its bytes, or undefined once it is over (the rest read to its end and dropped). */
+/**
+ * A body without a length, read as far as `max`: its bytes, or undefined once it is over. The rest is
+ * read to its end and dropped, or, past `max` more, cancelled.
+ */
 async function readWithin(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array | undefined> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -36,7 +41,12 @@ async function readWithin(body: ReadableStream<Uint8Array>, max: number): Promis
     size += value.byteLength;
     if (size > max) {
       chunks.length = 0;
-      while (!(await reader.read()).done);
+      for (let dropped = 0; dropped <= max; ) {
+        const next = await reader.read();
+        if (next.done) return undefined;
+        dropped += next.value.byteLength;
+      }
+      await reader.cancel().catch(() => undefined);
       return undefined;
     }
     chunks.push(value);
