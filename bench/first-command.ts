@@ -3,9 +3,10 @@
  * measures a provider: create a sandbox, run `node -v` in it, stop the clock. Sequential creations
  * (median, p95, p99), then a burst of concurrent ones on top of them (still live, idle), each on
  * `npm start`'s stack (wrangler dev → Worker → Durable Object → local runtime → a container server per
- * sandbox): once without a warm pool, once with one, in the same run. Also the resident memory of an idle sandbox's server, the part of
- * it that is its own (USS: its private pages; a server's resident figure counts the Node binary's
- * pages, which every server shares through the page cache) and its proportional share (PSS).
+ * sandbox): once without a warm pool, once with one, in the same run. Also the resident memory of an
+ * idle sandbox's server, the part of it that is its own (USS: its private pages; a server's resident
+ * figure counts the Node binary's pages, which every server shares through the page cache) and its
+ * proportional share (PSS).
  *
  * The runtime's engine trace is on (SANDBOX_ENGINE_TRACE=1): each sequential first command is cut
  * where workerd calls the engine (engine-trace.ts), and the engine's answers to workerd's calls are
@@ -186,6 +187,7 @@ const bench: BenchModule = {
             "Every request: POST /v1/sandboxes/:id/exec with a new id, through wrangler dev → Worker → Durable Object → local runtime. " +
             `The leaderboard runs 100 sequential creations; this runs ${SEQUENTIAL} to stay short, so its p99 is the slowest of them.`,
           `The pool replaces a server it handed out in the background; a warm container boots and waits with cpu.weight ${WARM_CPU_WEIGHT} (a sandbox's: 100), ` +
+            "a warm server outside containers (as here: SANDBOX_ISOLATION=none) with its session's least share (runtime/warm-share.ts), " +
             "so its boot takes only the CPU the sandboxes starting leave.",
         ],
       },
