@@ -147,8 +147,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     if (claimed) openRequests.trackSocket(socket);
     return claimed;
   });
-  // Once quiet after starting (never before listening: on a fraction of a CPU it slows the start):
-  // bash's default options, which session commands' captures compare against, and the code contexts.
+  // Once the first request is answered and the server quiet (never before listening, nor beside a
+  // new sandbox's first command: on a fraction of a CPU it slows both): bash's default options,
+  // which session commands' captures compare against, and the code contexts.
   warmWhenQuiet(context.openRequests, () => {
     void bashDefaultOptions();
     code.warm(warmLanguages(options.warmCodeLanguages));

@@ -8,7 +8,8 @@
  * `.warm-<run id>` with its own run tag. A start takes one, if one is alive, and hands it its sandbox;
  * it then belongs to that sandbox until it exits and is never handed out again. Each one taken is
  * replaced in the background, a warm container booting with the least share of the CPU
- * (WARM_CPU_WEIGHT) until taken. They do not count as sandboxes.
+ * (WARM_CPU_WEIGHT) until taken, a warm server outside containers with its session's least share
+ * (warm-share.ts). They do not count as sandboxes.
  */
 import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ServiceError } from "../server-kit/service-error.ts";
@@ -27,6 +28,8 @@ import { containerSettings } from "./container/settings.ts";
 import { MIN_QUIET_MS } from "./idle.ts";
 import { RoomAtCap } from "./room-at-cap.ts";
 import { fitsWarm, spawnContainer, type ContainerRun, type ContainerSettings } from "./container/sandbox-container.ts";
+import type { ServerChild } from "./server-child.ts";
+import { leastShare, ordinaryShare, warmShareAdjustable } from "./warm-share.ts";
 
 export interface PoolOptions {
   dataDir: string;
@@ -68,6 +71,8 @@ export class ContainerPool {
   readonly #warm: ContainerRun[] = [];
   /** Who sleeps to make room at the cap. */
   readonly #room: RoomAtCap;
+  /** Whether warm servers outside containers wait with the least share of the CPU (warm-share.ts). */
+  readonly #plainShareAdjustable = warmShareAdjustable();
   /** Whether a refill is under way. */
   #refilling = false;
   /** The refill under way, if one is: stopping waits for it (a warm container it is making is ended with its disk). */
@@ -121,6 +126,13 @@ export class ContainerPool {
     return taken;
   }
 
+  /** A warm server outside any container, given an ordinary share of the CPU as it becomes a sandbox's. */
+  #takePlainWarm(): ServerChild | undefined {
+    const server = this.#takeWarm()?.server;
+    if (server && this.#plainShareAdjustable) ordinaryShare(server.child.pid);
+    return server;
+  }
+
   /**
    * Spawns warm servers until the pool holds its size again, in the background and gently: one at a
    * time, each once the last has booted, and none while a sandbox is starting (a boot takes a core
@@ -155,6 +167,8 @@ export class ContainerPool {
     const run = this.#warmContainers
       ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name), WARM_CPU_WEIGHT)
       : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
+    // Outside a container, its session's share stands in for the container's weight (warm-share.ts).
+    if (run && !this.#warmContainers && this.#plainShareAdjustable) leastShare(run.server.child.pid);
     if (!run) return undefined;
     const server = run.server;
     if (this.#closed) {
@@ -223,7 +237,7 @@ export class ContainerPool {
         request,
         ...(secret === undefined ? {} : { secret }),
         // A warm server is of one kind: a plain one for plain sandboxes, a container for containers.
-        takeWarm: () => (this.#warmContainers ? undefined : this.#takeWarm()?.server),
+        takeWarm: () => (this.#warmContainers ? undefined : this.#takePlainWarm()),
         takeWarmContainer: () => (this.#warmContainers ? this.#takeWarm() : undefined),
       }),
     );

@@ -14,11 +14,17 @@ export function isObserving(url: string | undefined): boolean {
 
 export class OpenRequests {
   #count = 0;
+  #answered = 0;
   /** When the last request ended (at first: when the server began serving). */
   #quietSince = Date.now();
 
   get count(): number {
     return this.#count;
+  }
+
+  /** Requests (and sockets) that have ended since the server began serving. */
+  get answered(): number {
+    return this.#answered;
   }
 
   /** How long no request has been open, in ms. */
@@ -31,6 +37,7 @@ export class OpenRequests {
     this.#count++;
     socket.once("close", () => {
       this.#count--;
+      this.#answered++;
       this.#quietSince = Date.now();
     });
   }
@@ -40,6 +47,7 @@ export class OpenRequests {
     this.#count++;
     res.once("close", () => {
       this.#count--;
+      this.#answered++;
       this.#quietSince = Date.now();
     });
   }

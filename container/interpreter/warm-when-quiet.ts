@@ -1,8 +1,10 @@
 /**
- * When the default code contexts start: once the server has answered its first requests and been
- * quiet a moment, never in the middle of them. A sandbox's first command comes the moment the server
- * listens; two interpreters starting beside it would make it wait for the CPU on a small machine.
- * A server that is never quiet for that long starts them anyway after WARM_AT_THE_LATEST_MS.
+ * When the default code contexts (and bash's default options) are readied: once the server has
+ * answered its first request and then been quiet a moment, never in the middle of it. A sandbox's
+ * first command comes right after the server listens, behind readiness pings (which do not count);
+ * two interpreters starting beside it would make it wait for the CPU on a small machine, so a server
+ * waits for that command to be answered rather than for a pause before it. A server that is never
+ * asked anything, or never quiet, readies them anyway after WARM_AT_THE_LATEST_MS.
  */
 import type { OpenRequests } from "../http/open-requests.ts";
 
@@ -13,7 +15,8 @@ const WARM_AT_THE_LATEST_MS = 2_000;
 export function warmWhenQuiet(requests: OpenRequests, warm: () => void): void {
   const since = Date.now();
   const check = () => {
-    if (requests.quietMs() >= QUIET_MS || Date.now() - since >= WARM_AT_THE_LATEST_MS) warm();
+    const afterFirstAnswer = requests.answered > 0 && requests.quietMs() >= QUIET_MS;
+    if (afterFirstAnswer || Date.now() - since >= WARM_AT_THE_LATEST_MS) warm();
     else setTimeout(check, POLL_MS).unref();
   };
   setTimeout(check, QUIET_MS).unref();

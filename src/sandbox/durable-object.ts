@@ -26,6 +26,7 @@ import { EGRESS_HANDLER, egressOutboundHandler } from "./cloudflare-egress/outbo
 import { networkAllowedBy, PlatformEgress } from "./cloudflare-egress/platform-egress.ts";
 import { CONFIG_KEY, envChanges, isolationOf, sameIsolation } from "./config.ts";
 import { ContainerApi, type PortFetcher } from "./container-api.ts";
+import { writeContainerStateUnconfirmed } from "./container-state-writes.ts";
 import { assertSameGeneration, GenerationTracker, stillThere, type Generation } from "./generation.ts";
 import { keepAliveSettingsOf } from "./keep-alive.ts";
 import { destroySandbox, LIFE_KEY } from "./lifecycle-methods.ts";
@@ -93,6 +94,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     super(ctx, env);
+    writeContainerStateUnconfirmed(this, ctx.storage);
     // The local runtime knows the sandbox by its id where that is a valid key (its folder is named so), else by the object's id.
     const name = ctx.id.name;
     const key = name !== undefined && isValidSandboxId(name) ? name : ctx.id.toString();
@@ -140,7 +142,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   override onStart(): void {
     this.#generations.reset(this.#readyPing);
     this.#readyPing = undefined;
-    void this.ctx.storage.put(LIFE_KEY, "started");
+    // Kept as before, but the requests that follow (the readiness probe, the first command) need not wait for its commit.
+    void this.ctx.storage.put(LIFE_KEY, "started", { allowUnconfirmed: true });
     this.#activity.containerStartedAt = Date.now();
     if (!this.#runtime) void this.#platformEgress.started(this.enableInternet);
   }

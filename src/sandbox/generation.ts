@@ -54,7 +54,9 @@ export class GenerationTracker {
     const stored = await this.#storage.get<Generation>(STORAGE_KEY);
     if (stored?.instanceId === instanceId) return stored;
     const next: Generation = { instanceId, number: (stored?.number ?? 0) + 1, startedAt: new Date().toISOString() };
-    await this.#storage.put(STORAGE_KEY, next);
+    // The command that follows need not wait for the commit: handles name the instance id, which the
+    // container itself reports; a lost write (the object is reset then) numbers the same instance again.
+    await this.#storage.put(STORAGE_KEY, next, { allowUnconfirmed: true });
     return next;
   }
 }

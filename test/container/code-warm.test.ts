@@ -1,12 +1,14 @@
 /**
  * Warm default contexts: the server starts the default contexts of the warm languages (python unless
- * the operator names more) once it is quiet after starting, unlisted, and the first run without a
- * context takes one that was there before it asked; a warm context that started before the
- * sandbox's env changed is let go for a fresh one that sees the change.
+ * the operator names more) once it has answered its first request and is quiet, unlisted, and the
+ * first run without a context takes one that was there before it asked; pings alone (a readiness
+ * probe's) start none, so none run beside a new sandbox's first command; a warm context that started
+ * before the sandbox's env changed is let go for a fresh one that sees the change.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { warmLanguages } from "../../container/interpreter/languages.ts";
 import type { CodeContext } from "../../protocol/code.ts";
+import { INFO_ROUTES } from "../../protocol/info.ts";
 import { mainResult, run, stdoutText } from "./code-helpers.ts";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
@@ -32,8 +34,22 @@ describe("warm default contexts", () => {
     expect(Number(mainResult(js)?.text)).toBeGreaterThan(0);
   });
 
+  it("wait for the first request's answer: pings alone start none", async () => {
+    sandbox = await startSandbox({ warmCodeLanguages: ["python"] });
+    for (let i = 0; i < 5; i++) {
+      expect((await sandbox.get(INFO_ROUTES.ping)).status).toBe(200);
+      await pause(150);
+    }
+    const asked = Date.now();
+    await run(sandbox, undefined, "1");
+    const [context] = await contexts(sandbox);
+    // Started by this run, not readied before it.
+    expect(Date.parse(context!.createdAt)).toBeGreaterThanOrEqual(asked - 5);
+  });
+
   it("are let go when the sandbox's env changed after they started", async () => {
     sandbox = await startSandbox();
+    await contexts(sandbox); // the first answer: the warm contexts start once quiet after it
     await pause(1000);
     const set = await sandbox.post("/api/env", { vars: { LATE_VAR: "seen" } });
     expect(set.status).toBe(200);

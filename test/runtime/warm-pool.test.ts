@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { RuntimeStartRequest } from "../../protocol/runtime.ts";
 import { directLauncher } from "../../runtime/launch.ts";
 import { ContainerPool } from "../../runtime/pool.ts";
+import { autogroupNice, warmShareAdjustable } from "../../runtime/warm-share.ts";
 import type { ContainerProcess } from "../../runtime/container-process.ts";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { containerCall, eventually, tempDataDir, type DataDir } from "./helpers.ts";
@@ -71,6 +72,19 @@ describe("the warm pool", () => {
     await fullPool();
     expect(readdirSync(join(dataDir.path, "warm")).filter((name) => name.startsWith(".warm-"))).toHaveLength(2);
     expect(readFileSync(join(dataDir.path, "warm", "wp-a", "container.pid"), "utf8")).toContain(again.runId);
+  });
+
+  // Outside containers there is no cgroup to weigh: the server's session (its autogroup) is (warm-share.ts).
+  it.runIf(warmShareAdjustable())("keeps a warm server outside containers at its session's least CPU share, an ordinary one once taken", async () => {
+    await fullPool();
+    const pid = warmServerPid(join(dataDir.path, "warm"));
+    expect(autogroupNice(pid)).toBe(19);
+    const coldShare = autogroupNice((await cold.start("wp-share-cold", {})).info().pid!);
+    let taken: ContainerProcess | undefined;
+    for (let i = 0; i < 2 && taken?.info().pid !== pid; i++) taken = await warm.start(`wp-share-${i}`, {});
+    expect(taken?.info().pid).toBe(pid);
+    expect(autogroupNice(pid)).toBe(coldShare);
+    expect(coldShare).toBe(0);
   });
 
   it("keeps warm servers out of the sandboxes' count and stops them with the pool", async () => {
