@@ -1,0 +1,56 @@
+/**
+ * lazySchema: a schema declared here once and built on its first use, then kept.
+ *
+ * Why: a zod schema is an object with its internals, closures and checks, and the protocol declares
+ * well over a thousand of them. Built at load, every container server holds all of them (and the
+ * image's startup snapshot carries them twice: in the heap and serialized), although an idle server
+ * validates nothing and a busy one uses a few route groups. Declared through this, a schema costs one
+ * small stand-in until something reads it; validation is the same schema, built the same way.
+ *
+ * The stand-in is a Proxy over the built schema: it has the schema's type, so `z.infer`, `.extend`,
+ * `.shape` and composition read as before, and a schema built from others holds their stand-ins (which
+ * build them when it is built). zod's metadata registry is keyed by object, so the stand-in is given
+ * the built schema's metadata (its description) when it is built: JSON Schema made from it says the same.
+ */
+import * as z from "zod";
+
+/** What a stand-in stands over: how to build its schema, and the schema once built. */
+interface Pending {
+  build: () => z.ZodType;
+  built?: z.ZodType;
+  standIn?: z.ZodType;
+}
+
+function built(pending: Pending): z.ZodType {
+  if (pending.built === undefined) {
+    const schema = (pending.built = pending.build());
+    const meta = z.globalRegistry.get(schema);
+    if (meta) z.globalRegistry.add(pending.standIn!, meta);
+  }
+  return pending.built;
+}
+
+/**
+ * One handler for every stand-in: getters run on the built schema itself, and methods called on the
+ * stand-in read the schema through it. Descriptors are reported configurable, since the stand-in's own
+ * target does not hold the built schema's fixed properties.
+ */
+const STAND_IN: ProxyHandler<Pending> = {
+  get: (pending, key) => Reflect.get(built(pending), key),
+  has: (pending, key) => Reflect.has(built(pending), key),
+  set: (pending, key, value) => Reflect.set(built(pending), key, value),
+  ownKeys: (pending) => Reflect.ownKeys(built(pending)),
+  getOwnPropertyDescriptor: (pending, key) => {
+    const descriptor = Reflect.getOwnPropertyDescriptor(built(pending), key);
+    return descriptor && { ...descriptor, configurable: true };
+  },
+  defineProperty: (pending, key, descriptor) => Reflect.defineProperty(built(pending), key, descriptor),
+  deleteProperty: (pending, key) => Reflect.deleteProperty(built(pending), key),
+  getPrototypeOf: (pending) => Reflect.getPrototypeOf(built(pending)),
+};
+
+export function lazySchema<S extends z.ZodType>(build: () => S): S {
+  const pending: Pending = { build };
+  pending.standIn = new Proxy(pending, STAND_IN) as unknown as z.ZodType;
+  return pending.standIn as S;
+}
