@@ -1,15 +1,15 @@
 /**
  * lazySchema: a schema declared here once and built on its first use, then kept.
  *
- * Why: a zod schema is an object with its internals, closures and checks, and the protocol declares
- * well over a thousand of them. Built at load, every container server holds all of them (and the
+ * Why: a zod schema is an object with its internals, closures and checks, and the protocol's
+ * declarations make some 1,600 of them. Built at load, every container server holds all of them (and the
  * image's startup snapshot carries them twice: in the heap and serialized), although an idle server
  * validates nothing and a busy one uses a few route groups. Declared through this, a schema costs one
  * small stand-in until something reads it; validation is the same schema, built the same way.
  *
  * The stand-in is a Proxy over the built schema: it has the schema's type, so `z.infer`, `.extend`,
- * `.shape` and composition read as before, and a schema built from others holds their stand-ins (which
- * build them when it is built). zod's metadata registry is keyed by object, so the stand-in is given
+ * `.shape` and composition read as before, and a schema built from others holds their stand-ins (built
+ * in turn when it first reads them). zod's metadata registry is keyed by object, so the stand-in is given
  * the built schema's metadata (its description) when it is built: JSON Schema made from it says the same.
  */
 import * as z from "zod";
