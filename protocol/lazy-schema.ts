@@ -9,15 +9,19 @@
  *
  * The stand-in is a Proxy over the built schema: it has the schema's type, so `z.infer`, `.extend`,
  * `.shape` and composition read as before, and a schema built from others holds their stand-ins (built
- * in turn when it first reads them). zod's metadata registry is keyed by object, so the stand-in is given
- * the built schema's metadata (its description) when it is built: JSON Schema made from it says the same.
+ * in turn when it first reads them). What zod keeps by object (its metadata registry, what its JSON
+ * Schema generator has made of each schema) sees the stand-in as a schema of its own that refers to
+ * the built one, so JSON Schema made from it is the built schema's.
  */
 import * as z from "zod";
 
-/** What a stand-in stands over: how to build its schema, and the schema once built. */
+type Internals = z.ZodType["_zod"];
+
+/** What a stand-in stands over: how to build its schema, the schema once built, and its internals as the stand-in's. */
 interface Pending {
   build: () => z.ZodType;
   built?: z.ZodType;
+  internals?: Internals;
   standIn?: z.ZodType;
 }
 
@@ -31,12 +35,30 @@ function built(pending: Pending): z.ZodType {
 }
 
 /**
+ * The built schema's internals, as the stand-in's: the same, except for JSON Schema. zod's generator
+ * keeps what it made of each schema by the object it was given (the stand-in), while the built
+ * schema's own JSON Schema step looks itself up: so the stand-in's step makes the built schema's and
+ * refers to it, as zod's own `z.lazy` does.
+ */
+function internals(pending: Pending): Internals {
+  if (pending.internals === undefined) {
+    const schema = built(pending);
+    const processJSONSchema: Internals["processJSONSchema"] = (context, _json, params) => {
+      z.core.processSchema(schema, context, params);
+      context.seen.get(pending.standIn!)!.ref = schema;
+    };
+    pending.internals = Object.create(schema._zod, { processJSONSchema: { value: processJSONSchema } }) as Internals;
+  }
+  return pending.internals;
+}
+
+/**
  * One handler for every stand-in: getters run on the built schema itself, and methods called on the
  * stand-in read the schema through it. Descriptors are reported configurable, since the stand-in's own
  * target does not hold the built schema's fixed properties.
  */
 const STAND_IN: ProxyHandler<Pending> = {
-  get: (pending, key) => Reflect.get(built(pending), key),
+  get: (pending, key) => (key === "_zod" ? internals(pending) : Reflect.get(built(pending), key)),
   has: (pending, key) => Reflect.has(built(pending), key),
   set: (pending, key, value) => Reflect.set(built(pending), key, value),
   ownKeys: (pending) => Reflect.ownKeys(built(pending)),

@@ -63,6 +63,23 @@ describe("schemas built on first use", () => {
     expect(extended.safeParse({ name: "a" }).success).toBe(false);
   });
 
+  it("a stand-in's JSON Schema is its schema's, whatever the schema is made of", () => {
+    const shapes: (() => z.ZodType)[] = [
+      () => z.string().min(1).describe("a name"),
+      () => z.string().transform((value) => value.length),
+      () => z.number().int().default(3),
+      () => z.object({ a: z.string().optional(), b: z.array(z.number()) }).strict().describe("a thing"),
+      () => z.discriminatedUnion("type", [z.object({ type: z.literal("a") }), z.object({ type: z.literal("b"), n: z.number() })]),
+    ];
+    for (const shape of shapes) {
+      for (const io of ["input", "output"] as const) {
+        expect(z.toJSONSchema(lazySchema(shape), { io, unrepresentable: "any" })).toEqual(z.toJSONSchema(shape(), { io, unrepresentable: "any" }));
+        const holder = (field: z.ZodType) => z.object({ field, again: field.optional() });
+        expect(z.toJSONSchema(holder(lazySchema(shape)), { io, unrepresentable: "any" })).toEqual(z.toJSONSchema(holder(shape()), { io, unrepresentable: "any" }));
+      }
+    }
+  });
+
   it("a stand-in's JSON Schema keeps its description, alone and as a field", () => {
     const described = lazySchema(() => z.string().describe("what it is"));
     expect(z.toJSONSchema(described)).toMatchObject({ type: "string", description: "what it is" });
