@@ -14,6 +14,8 @@
  * the built one, so JSON Schema made from it is the built schema's.
  */
 import * as z from "zod";
+// By name from zod's core (not `z.core`, which would bring the whole of its core into the bundle).
+import { processSchema } from "zod/v4/core";
 
 type Internals = z.ZodType["_zod"];
 
@@ -44,7 +46,7 @@ function internals(pending: Pending): Internals {
   if (pending.internals === undefined) {
     const schema = built(pending);
     const processJSONSchema: Internals["processJSONSchema"] = (context, _json, params) => {
-      z.core.processSchema(schema, context, params);
+      processSchema(schema, context, params);
       context.seen.get(pending.standIn!)!.ref = schema;
     };
     pending.internals = Object.create(schema._zod, { processJSONSchema: { value: processJSONSchema } }) as Internals;
