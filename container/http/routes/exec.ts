@@ -45,8 +45,9 @@ const execBodySchema = lazySchema(() => acceptingTheirOrigin(execRequestSchema))
 /**
  * Builds what a sandbox's first command is validated with (schemas are built on first use,
  * protocol/lazy-schema.ts), by validating a command as that request would: the image's startup
- * snapshot holds them built, and a server started without it builds them once it is quiet, so the
- * first command pays for neither. Every other route group's schemas wait for their first request.
+ * snapshot holds them built, and a server started without it builds them once it is quiet (a command
+ * that comes before then builds them itself). Every other route group's schemas wait for their first
+ * request.
  */
 export function buildExecSchemas(): void {
   execBodySchema.safeParse({ command: "true" });
