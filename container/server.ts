@@ -18,6 +18,7 @@ import { CodeContexts } from "./interpreter/code-contexts.ts";
 import type { CodeLanguage } from "../protocol/code.ts";
 import { interpreterPrograms, warmLanguages, type InterpreterPrograms } from "./interpreter/languages.ts";
 import { ROUTE_GROUPS } from "./http/routes/index.ts";
+import { buildExecSchemas } from "./http/routes/exec.ts";
 import { platformTrustBundle } from "./boot/platform-trust.ts";
 import { imageEnvironment } from "./boot/server-env.ts";
 import { serveTerminalSockets } from "./http/terminal-socket.ts";
@@ -149,9 +150,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   });
   // Once the first request is answered and the server quiet (never before listening, nor beside a
   // new sandbox's first command: on a fraction of a CPU it slows both): bash's default options,
-  // which session commands' captures compare against, and the code contexts.
+  // which session commands' captures compare against, the schemas of a first command (already built
+  // in a server restored from the image's snapshot), and the code contexts.
   warmWhenQuiet(context.openRequests, () => {
     void bashDefaultOptions();
+    buildExecSchemas();
     code.warm(warmLanguages(options.warmCodeLanguages));
   });
 

@@ -10,6 +10,7 @@
  */
 import * as z from "zod";
 import type { SuccessEnvelope } from "./process.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const ARCHIVE_ROUTES = {
   /** POST `{ paths? }` → `application/gzip` bytes. */
@@ -69,29 +70,29 @@ export function maxDecompressedBytes(limits: { maxExtractedBytes: number; maxExt
  * A path an archive may cover: relative to the workspace, without `..` or NUL. "." (or none given)
  * is the whole workspace.
  */
-export const archivePathSchema = z
+export const archivePathSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(ARCHIVE_LIMITS.maxPathLength)
   .refine((p) => !p.includes("\0"), "paths cannot contain NUL")
   .refine((p) => !p.startsWith("/"), "archive paths are relative to the workspace")
-  .refine((p) => !p.split("/").includes(".."), "archive paths cannot contain ..");
+  .refine((p) => !p.split("/").includes(".."), "archive paths cannot contain .."));
 
-export const archivePathsSchema = z.array(archivePathSchema).min(1).max(ARCHIVE_LIMITS.maxPaths);
+export const archivePathsSchema = lazySchema(() => z.array(archivePathSchema).min(1).max(ARCHIVE_LIMITS.maxPaths));
 
 /** The folder an archive is of, or is extracted into: a file path (relative to the workspace, or absolute). */
-export const archiveDirSchema = z
+export const archiveDirSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(ARCHIVE_LIMITS.maxPathLength)
-  .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
+  .refine((p) => !p.includes("\0"), "paths cannot contain NUL"));
 
 /**
  * Wildcard patterns of entries left out (`node_modules`, `*.log`, `.cache/tmp`): `*` and `?` match
  * within one path component, `[…]` a class; a pattern without `/` names an entry at any depth, one
  * with `/` a path in the folder.
  */
-export const archiveExcludePatternsSchema = z
+export const archiveExcludePatternsSchema = lazySchema(() => z
   .array(
     z
       .string()
@@ -99,9 +100,9 @@ export const archiveExcludePatternsSchema = z
       .max(ARCHIVE_LIMITS.maxPathLength)
       .refine((p) => !p.includes("\0"), "patterns cannot contain NUL"),
   )
-  .max(1024);
+  .max(1024));
 
-export const createArchiveRequestSchema = z.strictObject({
+export const createArchiveRequestSchema = lazySchema(() => z.strictObject({
   /** The folder archived (default: the workspace); `paths` and `exclude` are relative to it. */
   dir: archiveDirSchema.optional(),
   /** What to archive (default: the whole folder). */
@@ -114,27 +115,27 @@ export const createArchiveRequestSchema = z.strictObject({
   gitignore: z.boolean().optional(),
   /** "tar.gz" (default) or "tar". Extraction takes either. */
   format: z.enum(ARCHIVE_FORMATS).optional(),
-});
+}));
 export type CreateArchiveRequest = z.output<typeof createArchiveRequestSchema>;
 
 /**
  * Query of `PUT /api/archive/extract`: `clear=true` empties the given paths (repeat `path=`; none:
  * the whole workspace) before extracting, so what is there afterwards is exactly what was saved.
  */
-export const extractArchiveQuerySchema = z.object({
+export const extractArchiveQuerySchema = lazySchema(() => z.object({
   /** The folder extracted into (default: the workspace; made when missing). */
   dir: archiveDirSchema.optional(),
   clear: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
   paths: archivePathsSchema.optional(),
-});
+}));
 export type ExtractArchiveQuery = z.output<typeof extractArchiveQuerySchema>;
 
 /** importArchive()'s options, as the /v1 route takes them from its query. */
-export const importArchiveOptionsSchema = z.strictObject({ dir: archiveDirSchema.optional() });
+export const importArchiveOptionsSchema = lazySchema(() => z.strictObject({ dir: archiveDirSchema.optional() }));
 
-export const importArchiveResultSchema = z.object({
+export const importArchiveResultSchema = lazySchema(() => z.object({
   entries: z.number().int().describe("Entries written (files, folders, links)"),
   bytes: z.number().int().describe("Archive bytes read"),
-});
+}));
 export type ImportArchiveResult = z.infer<typeof importArchiveResultSchema>;
 export type ExtractArchiveResponse = SuccessEnvelope & ImportArchiveResult;

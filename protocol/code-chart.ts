@@ -12,6 +12,7 @@
  * ticks, orientation, an unknown chart's reason) is extra fields they may ignore.
  */
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const CHART_TYPES = ["line", "scatter", "bar", "pie", "box_and_whisker", "superchart", "unknown"] as const;
 export type ChartType = (typeof CHART_TYPES)[number];
@@ -26,21 +27,21 @@ export const CHART_SCALES = ["linear", "log", "symlog", "logit", "asinh", "funct
 export const CHART_DATA_ENV = "SANDBOX_CHART_DATA";
 
 /** A coordinate: a number, an ISO 8601 time on a date axis, a category's name on a categorical one; null for a gap (NaN). */
-const coordinateSchema = z.union([z.number(), z.string()]).nullable();
-const pointSchema = z.tuple([coordinateSchema, coordinateSchema]);
+const coordinateSchema = lazySchema(() => z.union([z.number(), z.string()]).nullable());
+const pointSchema = lazySchema(() => z.tuple([coordinateSchema, coordinateSchema]));
 /** An error bar's ends, in data values: [low, high]. */
-const rangeSchema = z.tuple([z.number(), z.number()]);
+const rangeSchema = lazySchema(() => z.tuple([z.number(), z.number()]));
 
-const scaleSchema = z.enum(CHART_SCALES);
+const scaleSchema = lazySchema(() => z.enum(CHART_SCALES));
 
 /** What every chart has. */
-const chartBase = {
+const chartBase = lazySchema(() => z.object({
   /** The axes' title (for a superchart, the figure's suptitle); null when it has none. */
   title: z.string().nullable(),
-};
+}));
 
 /** What a chart on x and y axes has. Labels are null when unset; a unit is what the label gives in "(…)" or "[…]". */
-const axesFields = {
+const axesFields = lazySchema(() => z.object({
   x_label: z.string().nullable(),
   y_label: z.string().nullable(),
   x_unit: z.string().optional(),
@@ -52,9 +53,9 @@ const axesFields = {
   x_tick_labels: z.array(z.string()),
   y_ticks: z.array(coordinateSchema),
   y_tick_labels: z.array(z.string()),
-};
+}));
 
-export const pointElementSchema = z.object({
+export const pointElementSchema = lazySchema(() => z.object({
   /**
    * `line` (plot, step, errorbar), `scatter` (scatter, or plot with markers and no line), `area`
    * (fill_between, stackplot: `points` is the upper edge, `baseline` the lower).
@@ -67,9 +68,9 @@ export const pointElementSchema = z.object({
   /** Error bars, one [low, high] per point (errorbar's xerr and yerr), null where a point has none. */
   x_errors: z.array(rangeSchema.nullable()).optional(),
   y_errors: z.array(rangeSchema.nullable()).optional(),
-});
+}));
 
-export const barElementSchema = z.object({
+export const barElementSchema = lazySchema(() => z.object({
   /** The bar's category (its tick label), else its position as text. */
   label: z.string(),
   /** The series: the bar call's label, or "Group 1", "Group 2" … */
@@ -83,9 +84,9 @@ export const barElementSchema = z.object({
   base: z.number(),
   /** Error bar ends on the value axis. */
   error: rangeSchema.optional(),
-});
+}));
 
-export const pieElementSchema = z.object({
+export const pieElementSchema = lazySchema(() => z.object({
   /** The wedge's label, or "Slice 1" … */
   label: z.string(),
   /** Degrees of the circle the wedge takes. */
@@ -93,9 +94,9 @@ export const pieElementSchema = z.object({
   /** Share of the whole circle, angle / 360. */
   fraction: z.number(),
   radius: z.number(),
-});
+}));
 
-export const boxElementSchema = z.object({
+export const boxElementSchema = lazySchema(() => z.object({
   /** The box's tick label, else its position as text. */
   label: z.string(),
   position: z.number(),
@@ -108,43 +109,43 @@ export const boxElementSchema = z.object({
   outliers: z.array(z.number()),
   /** When the boxplot shows means. */
   mean: z.number().optional(),
-});
+}));
 
-const orientationSchema = z.enum(["vertical", "horizontal"]);
+const orientationSchema = lazySchema(() => z.enum(["vertical", "horizontal"]));
 
-export const lineChartSchema = z.object({ type: z.literal("line"), ...chartBase, ...axesFields, elements: z.array(pointElementSchema) });
-export const scatterChartSchema = z.object({ type: z.literal("scatter"), ...chartBase, ...axesFields, elements: z.array(pointElementSchema) });
-export const barChartSchema = z.object({
+export const lineChartSchema = lazySchema(() => z.object({ type: z.literal("line"), ...chartBase.shape, ...axesFields.shape, elements: z.array(pointElementSchema) }));
+export const scatterChartSchema = lazySchema(() => z.object({ type: z.literal("scatter"), ...chartBase.shape, ...axesFields.shape, elements: z.array(pointElementSchema) }));
+export const barChartSchema = lazySchema(() => z.object({
   type: z.literal("bar"),
-  ...chartBase,
-  ...axesFields,
+  ...chartBase.shape,
+  ...axesFields.shape,
   /** vertical: categories along x, values up y; horizontal (barh): categories along y. Axis fields keep their own axis. */
   orientation: orientationSchema,
   elements: z.array(barElementSchema),
-});
-export const pieChartSchema = z.object({ type: z.literal("pie"), ...chartBase, elements: z.array(pieElementSchema) });
-export const boxChartSchema = z.object({
+}));
+export const pieChartSchema = lazySchema(() => z.object({ type: z.literal("pie"), ...chartBase.shape, elements: z.array(pieElementSchema) }));
+export const boxChartSchema = lazySchema(() => z.object({
   type: z.literal("box_and_whisker"),
-  ...chartBase,
-  ...axesFields,
+  ...chartBase.shape,
+  ...axesFields.shape,
   orientation: orientationSchema,
   elements: z.array(boxElementSchema),
-});
-export const unknownChartSchema = z.object({
+}));
+export const unknownChartSchema = lazySchema(() => z.object({
   type: z.literal("unknown"),
-  ...chartBase,
+  ...chartBase.shape,
   elements: z.array(z.unknown()).length(0),
   /** Why this axes is not charted: what it holds that does not map, or what failed. */
   reason: z.string(),
-});
+}));
 
 /** The chart of one axes. */
-export const axesChartSchema = z.discriminatedUnion("type", [lineChartSchema, scatterChartSchema, barChartSchema, pieChartSchema, boxChartSchema, unknownChartSchema]);
+export const axesChartSchema = lazySchema(() => z.discriminatedUnion("type", [lineChartSchema, scatterChartSchema, barChartSchema, pieChartSchema, boxChartSchema, unknownChartSchema]));
 export type AxesChart = z.infer<typeof axesChartSchema>;
 
 /** Several axes in one figure (subplots, twin axes), in the figure's order. */
-export const superChartSchema = z.object({ type: z.literal("superchart"), ...chartBase, elements: z.array(axesChartSchema) });
+export const superChartSchema = lazySchema(() => z.object({ type: z.literal("superchart"), ...chartBase.shape, elements: z.array(axesChartSchema) }));
 
 /** A result's `chart`: a figure of one axes is that axes' chart. */
-export const chartSchema = z.discriminatedUnion("type", [lineChartSchema, scatterChartSchema, barChartSchema, pieChartSchema, boxChartSchema, unknownChartSchema, superChartSchema]);
+export const chartSchema = lazySchema(() => z.discriminatedUnion("type", [lineChartSchema, scatterChartSchema, barChartSchema, pieChartSchema, boxChartSchema, unknownChartSchema, superChartSchema]));
 export type Chart = z.infer<typeof chartSchema>;

@@ -25,6 +25,7 @@ import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { envNameSchema, envVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { idRoute } from "./route-path.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const CODE_LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
 export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
@@ -68,22 +69,22 @@ export const CODE_ROUTES = {
 } as const;
 
 /** Context and execution ids: minted by the server, echoed by callers. */
-export const codeIdSchema = z
+export const codeIdSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9._:@-]+$/, "ids use letters, digits and . _ : @ -");
+  .regex(/^[A-Za-z0-9._:@-]+$/, "ids use letters, digits and . _ : @ -"));
 
 // ── requests ────────────────────────────────────────────────────────────────
 
 /** A language's full name; what contexts report. */
-export const codeLanguageSchema = z.enum(CODE_LANGUAGES);
+export const codeLanguageSchema = lazySchema(() => z.enum(CODE_LANGUAGES));
 /** A language as a caller names it (full name or alias), read as its full name. */
-export const codeLanguageNameSchema = z
+export const codeLanguageNameSchema = lazySchema(() => z
   .enum([...CODE_LANGUAGES, ...(Object.keys(CODE_LANGUAGE_ALIASES) as (keyof typeof CODE_LANGUAGE_ALIASES)[])])
-  .transform((name): CodeLanguage => (name in CODE_LANGUAGE_ALIASES ? CODE_LANGUAGE_ALIASES[name as keyof typeof CODE_LANGUAGE_ALIASES] : (name as CodeLanguage)));
+  .transform((name): CodeLanguage => (name in CODE_LANGUAGE_ALIASES ? CODE_LANGUAGE_ALIASES[name as keyof typeof CODE_LANGUAGE_ALIASES] : (name as CodeLanguage))));
 
-export const createCodeContextRequestSchema = z.strictObject({
+export const createCodeContextRequestSchema = lazySchema(() => z.strictObject({
   /** Default python; aliases (py, js, ts, sh) name the same languages. */
   language: codeLanguageNameSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the session's, else the workspace. */
@@ -92,12 +93,12 @@ export const createCodeContextRequestSchema = z.strictObject({
   env: z.record(envNameSchema, z.string()).optional(),
   /** Start in this session's cwd and env. */
   sessionId: sessionIdSchema.optional(),
-});
+}));
 export type CreateCodeContextRequest = z.output<typeof createCodeContextRequestSchema>;
 /** The request as a caller writes it (a language may be an alias). */
 export type CreateCodeContextInput = z.input<typeof createCodeContextRequestSchema>;
 
-export const runCodeRequestSchema = z.strictObject({
+export const runCodeRequestSchema = lazySchema(() => z.strictObject({
   code: z.string().max(CODE_LIMITS.maxCodeLength),
   /** The context to run in; without one, the sandbox's default context for `language`. */
   contextId: codeIdSchema.optional(),
@@ -117,14 +118,14 @@ export const runCodeRequestSchema = z.strictObject({
    */
   env: envVarsSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
-});
+}));
 export type RunCodeRequest = z.output<typeof runCodeRequestSchema>;
 /** The request as a caller writes it (a language may be an alias). */
 export type RunCodeInput = z.input<typeof runCodeRequestSchema>;
 
 // ── what comes back ─────────────────────────────────────────────────────────
 
-export const codeContextSchema = z.object({
+export const codeContextSchema = lazySchema(() => z.object({
   id: z.string(),
   language: codeLanguageSchema,
   /** The directory the interpreter started in (a cell may change it; that persists in the context). */
@@ -136,14 +137,14 @@ export const codeContextSchema = z.object({
   isDefault: z.boolean(),
   /** Cells run since the interpreter (re)started. */
   executionCount: z.number().int(),
-});
+}));
 export type CodeContext = z.infer<typeof codeContextSchema>;
 
 /**
  * One output of a cell, as a MIME bundle: each format it has, and whether it is the value of the
  * cell's last expression. Binary formats (png, jpeg) are base64; json is the value itself.
  */
-export const resultSchema = z.object({
+export const resultSchema = lazySchema(() => z.object({
   /** text/plain */
   text: z.string().optional(),
   html: z.string().optional(),
@@ -160,14 +161,14 @@ export const resultSchema = z.object({
   chart: chartSchema.optional(),
   /** The value of the cell's last expression (one per run at most); display() results are not. */
   isMainResult: z.boolean(),
-});
+}));
 export type Result = z.infer<typeof resultSchema>;
 /** The formats a Result may carry, in the order they are listed. */
 export const RESULT_FORMATS = ["text", "html", "markdown", "svg", "png", "jpeg", "json", "latex", "javascript", "chart"] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
 
 /** An error the user's code raised, as the language reports it. */
-export const executionErrorSchema = z.object({
+export const executionErrorSchema = lazySchema(() => z.object({
   /** e.g. ZeroDivisionError, NameError, SyntaxError, TypeError, KeyboardInterrupt. */
   name: z.string(),
   /** The error's text (E2B's name for it). */
@@ -176,10 +177,10 @@ export const executionErrorSchema = z.object({
   message: z.string(),
   /** The lines the language prints for it (a Python traceback, a JS stack). */
   traceback: z.array(z.string()),
-});
+}));
 export type ExecutionError = z.infer<typeof executionErrorSchema>;
 /** An error as an interpreter reports it, before `message` is added. */
-export const raisedErrorSchema = executionErrorSchema.omit({ message: true });
+export const raisedErrorSchema = lazySchema(() => executionErrorSchema.omit({ message: true }));
 export type RaisedError = z.infer<typeof raisedErrorSchema>;
 
 /** The ExecutionError of a reported error: `message` always repeats `value`, whoever built it. */
@@ -188,7 +189,7 @@ export function executionError(raised: RaisedError): ExecutionError {
 }
 
 /** How a run ended, beyond its results: decided by the container when the cell is over. */
-export const executionOutcomeSchema = z.object({
+export const executionOutcomeSchema = lazySchema(() => z.object({
   /** The cell's number in its context (from 1 after each restart); 0 when it never ran. */
   executionCount: z.number().int(),
   /** Milliseconds the cell ran (not counting the wait for its turn). */
@@ -198,10 +199,10 @@ export const executionOutcomeSchema = z.object({
   timedOut: z.boolean().optional(),
   /** The interpreter was killed (the cell would not stop, or it died) and restarted: its state is gone. */
   contextRestarted: z.boolean().optional(),
-});
+}));
 export type ExecutionOutcome = z.infer<typeof executionOutcomeSchema>;
 
-export const executionSchema = executionOutcomeSchema.extend({
+export const executionSchema = lazySchema(() => executionOutcomeSchema.extend({
   /** The cell's code, as Cloudflare's Execution carries it. */
   code: z.string(),
   executionId: z.string(),
@@ -213,7 +214,7 @@ export const executionSchema = executionOutcomeSchema.extend({
   error: executionErrorSchema.optional(),
   /** Output or results went past what the Execution keeps (see maxOutputBytes); the rest was dropped. */
   truncated: z.boolean().optional(),
-});
+}));
 export type Execution = z.infer<typeof executionSchema>;
 
 interface CodeEventBase {
@@ -237,15 +238,15 @@ export type CodeEvent =
 
 export type CodeContextResponse = SuccessEnvelope & { context: CodeContext };
 export type ListCodeContextsResponse = SuccessEnvelope & { contexts: CodeContext[] };
-export const deleteCodeContextResultSchema = z.object({
+export const deleteCodeContextResultSchema = lazySchema(() => z.object({
   contextId: z.string(),
   cancelled: z.number().int().describe("Runs that were running or waiting in the context, stopped by the delete"),
-});
+}));
 export type DeleteCodeContextResponse = SuccessEnvelope & z.infer<typeof deleteCodeContextResultSchema>;
-export const interruptCodeResultSchema = z.object({
+export const interruptCodeResultSchema = lazySchema(() => z.object({
   executionId: z.string(),
   interrupted: z.boolean().describe("False when the run had already finished"),
-});
+}));
 export type InterruptCodeResponse = SuccessEnvelope & z.infer<typeof interruptCodeResultSchema>;
 /** `POST /api/code/run`: the Execution itself. */
 export type RunCodeResponse = Execution;

@@ -3,6 +3,7 @@
  * client's rebuilt error classes — names one of these codes; the HTTP status comes from here.
  */
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const ERROR_CODES = {
   INVALID_JSON: 400,
@@ -145,14 +146,14 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The body of every error response. */
-export const errorResponseSchema = z.object({
+export const errorResponseSchema = lazySchema(() => z.object({
   success: z.literal(false),
   code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
   message: z.string(),
   httpStatus: z.number().int(),
   timestamp: z.string(),
   context: z.record(z.string(), z.unknown()).optional(),
-});
+}));
 export type ErrorResponse = z.infer<typeof errorResponseSchema>;
 
 export function isErrorCode(value: unknown): value is ErrorCode {

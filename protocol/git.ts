@@ -9,6 +9,7 @@ import { LIMITS } from "./limits.ts";
 import type { SuccessEnvelope } from "./process.ts";
 import { commandSessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const GIT_ROUTES = {
   clone: "/api/git/clone",
@@ -26,13 +27,13 @@ export const GIT_LIMITS = {
  * A branch or tag name as `git clone --branch` takes it. Never starting with `-` (git would read it
  * as an option), no `..`, whitespace or the characters git refuses in ref names.
  */
-const branchSchema = z
+const branchSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(255)
-  .regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\\x00-\x1f\x7f]+$/, "branch is a ref name (no leading '-', no '..', spaces or ~^:?*[\\)");
+  .regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\\x00-\x1f\x7f]+$/, "branch is a ref name (no leading '-', no '..', spaces or ~^:?*[\\)"));
 
-export const gitCloneRequestSchema = z.strictObject({
+export const gitCloneRequestSchema = lazySchema(() => z.strictObject({
   repoUrl: withoutNul(z.string().min(1).max(GIT_LIMITS.maxRepoUrlLength), "repository URLs"),
   /** Branch or tag to check out (default: the repository's default branch). */
   branch: branchSchema.optional(),
@@ -44,10 +45,10 @@ export const gitCloneRequestSchema = z.strictObject({
   timeoutMs: z.number().int().positive().max(LIMITS.maxTimeoutMs).optional(),
   /** Clone as a command of this session (its env, e.g. credentials helpers). */
   sessionId: commandSessionIdSchema.optional(),
-});
+}));
 export type GitCloneRequest = z.output<typeof gitCloneRequestSchema>;
 
-export const gitCloneResultSchema = z.object({
+export const gitCloneResultSchema = lazySchema(() => z.object({
   repoUrl: z.string(),
   /** The branch checked out (the one asked for, else the repository's default). */
   branch: z.string().describe("The branch checked out (the asked-for one, else the repository's default)"),
@@ -57,5 +58,5 @@ export const gitCloneResultSchema = z.object({
   targetDir: z.string().describe("Absolute path of the clone"),
   /** How long the clone took, in milliseconds. */
   duration: z.number().describe("Milliseconds the clone took"),
-});
+}));
 export type GitCloneResponse = SuccessEnvelope & z.infer<typeof gitCloneResultSchema>;

@@ -7,13 +7,14 @@
  * Object remembers which container each key went to, so a later container never runs it again.
  */
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** Printable ASCII without spaces, as HTTP's Idempotency-Key header allows, and short enough to keep thousands. */
-export const idempotencyKeySchema = z
+export const idempotencyKeySchema = lazySchema(() => z
   .string()
   .min(1)
   .max(255)
   .regex(/^[\x21-\x7e]+$/, "idempotency keys are printable ASCII without spaces")
   .describe(
     "Names this run: the same key within the idempotency window never starts a second run; a retry attaches to the first one (its result, or its stream from the resume point)",
-  );
+  ));

@@ -6,6 +6,7 @@ import * as z from "zod";
 import { isolationInEffectSchema } from "./isolation.ts";
 import { containerWorkSchema } from "./keep-alive.ts";
 import type { SuccessEnvelope } from "./process.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** `ping`: liveness and the boot id that tells a caller the container was restarted. */
 export const INFO_ROUTES = { ping: "/api/ping", info: "/api/info", instructions: "/api/instructions" } as const;
@@ -17,7 +18,7 @@ export const INFO_ROUTES = { ping: "/api/ping", info: "/api/info", instructions:
  */
 export const OBSERVING_ROUTES: ReadonlySet<string> = new Set([INFO_ROUTES.ping, INFO_ROUTES.info]);
 
-export const sandboxResourcesSchema = z.object({
+export const sandboxResourcesSchema = lazySchema(() => z.object({
   memory: z
     .object({ totalBytes: z.number(), usedBytes: z.number(), availableBytes: z.number(), source: z.enum(["cgroup", "host"]) })
     .describe("Bytes. Within a memory-limited cgroup these are the cgroup's limit and usage"),
@@ -28,11 +29,11 @@ export const sandboxResourcesSchema = z.object({
     .object({ current: z.number().int(), max: z.number().int().optional() })
     .optional()
     .describe("Processes and threads of the sandbox's control group and its limit, where the sandbox sees its group"),
-});
+}));
 export type SandboxResources = z.infer<typeof sandboxResourcesSchema>;
 
 /** What the container server reports about itself (the envelope aside). */
-export const serverInfoSchema = z.object({
+export const serverInfoSchema = lazySchema(() => z.object({
   status: z.literal("ok"),
   instanceId: z.string(),
   version: z.string(),
@@ -52,10 +53,10 @@ export const serverInfoSchema = z.object({
     .describe("Who is using the sandbox now: requests being answered (streams among them), live terminals, and for how long no request has been open (ms; 0 while one is); and the work that keeps it awake"),
   sessions: z.number().int(),
   platform: z.object({ os: z.string(), arch: z.string(), kernel: z.string(), node: z.string() }),
-});
+}));
 export type InfoResponse = SuccessEnvelope & z.infer<typeof serverInfoSchema>;
 
-export const instructionsSchema = z.string().describe("Plain text for an agent's tool prompt: workspace, isolation, network, tools on PATH");
+export const instructionsSchema = lazySchema(() => z.string().describe("Plain text for an agent's tool prompt: workspace, isolation, network, tools on PATH"));
 
 export type InstructionsResponse = SuccessEnvelope & {
   /** Plain text, a few lines: workspace, isolation, network, tools on PATH. */

@@ -5,6 +5,7 @@
  * not offer stops the server with ISOLATION_UNAVAILABLE: there is never a silent downgrade.
  */
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const ISOLATION_MODES = ["none", "bwrap"] as const;
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
@@ -22,14 +23,14 @@ export interface IsolationOptions {
 }
 
 /** What this machine offers (`detectIsolation()`). */
-export const isolationSupportSchema = z.object({
+export const isolationSupportSchema = lazySchema(() => z.object({
   none: z.object({ available: z.literal(true) }),
   bwrap: z.object({ available: z.boolean(), version: z.string().optional(), path: z.string().optional(), reason: z.string().optional() }),
-});
+}));
 export type IsolationSupport = z.infer<typeof isolationSupportSchema>;
 
 /** The isolation a server applies, as `GET /api/info` reports it. */
-export const isolationInEffectSchema = z.object({
+export const isolationInEffectSchema = lazySchema(() => z.object({
   mode: z.enum(ISOLATION_MODES),
   allowNetwork: z.boolean(),
   readOnlyPaths: z.array(z.string()),
@@ -48,15 +49,15 @@ export const isolationInEffectSchema = z.object({
     .object({ pids: z.number().int(), memoryBytes: z.number(), cpuWeight: z.number().int(), openFiles: z.number().int(), diskBytes: z.number().optional(), enforcedBy: z.string() })
     .optional()
     .describe("What the sandbox may take of the machine, and what enforces it (cgroup v2, cgroup v1, or rlimits)"),
-});
+}));
 export type IsolationInEffect = z.infer<typeof isolationInEffectSchema>;
 
 /** Absolute paths only: an isolation root is named on the machine that runs the sandbox. */
-const isolationPathSchema = z
+const isolationPathSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(4096)
-  .refine((p) => p.startsWith("/") && !p.includes("\0"), "isolation paths must be absolute");
+  .refine((p) => p.startsWith("/") && !p.includes("\0"), "isolation paths must be absolute"));
 
 /**
  * Isolation asked for by one sandbox (getSandbox options, the /v1 config, the local runtime's start
@@ -64,7 +65,7 @@ const isolationPathSchema = z
  * runtime's operator policy decides what may be asked (runtime/policy.ts): `bwrapArgs` are accepted
  * here only to be refused there with a clear code.
  */
-export const isolationRequestSchema = z
+export const isolationRequestSchema = lazySchema(() => z
   .object({
     isolation: z.enum(ISOLATION_MODES).optional(),
     allowNetwork: z.boolean().optional(),
@@ -73,7 +74,7 @@ export const isolationRequestSchema = z
     allowSystemBinaries: z.boolean().optional(),
     bwrapArgs: z.array(z.string().max(4096)).max(256).optional(),
   })
-  .strict();
+  .strict());
 export type IsolationRequest = z.output<typeof isolationRequestSchema>;
 
 /** The fields of IsolationRequest, for picking them out of a wider options object. */

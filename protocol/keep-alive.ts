@@ -8,6 +8,7 @@
  * `getInfo()` says why it is awake and when it will sleep.
  */
 import * as z from "zod";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** Longest ceiling: a week, like sleepAfter. */
 export const MAX_KEEP_ALIVE_SECONDS = 7 * 24 * 3600;
@@ -32,18 +33,18 @@ export function durationSchema(name: string) {
 }
 
 /** The work a container reports (`activity.work`): what runs in it now. */
-export const containerWorkSchema = z.object({
+export const containerWorkSchema = lazySchema(() => z.object({
   processes: z.number().int().describe("Live processes that keep the sandbox awake (all but those started with keepAlive: false)"),
   codeCells: z.number().int().describe("Code cells running or waiting their turn"),
   terminals: z.number().int().describe("Terminals whose program runs"),
   requests: z.number().int().describe("Requests the container is answering, streams and preview WebSockets among them"),
-});
+}));
 export type ContainerWork = z.infer<typeof containerWorkSchema>;
 
 export const KEEP_ALIVE_REASONS = ["streams", "processes", "codeCells", "terminals", "requests"] as const;
 export type KeepAliveReason = (typeof KEEP_ALIVE_REASONS)[number];
 
-export const keepAliveStatusSchema = z.object({
+export const keepAliveStatusSchema = lazySchema(() => z.object({
   reasons: z
     .array(z.object({ kind: z.enum(KEEP_ALIVE_REASONS), count: z.number().int() }))
     .describe("What keeps the sandbox awake now: open streams through the Durable Object, and the container's work. Empty: it sleeps once idle for sleepAfter"),
@@ -60,5 +61,5 @@ export const keepAliveStatusSchema = z.object({
   maxIdle: z.string().nullable().describe("null: no such ceiling (keepAlive without a maxIdle set)"),
   maxLifetime: z.string().nullable().describe("null: a container's life is not bounded"),
   keepAlive: z.boolean().describe("Set: it does not sleep for idle time, only at a ceiling or when destroyed"),
-});
+}));
 export type KeepAliveStatus = z.infer<typeof keepAliveStatusSchema>;

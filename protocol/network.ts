@@ -9,6 +9,7 @@
  */
 import * as z from "zod";
 import { resumeQuerySchema } from "./resume.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const NETWORK_LIMITS = {
   maxRules: 256,
@@ -24,24 +25,24 @@ export const NETWORK_LIMITS = {
 } as const;
 
 /** A host pattern: a name (`api.example.com`) or every name under a domain (`*.example.com`, not the domain itself). */
-export const hostPatternSchema = z
+export const hostPatternSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(253)
   .transform((value) => value.toLowerCase().replace(/\.$/, ""))
   .refine((value) => /^(\*\.)?([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$/.test(value), {
     message: 'host patterns are names ("api.example.com") or "*.domain" (every name under it)',
-  });
+  }));
 
 /** An IPv4 or IPv6 address, or a network in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`). */
-export const cidrSchema = z
+export const cidrSchema = lazySchema(() => z
   .string()
   .min(2)
   .max(64)
-  .refine((value) => parseCidr(value) !== undefined, { message: "cidr must be an IPv4 or IPv6 address or network (10.0.0.0/8, 2001:db8::/32)" });
+  .refine((value) => parseCidr(value) !== undefined, { message: "cidr must be an IPv4 or IPv6 address or network (10.0.0.0/8, 2001:db8::/32)" }));
 
 /** A port, or an inclusive range of them. */
-export const portMatchSchema = z.union([
+export const portMatchSchema = lazySchema(() => z.union([
   z.number().int().min(1).max(65535),
   z
     .string()
@@ -50,10 +51,10 @@ export const portMatchSchema = z.union([
       const [low, high] = value.split("-").map(Number) as [number, number];
       return low >= 1 && high <= 65535 && low <= high;
     }, "a port range runs from 1 to 65535, low to high"),
-]);
+]));
 
 /** One allow or deny rule: a host pattern or a network (or neither: any destination), on some ports (default all). */
-export const networkRuleSchema = z
+export const networkRuleSchema = lazySchema(() => z
   .strictObject({
     action: z.enum(["allow", "deny"]),
     host: hostPatternSchema.optional(),
@@ -62,24 +63,24 @@ export const networkRuleSchema = z
     /** Names the rule in the audit trail (default: its place, `rules[3]`). */
     name: z.string().min(1).max(64).optional(),
   })
-  .refine((rule) => rule.host === undefined || rule.cidr === undefined, "a rule names a host or a cidr, not both");
+  .refine((rule) => rule.host === undefined || rule.cidr === undefined, "a rule names a host or a cidr, not both"));
 export type NetworkRule = z.output<typeof networkRuleSchema>;
 
 /** A secret's name: what injection rules and the secrets API call it. */
-export const secretNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "secret names are letters, digits and _ (64 at most), not starting with a digit");
+export const secretNameSchema = lazySchema(() => z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "secret names are letters, digits and _ (64 at most), not starting with a digit"));
 
 /** A header name as HTTP allows it. */
-const headerNameSchema = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, "not an HTTP header name");
+const headerNameSchema = lazySchema(() => z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, "not an HTTP header name"));
 
 /** A header value: text with `{{secrets.NAME}}` where a secret's value goes. No line breaks, which would start another header. */
-const headerTemplateSchema = z.string().max(8192).refine((value) => !/[\r\n\0]/.test(value), "header values cannot hold CR, LF or NUL");
+const headerTemplateSchema = lazySchema(() => z.string().max(8192).refine((value) => !/[\r\n\0]/.test(value), "header values cannot hold CR, LF or NUL"));
 
 /**
  * Headers our proxy sets on requests to matching hosts (replacing what the sandbox sent under those
  * names). `bearer: "NAME"` is `Authorization: Bearer <secret NAME>`; `basic` is HTTP basic auth with
  * the secret as password.
  */
-export const injectionRuleSchema = z
+export const injectionRuleSchema = lazySchema(() => z
   .strictObject({
     host: hostPatternSchema,
     ports: z.array(portMatchSchema).min(1).max(64).optional(),
@@ -89,15 +90,15 @@ export const injectionRuleSchema = z
     name: z.string().min(1).max(64).optional(),
   })
   .refine((rule) => rule.headers !== undefined || rule.bearer !== undefined || rule.basic !== undefined, "an injection rule sets headers, bearer or basic")
-  .refine((rule) => Object.keys(rule.headers ?? {}).length <= NETWORK_LIMITS.maxHeadersPerInjection, `at most ${NETWORK_LIMITS.maxHeadersPerInjection} headers per rule`);
+  .refine((rule) => Object.keys(rule.headers ?? {}).length <= NETWORK_LIMITS.maxHeadersPerInjection, `at most ${NETWORK_LIMITS.maxHeadersPerInjection} headers per rule`));
 export type InjectionRule = z.output<typeof injectionRuleSchema>;
 
-export const networkPolicySchema = z.strictObject({
+export const networkPolicySchema = lazySchema(() => z.strictObject({
   /** What a destination no rule names gets. */
   default: z.enum(["allow", "deny"]),
   rules: z.array(networkRuleSchema).max(NETWORK_LIMITS.maxRules).default([]),
   inject: z.array(injectionRuleSchema).max(NETWORK_LIMITS.maxInjections).default([]),
-});
+}));
 export type NetworkPolicy = z.output<typeof networkPolicySchema>;
 export type NetworkPolicyInput = z.input<typeof networkPolicySchema>;
 
@@ -129,7 +130,7 @@ export const CA_BUNDLE_VARIABLES = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQ
 // ── the API's answers ────────────────────────────────────────────────────────
 
 /** `getNetworkPolicy()`: the policy, and whether it is in force (a sandbox without network has none to govern). */
-export const networkPolicyStateSchema = z.strictObject({
+export const networkPolicyStateSchema = lazySchema(() => z.strictObject({
   policy: networkPolicySchema,
   /**
    * True while the sandbox's running container sends its traffic only through our proxy. False when
@@ -139,29 +140,29 @@ export const networkPolicyStateSchema = z.strictObject({
   enforced: z.boolean(),
   /** Secrets the policy names that are not set: their headers are not sent. */
   missingSecrets: z.array(z.string()),
-});
+}));
 export type NetworkPolicyState = z.output<typeof networkPolicyStateSchema>;
 
-export const setSecretRequestSchema = z.strictObject({
+export const setSecretRequestSchema = lazySchema(() => z.strictObject({
   value: z
     .string()
     .min(1)
     .refine((value) => new TextEncoder().encode(value).byteLength <= NETWORK_LIMITS.maxSecretBytes, `a secret is at most ${NETWORK_LIMITS.maxSecretBytes} bytes`)
     .refine((value) => !/[\r\n\0]/.test(value), "secrets go into headers: no CR, LF or NUL"),
-});
+}));
 
 /** What the API says of a secret: never its value. */
-export const secretInfoSchema = z.strictObject({ name: z.string(), updatedAt: z.string() });
+export const secretInfoSchema = lazySchema(() => z.strictObject({ name: z.string(), updatedAt: z.string() }));
 export type SecretInfo = z.output<typeof secretInfoSchema>;
 
-export const deleteSecretResultSchema = z.strictObject({ name: z.string(), deleted: z.literal(true) });
+export const deleteSecretResultSchema = lazySchema(() => z.strictObject({ name: z.string(), deleted: z.literal(true) }));
 
 // ── the audit trail ──────────────────────────────────────────────────────────
 
 export const AUDIT_DECISIONS = ["allowed", "denied", "injected"] as const;
 
 /** One outbound connection, HTTP request or name lookup, as the proxy saw it. */
-export const auditEntrySchema = z.strictObject({
+export const auditEntrySchema = lazySchema(() => z.strictObject({
   /** From 1, per sandbox: resume after it. */
   seq: z.number().int().positive(),
   time: z.string(),
@@ -181,22 +182,22 @@ export const auditEntrySchema = z.strictObject({
   rule: z.string(),
   /** Why, for a denial or a failure (never a secret). */
   reason: z.string().optional(),
-});
+}));
 export type AuditEntry = z.output<typeof auditEntrySchema>;
 
-export const auditQuerySchema = z.strictObject({
+export const auditQuerySchema = lazySchema(() => z.strictObject({
   since: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().int().min(1).max(NETWORK_LIMITS.maxAuditPage).optional(),
-});
+}));
 export type AuditQuery = z.output<typeof auditQuerySchema>;
 
-export const auditPageSchema = z.strictObject({
+export const auditPageSchema = lazySchema(() => z.strictObject({
   entries: z.array(auditEntrySchema),
   /** Pass as `since` to read on. */
   next: z.number().int().min(0),
   /** Entries after `since` that were dropped before this read (the log is bounded). */
   dropped: z.number().int().min(0),
-});
+}));
 export type AuditPage = z.output<typeof auditPageSchema>;
 
 /**
@@ -205,15 +206,15 @@ export type AuditPage = z.output<typeof auditPageSchema>;
  * `dropped` event with how many, whose id is the last of them (so resuming after it reads on).
  * A reconnecting reader sends Last-Event-ID or `?since=` and gets exactly what came after.
  */
-export const auditStreamQuerySchema = resumeQuerySchema.pick({ since: true });
+export const auditStreamQuerySchema = lazySchema(() => resumeQuerySchema.pick({ since: true }));
 /** Where an RPC caller resumes the stream: after this seq (default 0, from the oldest entry kept). */
-export const auditResumeSchema = z.strictObject({ since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() });
+export const auditResumeSchema = lazySchema(() => z.strictObject({ since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }));
 export type AuditResume = z.output<typeof auditResumeSchema>;
 
-export const auditEventSchema = z.discriminatedUnion("type", [
+export const auditEventSchema = lazySchema(() => z.discriminatedUnion("type", [
   auditEntrySchema.extend({ type: z.literal("audit") }),
   z.strictObject({ type: z.literal("dropped"), seq: z.number().int().min(0), count: z.number().int().positive() }),
-]);
+]));
 export type AuditEvent = z.output<typeof auditEventSchema>;
 export const AUDIT_STREAM_EVENTS = "audit (an entry; its id is seq), dropped (count, entries that fell out of the bounded log before they were read), error (code: the stream cannot go on)";
 

@@ -10,18 +10,19 @@
  */
 import * as z from "zod";
 import { CONTAINER_SERVER_PORT } from "./runtime.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** Ports below this are privileged; a sandbox's servers listen above it. */
 export const MIN_PREVIEW_PORT = 1024;
 export const MAX_PREVIEW_PORT = 65535;
 
 /** A port a sandbox may expose: 1024–65535, except the container server's own. */
-export const previewPortSchema = z
+export const previewPortSchema = lazySchema(() => z
   .number({ error: "port must be a number" })
   .int("port must be a whole number")
   .min(MIN_PREVIEW_PORT, `port must be ${MIN_PREVIEW_PORT}–${MAX_PREVIEW_PORT}`)
   .max(MAX_PREVIEW_PORT, `port must be ${MIN_PREVIEW_PORT}–${MAX_PREVIEW_PORT}`)
-  .refine((port) => port !== CONTAINER_SERVER_PORT, `port ${CONTAINER_SERVER_PORT} is the sandbox's own server and cannot be exposed`);
+  .refine((port) => port !== CONTAINER_SERVER_PORT, `port ${CONTAINER_SERVER_PORT} is the sandbox's own server and cannot be exposed`));
 
 /** Longest custom preview token: it is part of the URL, and short enough to type. */
 export const MAX_PREVIEW_TOKEN_LENGTH = 16;
@@ -30,13 +31,13 @@ export const MAX_PREVIEW_TOKEN_LENGTH = 16;
  * A custom preview token, chosen by the caller so a URL stays the same across exposures: 1–16 of
  * a–z, 0–9 and `_` (what Cloudflare's SDK accepts, so a token chosen for it works here unchanged).
  */
-export const previewTokenSchema = z
+export const previewTokenSchema = lazySchema(() => z
   .string({ error: "token must be a string" })
   .min(1, "token cannot be empty")
   .max(MAX_PREVIEW_TOKEN_LENGTH, `token must be at most ${MAX_PREVIEW_TOKEN_LENGTH} characters`)
-  .regex(/^[a-z0-9_]+$/, "token may hold only lowercase letters a-z, digits 0-9 and _");
+  .regex(/^[a-z0-9_]+$/, "token may hold only lowercase letters a-z, digits 0-9 and _"));
 
-export const exposePortRequestSchema = z.strictObject({
+export const exposePortRequestSchema = lazySchema(() => z.strictObject({
   port: previewPortSchema,
   /** A label for the caller's own bookkeeping. */
   name: z.string().min(1).max(64).optional(),
@@ -47,20 +48,20 @@ export const exposePortRequestSchema = z.strictObject({
    * (the old one stops working). Without it, a port already exposed keeps its token.
    */
   token: previewTokenSchema.optional(),
-});
+}));
 export type ExposePortRequest = z.input<typeof exposePortRequestSchema>;
 
 /** An exposed port as callers see it. `url` carries the port's token (`?token=`) unless the port is public. */
-export const exposedPortSchema = z.object({
+export const exposedPortSchema = lazySchema(() => z.object({
   port: z.number().int(),
   url: z.string().describe("The preview URL; a private port's carries its token once (?token=)"),
   name: z.string().optional(),
   public: z.boolean(),
   exposedAt: z.string().describe("ISO time the port was first exposed (kept by later exposures until it is unexposed)"),
   status: z.literal("active").describe("Listed ports are served by the running container; a restart makes them stale until exposed again"),
-});
+}));
 export type ExposedPort = z.infer<typeof exposedPortSchema>;
-export const unexposedPortSchema = z.object({ port: z.number().int() });
+export const unexposedPortSchema = lazySchema(() => z.object({ port: z.number().int() }));
 export type UnexposePortResult = z.infer<typeof unexposedPortSchema>;
 
 /** The container server's proxy route of a port; `rest` starts with `/` (or is empty). */

@@ -7,13 +7,14 @@ import * as z from "zod";
 import type { SuccessEnvelope } from "./envelope.ts";
 import type { LogEvent } from "./events.ts";
 import type { ProcessInfo } from "./process.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** Output bytes per process a tail may ask for: what the Durable Object keeps of a log fits well under it. */
 export const MAX_TAIL_BYTES = 1024 * 1024;
 
-export const processTailsQuerySchema = z.object({
+export const processTailsQuerySchema = lazySchema(() => z.object({
   bytes: z.coerce.number().int().positive().max(MAX_TAIL_BYTES),
-});
+}));
 
 /**
  * `GET /api/process/tails`: each background process's record and the last events of its log —

@@ -11,6 +11,7 @@ import { idempotencyKeySchema } from "./idempotency.ts";
 import { commandEnvVarsSchema, sessionIdSchema } from "./sessions.ts";
 import { withoutNul } from "./validation.ts";
 import type { SuccessEnvelope } from "./envelope.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** Commands run to completion: buffered, streamed, and a broken stream resumed by the exec's id. */
 export const EXEC_ROUTES = {
@@ -58,11 +59,11 @@ export function succeeded(end: { exitCode?: number | null; timedOut?: boolean })
 export type OutputEncoding = "utf8" | "base64";
 export type OutputStream = "stdout" | "stderr";
 
-const statusSchema = z.enum(PROCESS_STATUSES);
-const outputEncodingSchema = z.enum(["utf8", "base64"]);
+const statusSchema = lazySchema(() => z.enum(PROCESS_STATUSES));
+const outputEncodingSchema = lazySchema(() => z.enum(["utf8", "base64"]));
 
 /** A process record as every route reports it. Times are ISO strings. */
-export const processInfoSchema = z.object({
+export const processInfoSchema = lazySchema(() => z.object({
   id: z.string(),
   pid: z.number().int().optional(),
   command: z.string(),
@@ -84,20 +85,20 @@ export const processInfoSchema = z.object({
   stderrBytes: z.number().int().optional(),
   /** Sequence number of the newest log event. */
   lastSeq: z.number().int().optional(),
-});
+}));
 export type ProcessInfo = z.infer<typeof processInfoSchema>;
 
 /** The container generation of a process handle (the Durable Object's, on the /v1 API). */
-export const generationSchema = z
+export const generationSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(128)
-  .describe("Container generation of a process handle: calls fail with STALE_PROCESS_HANDLE once the container restarted");
+  .describe("Container generation of a process handle: calls fail with STALE_PROCESS_HANDLE once the container restarted"));
 
 /** A process as the Durable Object (and /v1) reports it: the container's record plus its container generation. */
-export const processRecordSchema = processInfoSchema.extend({ generation: generationSchema });
+export const processRecordSchema = lazySchema(() => processInfoSchema.extend({ generation: generationSchema }));
 
-export const execResultSchema = z.object({
+export const execResultSchema = lazySchema(() => z.object({
   /** Exit code 0 and not timed out; decided by the container (container/engine/exec.ts), passed on unchanged. */
   success: z.boolean().describe("The command ran to its own end with exit code 0 (not timed out)"),
   exitCode: z.number().int(),
@@ -118,13 +119,13 @@ export const execResultSchema = z.object({
   /** True when the buffered stream hit `maxOutputBytes` and its tail was dropped. */
   stdoutTruncated: z.boolean().optional(),
   stderrTruncated: z.boolean().optional(),
-});
+}));
 export type ExecResult = z.infer<typeof execResultSchema>;
 
 /** An exec that ran out of its time limit answers this error (HTTP status from ERROR_CODES), its result so far as context. */
-export const execTimeoutResponseSchema = errorResponseSchema.extend({ code: z.literal("EXECUTION_TIMEOUT"), context: execResultSchema });
+export const execTimeoutResponseSchema = lazySchema(() => errorResponseSchema.extend({ code: z.literal("EXECUTION_TIMEOUT"), context: execResultSchema }));
 
-export const processLogsSchema = z.object({
+export const processLogsSchema = lazySchema(() => z.object({
   processId: z.string(),
   stdout: z.string(),
   stderr: z.string(),
@@ -132,22 +133,22 @@ export const processLogsSchema = z.object({
   /** Bytes of each stream no longer retained (dropped from the front). */
   stdoutDropped: z.number().int().optional(),
   stderrDropped: z.number().int().optional(),
-});
-export const killResultSchema = z.object({ processId: z.string(), signal: z.string(), status: statusSchema });
-export const stdinResultSchema = z.object({ processId: z.string(), bytesWritten: z.number().int(), closed: z.boolean() });
+}));
+export const killResultSchema = lazySchema(() => z.object({ processId: z.string(), signal: z.string(), status: statusSchema }));
+export const stdinResultSchema = lazySchema(() => z.object({ processId: z.string(), bytesWritten: z.number().int(), closed: z.boolean() }));
 
 // ── request schemas ─────────────────────────────────────────────────────────
 
-const commandSchema = withoutNul(z.string().min(1).max(LIMITS.maxCommandLength), "commands");
-const timeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
-const processIdSchema = z
+const commandSchema = lazySchema(() => withoutNul(z.string().min(1).max(LIMITS.maxCommandLength), "commands"));
+const timeoutSchema = lazySchema(() => z.number().int().positive().max(LIMITS.maxTimeoutMs));
+const processIdSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(LIMITS.maxProcessIdLength)
-  .regex(/^[A-Za-z0-9._:@-]+$/, "process ids use letters, digits and . _ : @ -");
+  .regex(/^[A-Za-z0-9._:@-]+$/, "process ids use letters, digits and . _ : @ -"));
 
 /** What every way of running a command shares. */
-export const commandOptionsSchema = z.strictObject({
+export const commandOptionsSchema = lazySchema(() => z.strictObject({
   args: z.array(withoutNul(z.string(), "arguments")).max(4096).optional(),
   /** On top of the sandbox's and the session's; null unsets a variable for this command. */
   env: commandEnvVarsSchema.optional(),
@@ -161,9 +162,9 @@ export const commandOptionsSchema = z.strictObject({
   timeout: timeoutSchema.optional(),
   /** Time limit in milliseconds (Cloudflare container API name). */
   timeoutMs: timeoutSchema.optional(),
-});
+}));
 
-export const execRequestSchema = commandOptionsSchema.extend({
+export const execRequestSchema = lazySchema(() => commandOptionsSchema.extend({
   command: commandSchema,
   processId: processIdSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
@@ -184,10 +185,10 @@ export const execRequestSchema = commandOptionsSchema.extend({
     .optional(),
   /** For /execute/stream: kill the process when the reader goes away (default false). */
   killOnDisconnect: z.boolean().optional(),
-});
+}));
 export type ExecRequest = z.infer<typeof execRequestSchema>;
 
-const startOptionsSchema = commandOptionsSchema.extend({
+const startOptionsSchema = lazySchema(() => commandOptionsSchema.extend({
   processId: processIdSchema.optional(),
   /** false: this process does not keep the sandbox awake (a server left running, a watcher); default true. */
   keepAlive: z.boolean().optional(),
@@ -195,21 +196,21 @@ const startOptionsSchema = commandOptionsSchema.extend({
   autoCleanup: z.boolean().optional(),
   /** Bytes of output retained for late readers (ring buffer). */
   logRetentionBytes: z.number().int().positive().max(LIMITS.maxLogRetentionBytes).optional(),
-});
+}));
 
 /**
  * Start body: options nested (`{command, options:{…}}`) or flat, as Cloudflare's container API sends
  * them (`{command, processId, timeoutMs, …}`). Both are accepted; flat fields lose to nested ones.
  */
-export const startProcessRequestSchema = startOptionsSchema
+export const startProcessRequestSchema = lazySchema(() => startOptionsSchema
   .extend({
     command: commandSchema,
     options: startOptionsSchema.optional(),
   })
-  .transform(({ options, ...flat }) => ({ ...flat, ...options }));
+  .transform(({ options, ...flat }) => ({ ...flat, ...options })));
 export type StartProcessRequest = z.output<typeof startProcessRequestSchema>;
 
-export const stdinRequestSchema = z.union([
+export const stdinRequestSchema = lazySchema(() => z.union([
   z.object({ close: z.literal(true) }).strict(),
   z.object({
     data: z.string(),
@@ -217,7 +218,7 @@ export const stdinRequestSchema = z.union([
     /** Close stdin after writing this data. */
     close: z.boolean().optional(),
   }).strict(),
-]);
+]));
 export type StdinRequest = z.infer<typeof stdinRequestSchema>;
 
 /**
@@ -285,12 +286,12 @@ export type StdinResponse = SuccessEnvelope & z.infer<typeof stdinResultSchema>;
 
 // ── /v1 queries ─────────────────────────────────────────────────────────────
 
-const signalQuery = z
+const signalQuery = lazySchema(() => z
   .string()
   .regex(/^(SIG)?[A-Za-z0-9]+$/)
-  .describe(`Signal name or number, e.g. SIGTERM, TERM or 15 (${Object.keys(SIGNALS).join(", ")})`);
+  .describe(`Signal name or number, e.g. SIGTERM, TERM or 15 (${Object.keys(SIGNALS).join(", ")})`));
 
-export const generationQuerySchema = z.object({ generation: generationSchema.optional() });
-export const killQuerySchema = z.object({ signal: signalQuery.optional(), generation: generationSchema.optional() });
-export const killAllQuerySchema = z.object({ signal: signalQuery.optional(), sessionId: sessionIdSchema.optional() });
-export const listQuerySchema = z.object({ sessionId: sessionIdSchema.optional() });
+export const generationQuerySchema = lazySchema(() => z.object({ generation: generationSchema.optional() }));
+export const killQuerySchema = lazySchema(() => z.object({ signal: signalQuery.optional(), generation: generationSchema.optional() }));
+export const killAllQuerySchema = lazySchema(() => z.object({ signal: signalQuery.optional(), sessionId: sessionIdSchema.optional() }));
+export const listQuerySchema = lazySchema(() => z.object({ sessionId: sessionIdSchema.optional() }));

@@ -14,6 +14,7 @@
 import * as z from "zod";
 import { outputByteLength } from "./partial-event.ts";
 import { generationSchema, type OutputStream } from "./process.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export interface ResumePoint {
   since?: number;
@@ -29,27 +30,27 @@ const wholeNumber = (what: string) =>
     .transform(Number);
 
 /** The resume point as query parameters (strings), read into numbers. */
-export const resumeQuerySchema = z.object({
+export const resumeQuerySchema = lazySchema(() => z.object({
   since: wholeNumber("since").optional().describe("Resume after this event id (a Last-Event-ID header wins)"),
   stdoutOffset: wholeNumber("stdoutOffset").optional().describe("Leave out stdout before this byte offset"),
   stderrOffset: wholeNumber("stderrOffset").optional().describe("Leave out stderr before this byte offset"),
-});
+}));
 
-const position = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const position = lazySchema(() => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER));
 
 /** The resume point as numbers (what an RPC caller passes). */
-export const resumePointSchema = z.object({
+export const resumePointSchema = lazySchema(() => z.object({
   since: position.optional(),
   stdoutOffset: position.optional(),
   stderrOffset: position.optional(),
-});
+}));
 
 /** A Last-Event-ID header's value (blank counts as absent). */
-export const lastEventIdSchema = z
+export const lastEventIdSchema = lazySchema(() => z
   .string()
   .trim()
   .transform((value) => (value === "" ? undefined : value))
-  .pipe(wholeNumber("Last-Event-ID").optional());
+  .pipe(wholeNumber("Last-Event-ID").optional()));
 
 /** The resume point of a request: its query, with the Last-Event-ID header (when given) as `since`. */
 export function resumePointOf(lastEventId: number | undefined, query: z.output<typeof resumeQuerySchema>): ResumePoint {
@@ -158,4 +159,4 @@ export class ResumeCursor {
 }
 
 /** Where a resumed stream (a process log, an exec, a code run) starts, and the handle's container generation. */
-export const streamQuerySchema = resumeQuerySchema.extend({ generation: generationSchema.optional() });
+export const streamQuerySchema = lazySchema(() => resumeQuerySchema.extend({ generation: generationSchema.optional() }));

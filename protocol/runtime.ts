@@ -31,16 +31,17 @@ import { isolationRequestSchema } from "./isolation.ts";
 import { auditEntrySchema, networkPolicySchema } from "./network.ts";
 import { sandboxIdSchema } from "./sandbox.ts";
 import type { ErrorCode } from "./errors.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** A sandbox's egress as its Durable Object hands it to the runtime: the policy, and the values of the secrets it names. */
-export const runtimeEgressSchema = z.strictObject({
+export const runtimeEgressSchema = lazySchema(() => z.strictObject({
   policy: networkPolicySchema,
   secrets: z.record(z.string(), z.string()),
-});
+}));
 export type RuntimeEgress = z.output<typeof runtimeEgressSchema>;
 
 /** An entry of the Worker's outbound handler for a sandbox's audit trail (`POST /containers/{key}/egress/audit`): the runtime numbers and dates it. */
-export const runtimeAuditRecordSchema = auditEntrySchema.omit({ seq: true, time: true });
+export const runtimeAuditRecordSchema = lazySchema(() => auditEntrySchema.omit({ seq: true, time: true }));
 
 /**
  * A request the Worker's outbound handler judged, carried out by the runtime
@@ -86,7 +87,7 @@ export const SERVER_STATUS = { booted: "booted", listening: "listening" } as con
 export const SERVER_LISTEN_FD = 4;
 
 /** What a server waiting for its sandbox reads from stdin (one JSON object, then end of input). */
-export const serverAssignmentSchema = z.object({
+export const serverAssignmentSchema = lazySchema(() => z.object({
   /** What the server answers to. */
   secret: z.string().min(1),
   /**
@@ -94,10 +95,10 @@ export const serverAssignmentSchema = z.object({
    * (PORT, WORKSPACE, the isolation variables, …). It replaces the boot environment, but for the run tag.
    */
   env: z.record(z.string(), z.string()),
-});
+}));
 export type ServerAssignment = z.output<typeof serverAssignmentSchema>;
 
-export const runtimeStartRequestSchema = z.object({
+export const runtimeStartRequestSchema = lazySchema(() => z.object({
   /** Environment of the container (Container `envVars`). */
   env: z.record(z.string(), z.string()).optional(),
   /** Container entrypoint override; the local runtime only runs the container server and ignores it. */
@@ -111,7 +112,7 @@ export const runtimeStartRequestSchema = z.object({
   isolation: isolationRequestSchema.optional(),
   /** The sandbox's network policy and secrets, in force from its first packet. */
   egress: runtimeEgressSchema.optional(),
-});
+}));
 export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
 
 /**
@@ -123,14 +124,14 @@ export type RuntimeStartRequest = z.output<typeof runtimeStartRequestSchema>;
  * and applies it as a start through the runtime's API would.
  */
 export const ENGINE_START_VAR = "SANDBOX_ENGINE_START";
-export const engineStartSettingsSchema = runtimeStartRequestSchema
+export const engineStartSettingsSchema = lazySchema(() => runtimeStartRequestSchema
   .pick({ isolation: true, egress: true })
   .extend({ key: sandboxIdSchema.optional() })
-  .strict();
+  .strict());
 export type EngineStartSettings = z.output<typeof engineStartSettingsSchema>;
 
 /** `POST /containers/{key}/signal`: a signal number, as `ctx.container.signal(signo)` takes it. */
-export const runtimeSignalRequestSchema = z.object({ signal: z.number().int().min(1).max(64) });
+export const runtimeSignalRequestSchema = lazySchema(() => z.object({ signal: z.number().int().min(1).max(64) }));
 
 export interface RuntimeContainerInfo {
   key: string;

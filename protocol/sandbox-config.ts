@@ -9,6 +9,7 @@ import { backupQuotaSchema, persistenceConfigSchema } from "./backups.ts";
 import { isolationRequestSchema } from "./isolation.ts";
 import { durationSchema, durationSeconds } from "./keep-alive.ts";
 import { envVarsSchema } from "./sessions.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 /** Longest sleepAfter: a week. Longer is a container kept forever by mistake, not a setting. */
 export const MAX_SLEEP_AFTER_SECONDS = 7 * 24 * 3600;
@@ -21,7 +22,7 @@ export const sleepAfterSeconds = durationSeconds;
  * isolation fields confine commands under the local container runtime, inside the walls its
  * operator set; on Cloudflare the container itself is the wall and they are not used.
  */
-export const sandboxConfigSchema = z.object({
+export const sandboxConfigSchema = lazySchema(() => z.object({
   sleepAfter: z
     .union([z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'sleepAfter must look like "30s", "10m", "2h" or a number of seconds'), z.number().positive()])
     .refine((value) => sleepAfterSeconds(value) <= MAX_SLEEP_AFTER_SECONDS, "sleepAfter can be at most 7 days (604800 s)")
@@ -46,7 +47,7 @@ export const sandboxConfigSchema = z.object({
     .describe("A durable workspace saved to the Worker's R2 bucket on sleep and restored at the next start; null turns it off"),
   backupQuota: backupQuotaSchema.nullable().optional().describe("Limits on this sandbox's snapshots (bytes, count); null removes them"),
   ...isolationRequestSchema.shape,
-});
+}));
 
 /** The /v1 form: unknown fields are refused. */
-export const sandboxConfigRequestSchema = sandboxConfigSchema.strict();
+export const sandboxConfigRequestSchema = lazySchema(() => sandboxConfigSchema.strict());

@@ -23,6 +23,7 @@ import type { SuccessEnvelope } from "./envelope.ts";
 import { withoutNul } from "./validation.ts";
 import { idRoute } from "./route-path.ts";
 import { LIMITS } from "./limits.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const SESSION_ROUTES = {
   create: "/api/session",
@@ -56,11 +57,11 @@ export const DEFAULT_SESSION_ID = "default";
  * Sandbox SDK names its default session after the sandbox (`sandbox-<id>`), whatever characters the
  * caller's id has (`/`, `+`, …). Ids travel escaped (in URLs, JSON) and never name a file.
  */
-export const sessionIdSchema = z
+export const sessionIdSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(SESSION_LIMITS.maxSessionIdLength)
-  .regex(/^[^\s\x00-\x1f\x7f]+$/, "session ids are one word: no spaces or control characters");
+  .regex(/^[^\s\x00-\x1f\x7f]+$/, "session ids are one word: no spaces or control characters"));
 
 /**
  * The session id Cloudflare's Sandbox SDK reserves for "no session". A command naming it runs as one
@@ -69,7 +70,7 @@ export const sessionIdSchema = z
 export const NO_SESSION_ID = "__DISABLE_SESSION__";
 
 /** The `sessionId` of a command: a session's id, or NO_SESSION_ID read as none. */
-export const commandSessionIdSchema = sessionIdSchema.transform((id) => (id === NO_SESSION_ID ? undefined : id));
+export const commandSessionIdSchema = lazySchema(() => sessionIdSchema.transform((id) => (id === NO_SESSION_ID ? undefined : id)));
 
 /**
  * The session a command runs in: the one it names, none when it asks to be isolated (or names
@@ -87,47 +88,47 @@ export function isolatedInSession(request: { sessionId?: string | undefined; iso
 }
 
 /** A session's default time limit for its commands (Cloudflare's createSession option). */
-export const sessionCommandTimeoutSchema = z.number().int().positive().max(LIMITS.maxTimeoutMs);
+export const sessionCommandTimeoutSchema = lazySchema(() => z.number().int().positive().max(LIMITS.maxTimeoutMs));
 
 /** An environment variable name, wherever one is given (sandbox, session or command env). */
-export const envNameSchema = z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL");
+export const envNameSchema = lazySchema(() => z.string().regex(/^[^=\0]+$/, "env names cannot contain '=' or NUL"));
 /** An environment variable's value, wherever one is given: no NUL, which no process environment can hold. */
-export const envValueSchema = withoutNul(z.string(), "env values");
+export const envValueSchema = lazySchema(() => withoutNul(z.string(), "env values"));
 
 /** Variables by name, wherever a set of them is given. */
-export const envVarsSchema = z.record(envNameSchema, envValueSchema);
+export const envVarsSchema = lazySchema(() => z.record(envNameSchema, envValueSchema));
 
 /**
  * The variables of one command (exec, execStream, startProcess) on top of the sandbox's and its
  * session's: a null value unsets that variable for the command, hiding the sandbox's and the
  * session's value from it; an undefined one (kept by Workers RPC, never in JSON) is no change.
  */
-export const commandEnvVarsSchema = z.record(envNameSchema, envValueSchema.nullish());
+export const commandEnvVarsSchema = lazySchema(() => z.record(envNameSchema, envValueSchema.nullish()));
 export type CommandEnvVars = z.output<typeof commandEnvVarsSchema>;
 
-export const createSessionRequestSchema = z.strictObject({
+export const createSessionRequestSchema = lazySchema(() => z.strictObject({
   id: sessionIdSchema.optional(),
   env: envVarsSchema.optional(),
   /** Starting directory (relative: against the workspace). Default: the workspace. */
   cwd: withoutNul(z.string().min(1).max(4096), "paths").optional(),
   /** Time limit (ms) of each command of the session that gives none of its own. */
   commandTimeoutMs: sessionCommandTimeoutSchema.optional(),
-});
+}));
 export type CreateSessionRequest = z.output<typeof createSessionRequestSchema>;
 
 /**
  * `POST /api/env`: sandbox-level variables, or a session's with `sessionId`. A null value unsets the
  * variable (for a session: hides the sandbox's value from its commands).
  */
-export const setEnvRequestSchema = z.strictObject({
+export const setEnvRequestSchema = lazySchema(() => z.strictObject({
   vars: z.record(envNameSchema, envValueSchema.nullable()),
   sessionId: sessionIdSchema.optional(),
-});
+}));
 export type SetEnvRequest = z.output<typeof setEnvRequestSchema>;
 
 // ── responses ──────────────────────────────────────────────────────────────
 
-export const sessionInfoSchema = z.object({
+export const sessionInfoSchema = lazySchema(() => z.object({
   id: z.string(),
   cwd: z.string(),
   /** Variables the session sets on top of the sandbox env. */
@@ -147,10 +148,10 @@ export const sessionInfoSchema = z.object({
   updatedAt: z.string(),
   /** Live processes started in this session. */
   runningProcesses: z.number().int(),
-});
+}));
 export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 
-export const deleteSessionResultSchema = z.object({ sessionId: z.string(), killed: z.number().int() });
+export const deleteSessionResultSchema = lazySchema(() => z.object({ sessionId: z.string(), killed: z.number().int() }));
 
 export type SessionResponse = SuccessEnvelope & { session: SessionInfo };
 export type ListSessionsResponse = SuccessEnvelope & { sessions: SessionInfo[] };

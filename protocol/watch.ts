@@ -15,6 +15,7 @@
 import * as z from "zod";
 import { FILE_LIMITS } from "./files.ts";
 import type { SuccessEnvelope } from "./process.ts";
+import { lazySchema } from "./lazy-schema.ts";
 
 export const WATCH_ROUTES = {
   watch: "/api/files/watch",
@@ -36,20 +37,20 @@ export const WATCH_LIMITS = {
 export const WATCH_CHANGE_KINDS = ["create", "modify", "delete"] as const;
 export type WatchChangeKind = (typeof WATCH_CHANGE_KINDS)[number];
 
-const globSchema = z
+const globSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(1024)
-  .regex(/^[^\0[\]{}]+$/, "globs use *, ** and ? (no [], {} or NUL)");
+  .regex(/^[^\0[\]{}]+$/, "globs use *, ** and ? (no [], {} or NUL)"));
 
-const pathSchema = z
+const pathSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(FILE_LIMITS.maxPathLength)
-  .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
+  .refine((p) => !p.includes("\0"), "paths cannot contain NUL"));
 
 /** What to watch (or digest): a directory, with its subdirectories unless `recursive: false`. */
-export const watchRequestSchema = z.strictObject({
+export const watchRequestSchema = lazySchema(() => z.strictObject({
   path: pathSchema,
   /** Follow subdirectories (default true). */
   recursive: z.boolean().optional(),
@@ -57,19 +58,19 @@ export const watchRequestSchema = z.strictObject({
   include: z.array(globSchema).max(WATCH_LIMITS.maxGlobs).optional(),
   /** Leave out entries matching one of these globs (default WATCH_LIMITS.defaultExclude when neither is given). */
   exclude: z.array(globSchema).max(WATCH_LIMITS.maxGlobs).optional(),
-});
+}));
 export type WatchRequest = z.output<typeof watchRequestSchema>;
 
 /** A version string as the changes route gives it out. */
 export const WATCH_VERSION_PATTERN = /^v1:[A-Za-z0-9_-]{22}$/;
 
-export const changesRequestSchema = watchRequestSchema.extend({
+export const changesRequestSchema = lazySchema(() => watchRequestSchema.extend({
   /** A version an earlier call returned; without it, only the current version is returned. */
   since: z.string().min(1).max(256).optional(),
-});
+}));
 export type ChangesRequest = z.output<typeof changesRequestSchema>;
 
-export const changesResultSchema = z.object({
+export const changesResultSchema = lazySchema(() => z.object({
   /** Absolute path of what was looked at. */
   path: z.string(),
   /** The current version: pass it as `since` next time. */
@@ -78,7 +79,7 @@ export const changesResultSchema = z.object({
   changed: z.boolean().describe("`since` was given and differs from the current version"),
   /** Entries the digest covered. */
   entries: z.number().int().describe("Entries the version covers"),
-});
+}));
 export type ChangesResponse = SuccessEnvelope & z.infer<typeof changesResultSchema>;
 
 export type WatchEvent =

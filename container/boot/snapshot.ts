@@ -1,6 +1,6 @@
 /**
  * Makes the image's startup snapshot: the server's modules loaded (compiled, their top levels run,
- * the protocol's schemas built) and saved as a V8 heap, which Node restores at start instead of
+ * a first command's schemas built) and saved as a V8 heap, which Node restores at start instead of
  * loading them (`node --snapshot-blob server.blob main.js`, the start script's command).
  *
  * Why: a server started from its bundle ran ~560 M instructions until it listened, a bare Node server

@@ -10,21 +10,22 @@
 import * as z from "zod";
 import { raisedErrorSchema, resultSchema, type Result } from "../../protocol/code.ts";
 import { checkedChart } from "./driver-chart.ts";
+import { lazySchema } from "../../protocol/lazy-schema.ts";
 
 export const FRAME_KIND = { stdout: 1, stderr: 2, message: 3 } as const;
 const HEADER_BYTES = 5;
 /** A frame larger than this is a broken channel (whatever the cell wrote into fd 3), not a result. */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
-const cellId = z.string().nullable();
+const cellId = lazySchema(() => z.string().nullable());
 
-export const driverMessageSchema = z.discriminatedUnion("type", [
+export const driverMessageSchema = lazySchema(() => z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), language: z.string(), version: z.string(), pid: z.number().optional(), cwd: z.string().optional() }),
   // The chart is checked on its own (driver-chart.ts): a chart that does not fit is replaced, not fatal.
   z.object({ type: z.literal("result"), id: cellId, result: resultSchema.extend({ chart: z.unknown().optional() }) }),
   z.object({ type: z.literal("error"), id: cellId, error: raisedErrorSchema }),
   z.object({ type: z.literal("done"), id: cellId }),
-]);
+]));
 type SentMessage = z.infer<typeof driverMessageSchema>;
 export type DriverMessage = Exclude<SentMessage, { type: "result" }> | { type: "result"; id: string | null; result: Result };
 

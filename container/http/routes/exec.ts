@@ -37,9 +37,21 @@ import { streamLogAsSse, type StreamEnd } from "../streams/sse.ts";
 import { execFramer } from "../streams/sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 import { acceptingTheirOrigin } from "./cloudflare/requests.ts";
+import { lazySchema } from "../../../protocol/lazy-schema.ts";
 
 /** Our exec request; Cloudflare's client shares the route and adds its `origin`. */
-const execBodySchema = acceptingTheirOrigin(execRequestSchema);
+const execBodySchema = lazySchema(() => acceptingTheirOrigin(execRequestSchema));
+
+/**
+ * Builds what a sandbox's first command is validated with (schemas are built on first use,
+ * protocol/lazy-schema.ts), by validating a command as that request would: the image's startup
+ * snapshot holds them built, and a server started without it builds them once it is quiet (a command
+ * that comes before then builds them itself). Every other route group's schemas wait for their first
+ * request.
+ */
+export function buildExecSchemas(): void {
+  execBodySchema.safeParse({ command: "true" });
+}
 
 async function execute(ctx: RequestContext): Promise<void> {
   const request = await readJson(ctx, execBodySchema);

@@ -20,9 +20,10 @@ import { streamLogAsSse } from "../streams/sse.ts";
 import { logFramer } from "../streams/sse-frames.ts";
 import type { RequestContext, RouteGroup } from "../types.ts";
 import { acceptingTheirOrigin } from "./cloudflare/requests.ts";
+import { lazySchema } from "../../../protocol/lazy-schema.ts";
 
 /** Our start request; Cloudflare's client shares the route and adds its `origin`. */
-const startBodySchema = acceptingTheirOrigin(startProcessRequestSchema);
+const startBodySchema = lazySchema(() => acceptingTheirOrigin(startProcessRequestSchema));
 
 function sessionFilter(ctx: RequestContext): ProcessFilter {
   const sessionId = ctx.url.searchParams.get("sessionId");

@@ -27,39 +27,40 @@ import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
 import { uploadFileParts } from "./upload-parts.ts";
 import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
+import { lazySchema } from "../../../../protocol/lazy-schema.ts";
 
-const pathSchema = z
+const pathSchema = lazySchema(() => z
   .string()
   .min(1)
   .max(4096)
-  .refine((p) => !p.includes("\0"), "paths cannot contain NUL");
+  .refine((p) => !p.includes("\0"), "paths cannot contain NUL"));
 
-const createRequestSchema = z.object({
+const createRequestSchema = lazySchema(() => z.object({
   dir: pathSchema,
   archivePath: pathSchema,
   gitignore: z.boolean().optional(),
   excludes: z.array(z.string().min(1).max(4096)).max(1024).optional(),
   compression: z.object({ format: z.enum(["gzip", "lz4", "zstd"]).optional(), threads: z.number().int().positive().optional() }).optional(),
-});
+}));
 
-const restoreRequestSchema = z.object({ dir: pathSchema, archivePath: pathSchema });
+const restoreRequestSchema = lazySchema(() => z.object({ dir: pathSchema, archivePath: pathSchema }));
 
 /** S3's limits on a multipart upload: part numbers 1 to 10,000, at most 5 GiB a part. */
-const partSchema = z.object({
+const partSchema = lazySchema(() => z.object({
   partNumber: z.number().int().min(1).max(10_000),
   url: z.string().url().refine((url) => /^https?:\/\//i.test(url), "part URLs are http or https"),
   offset: z.number().int().nonnegative(),
   size: z.number().int().nonnegative().max(5 * 1024 ** 3),
-});
+}));
 
-const uploadPartsRequestSchema = z.object({
+const uploadPartsRequestSchema = lazySchema(() => z.object({
   archivePath: pathSchema,
   parts: z
     .array(partSchema)
     .min(1)
     .max(10_000)
     .refine((parts) => new Set(parts.map((part) => part.partNumber)).size === parts.length, "part numbers are distinct"),
-});
+}));
 
 /** The real path of the folder `input` names, or NOT_A_DIRECTORY. */
 async function folderAt(policy: PathPolicy, input: string, access: Access): Promise<string> {

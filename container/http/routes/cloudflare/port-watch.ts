@@ -19,8 +19,9 @@ import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
 import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
+import { lazySchema } from "../../../../protocol/lazy-schema.ts";
 
-const portWatchRequestSchema = z.object({
+const portWatchRequestSchema = lazySchema(() => z.object({
   port: z.number().int().min(1).max(65535),
   mode: z.enum(["http", "tcp"]).default("http"),
   /** Printable ASCII without spaces: it goes into the request line as it is. */
@@ -30,7 +31,7 @@ const portWatchRequestSchema = z.object({
   processId: z.string().min(1).optional(),
   /** Milliseconds between attempts, kept within 100 ms … 10 s as theirs does. */
   interval: z.number().default(500).transform((ms) => Math.max(100, Math.min(ms, 10_000))),
-});
+}));
 type PortWatchRequest = z.output<typeof portWatchRequestSchema>;
 
 /** An address, not `localhost`: a container's /etc/hosts may be empty, and the probe must not depend on it. */

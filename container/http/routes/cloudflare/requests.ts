@@ -12,6 +12,7 @@
 import * as z from "zod";
 import { readJson } from "../../request.ts";
 import type { RequestContext } from "../../types.ts";
+import { lazySchema } from "../../../../protocol/lazy-schema.ts";
 
 type Body = Record<string, unknown>;
 
@@ -29,7 +30,7 @@ function withoutUnused(body: Body, ours: z.ZodType): Body {
 }
 
 /** The values their client gives `origin`. */
-const theirOriginSchema = z.enum(["user", "internal"]);
+const theirOriginSchema = lazySchema(() => z.enum(["user", "internal"]));
 
 /** `ours`, also taking their `origin` (one of its values, else a 400 naming it), which it drops. */
 export function acceptingTheirOrigin<S extends z.ZodType>(ours: S) {

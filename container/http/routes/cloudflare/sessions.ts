@@ -14,6 +14,7 @@ import type { RequestContext, Route } from "../../types.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
 import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
+import { lazySchema } from "../../../../protocol/lazy-schema.ts";
 
 /** Cloudflare's platform names the machine a container runs on in this variable (null elsewhere). */
 function placementId(): string | null {
@@ -33,7 +34,7 @@ async function create(ctx: RequestContext): Promise<void> {
   }
 }
 
-const deleteRequestSchema = z.object({ sessionId: sessionIdSchema });
+const deleteRequestSchema = lazySchema(() => z.object({ sessionId: sessionIdSchema }));
 
 async function remove(ctx: RequestContext): Promise<void> {
   const { sessionId } = await readTheirJson(ctx, deleteRequestSchema);

@@ -19,10 +19,11 @@ import { checkChanges } from "../watch.ts";
 import { cloudflareRoute } from "./errors.ts";
 import { readTheirJson } from "./requests.ts";
 import { CLOUDFLARE_ROUTES } from "../../../../protocol/cloudflare-routes.ts";
+import { lazySchema } from "../../../../protocol/lazy-schema.ts";
 
 const THEIR_EVENT_TYPES = ["create", "modify", "delete", "move_from", "move_to", "attrib"] as const;
 
-const theirWatchSchema = watchRequestSchema.extend({ events: z.array(z.enum(THEIR_EVENT_TYPES)).optional() });
+const theirWatchSchema = lazySchema(() => watchRequestSchema.extend({ events: z.array(z.enum(THEIR_EVENT_TYPES)).optional() }));
 
 /** Their session id (every call carries one) has no meaning for a watch. */
 const withoutSession = ({ sessionId: _session, ...body }: Record<string, unknown>) => body;
