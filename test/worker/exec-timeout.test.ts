@@ -10,8 +10,13 @@ import { ExecutionTimeoutError, SandboxError } from "../../src/client/index.ts";
 import type { SandboxClient } from "../../src/client/sandbox-client.ts";
 import { apiCall, brokenRpcSandbox, collect, eventually, freshSandbox, uniqueId } from "./helpers.ts";
 
-/** Writes to both streams, then sleeps past any short time limit. */
-const SLOW = "echo so far; echo warned >&2; sleep 30";
+/**
+ * Sleeps past any short time limit, told apart by its own length from every other sleep on the
+ * machine: sandboxes without isolation see the host's processes, other test runs' among them.
+ */
+const SLEEP = `sleep 30.${String(Math.random()).slice(2, 8)}`;
+/** Writes to both streams, then sleeps. */
+const SLOW = `echo so far; echo warned >&2; ${SLEEP}`;
 
 async function rejection(call: Promise<unknown>): Promise<ExecutionTimeoutError> {
   const error = await call.then(
@@ -55,7 +60,7 @@ describe("exec past its timeout, through getSandbox", () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(ExecutionTimeoutError);
     expect(await notRunning(sandbox, "buffered-timeout")).toBe(true);
-    expect((await sandbox.exec("pgrep -f '^sleep 30$' || echo none")).stdout).toBe("none\n");
+    expect((await sandbox.exec(`pgrep -fx '${SLEEP}' || echo none`)).stdout).toBe("none\n");
   });
 
   it("carries megabytes of output so far across RPC", async () => {
