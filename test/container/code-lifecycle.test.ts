@@ -92,6 +92,21 @@ describe("interrupts and time limits", () => {
     expect(mainResult(await run(sandbox, context.id, "kept"))?.text).toBe("7");
   });
 
+  it("interrupt JavaScript cells the moment they start, never losing the context", async () => {
+    // An interrupt that lands as a cell enters or leaves its run must stop the cell, not the interpreter.
+    const context = await createContext(sandbox, { language: "javascript" });
+    await run(sandbox, context.id, "var kept = 'still here'");
+    for (let round = 0; round < 20; round++) {
+      for (const code of ["while (true) {}", "await new Promise(() => {})"]) {
+        const events = await interruptedRun(context.id, code, (e) => e.type === "start");
+        expect(completeOf(events), `${code}, round ${round}`).toMatchObject({ interrupted: true });
+        expect(completeOf(events), `${code}, round ${round}`).not.toHaveProperty("contextRestarted");
+        expect(errorOf(events)?.error.name).toBe("InterruptedError");
+      }
+    }
+    expect(mainResult(await run(sandbox, context.id, "kept"))?.text).toBe("'still here'");
+  });
+
   it("interrupt a cell that runs out of time, and say it timed out", async () => {
     const context = await createContext(sandbox, { language: "python" });
     await run(sandbox, context.id, "before = 1");

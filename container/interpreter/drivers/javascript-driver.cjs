@@ -13,8 +13,10 @@
  * output frames, `result` {id, result}, `error` {id, error}, and `done` {id} last.
  *
  * A worker thread reads the channel, so an interrupt is heard while the main thread is busy in a
- * cell: it sends SIGINT to this process, which stops a synchronous cell (`breakOnSigint`) or ends
- * the wait of an asynchronous one. console and process.stdout/stderr of the context write frames,
+ * cell. It stops a synchronous cell with SIGINT (`breakOnSigint`) and ends the wait of an
+ * asynchronous one with a message. The signal is sent only while the cell is known to be inside its
+ * watchdog (see `runGuarded`): Node's default SIGINT handler, which ends the process, is in place for
+ * a moment as every `breakOnSigint` run starts and ends. console and process.stdout/stderr of the context write frames,
  * in order with the results; output of subprocesses started with inherited stdio goes to the
  * process's own stdout/stderr, which the server also reads (in order with the rest only roughly).
  */
@@ -33,8 +35,6 @@ const STDERR = 2;
 const MESSAGE = 3;
 const TYPESCRIPT = process.argv[2] === "typescript";
 const CELL_FILE = /cell-\d+\.[jt]s/;
-/** How often an interrupt not yet heard is sent again. */
-const INTERRUPT_REPEAT_MS = 100;
 
 /** Node's REPL pieces; without them (another Node) cells still run, with fewer conveniences. */
 const repl = (() => {
@@ -70,6 +70,17 @@ function send(message) {
 }
 
 /**
+ * What the two threads share, each slot a cell's number (0: none): the cell running now, the cell
+ * an interrupt is for, and the cell whose code is inside its watchdog (the gate, see `runGuarded`;
+ * SIGNALLED once the reader has sent that cell its one signal).
+ */
+const RUNNING = 0;
+const REQUESTED = 1;
+const GATE = 2;
+const SIGNALLED = -1;
+const shared = new Int32Array(new SharedArrayBuffer(12));
+
+/**
  * What the channel reader runs: frames in, runs to the main thread, interrupts as SIGINT. It reads
  * with its own event loop, never blocked in a read: a thread stuck in a read would hold up
  * process.exit() (which waits for every thread) forever.
@@ -89,16 +100,12 @@ function onMessage(message) {
     parentPort.postMessage({ ...message, number });
   } else if (message.type === "interrupt") {
     const number = numbers.get(message.id);
-    if (number !== undefined && Atomics.load(shared, 0) === number) {
-      Atomics.store(shared, 1, number);
-      process.kill(process.pid, "SIGINT");
-      // A SIGINT that lands as a synchronous cell hands over to its await is taken by neither:
-      // send it again while the same cell runs with its interrupt not yet heard.
-      const again = setInterval(() => {
-        if (Atomics.load(shared, 0) === number && Atomics.load(shared, 1) === number) process.kill(process.pid, "SIGINT");
-        else clearInterval(again);
-      }, ${INTERRUPT_REPEAT_MS});
-    }
+    if (number === undefined) return;
+    // The order matters: the request is published before the gate is read, and the main thread
+    // opens the gate before it reads the request, so one of the two always sees the other.
+    Atomics.store(shared, ${REQUESTED}, number);
+    if (Atomics.compareExchange(shared, ${GATE}, number, ${SIGNALLED}) === number) process.kill(process.pid, "SIGINT");
+    parentPort.postMessage({ type: "interrupt", number });
   }
 }
 const channel = new net.Socket({ fd: ${CONTROL_FD}, readable: true, writable: false });
@@ -119,8 +126,6 @@ channel.on("error", end);
 
 // ── the context the cells run in ───────────────────────────────────────────
 
-/** [0]: number of the cell running now (0: none); [1]: number of the cell an interrupt is for. */
-const shared = new Int32Array(new SharedArrayBuffer(8));
 let runningId;
 
 function outputStream(kind) {
@@ -317,18 +322,54 @@ function interruptible(promise) {
   });
 }
 
-process.on("SIGINT", () => {
-  const running = Atomics.load(shared, 0);
-  if (running === 0 || Atomics.load(shared, 1) !== running) return;
-  Atomics.store(shared, 1, 0);
-  rejectWait?.(new InterruptedError());
-});
+// A stray SIGINT (a cell's own `process.kill`) must not end the context; interrupts never come this way.
+process.on("SIGINT", () => {});
+
+/**
+ * The gate: a `breakOnSigint` run of the driver's own code, inside which the cell's run nests.
+ * While the outer watchdog runs, the inner one starts and stops without touching the SIGINT
+ * handler, so between opening the gate and closing it a signal can only reach a watchdog, and the
+ * reader signals only while the gate is open for the cell it interrupts.
+ *
+ * A signal reaches the watchdog through a helper thread, which may act a moment later. The gate
+ * does not close before it has: left behind, the signal would stop the next cell instead.
+ */
+const gate = vm.createContext({ enter: undefined });
+const gateScript = new vm.Script("enter()", { filename: "driver-gate" });
+/** How long the gate waits for a signal on its way; only a cell that took SIGINT for itself makes it wait in vain. */
+const SIGNAL_WAIT_MS = 2_000;
+
+function runGuarded(number, run) {
+  gate.enter = () => {
+    Atomics.store(shared, GATE, number);
+    let stopped = false;
+    try {
+      if (Atomics.load(shared, REQUESTED) === number) throw new InterruptedError();
+      return run();
+    } catch (error) {
+      stopped = error?.code === "ERR_SCRIPT_EXECUTION_INTERRUPTED";
+      throw error;
+    } finally {
+      if (Atomics.exchange(shared, GATE, 0) === SIGNALLED && !stopped) {
+        // The signal sent for this cell has not stopped it yet: it will end this wait instead.
+        const until = Date.now() + SIGNAL_WAIT_MS;
+        while (Date.now() < until);
+      }
+    }
+  };
+  try {
+    return gateScript.runInContext(gate, { breakOnSigint: true });
+  } finally {
+    gate.enter = undefined;
+    Atomics.store(shared, GATE, 0);
+  }
+}
 
 async function evaluate(context, code, number) {
   const { source, async } = prepare(code);
   const filename = path.join(process.cwd(), `cell-${number}.${TYPESCRIPT ? "ts" : "js"}`);
   const script = new vm.Script(source, { filename, importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
-  const value = script.runInContext(context, { breakOnSigint: true });
+  const value = runGuarded(number, () => script.runInContext(context, { breakOnSigint: true }));
   return async ? (await interruptible(value))?.value : value;
 }
 
@@ -347,7 +388,7 @@ function applyRunEnv(env) {
 
 async function runCell(context, { id, code, number, env }) {
   runningId = id;
-  Atomics.store(shared, 0, number);
+  Atomics.store(shared, RUNNING, number);
   const restoreEnv = applyRunEnv(env);
   let failure;
   try {
@@ -357,8 +398,8 @@ async function runCell(context, { id, code, number, env }) {
     failure = { error };
   }
   restoreEnv();
-  Atomics.store(shared, 0, 0);
-  Atomics.store(shared, 1, 0);
+  Atomics.store(shared, RUNNING, 0);
+  Atomics.store(shared, REQUESTED, 0);
   runningId = undefined;
   if (failure) send({ type: "error", id, error: errorPayload(failure.error) });
   send({ type: "done", id });
@@ -377,6 +418,10 @@ function main() {
   const reader = new Worker(READER_SOURCE, { eval: true, workerData: { shared } });
   reader.on("message", (message) => {
     if (message.type === "eof") process.exit(0);
+    if (message.type === "interrupt") {
+      if (Atomics.load(shared, RUNNING) === message.number) rejectWait?.(new InterruptedError());
+      return;
+    }
     queue.push(message);
     void pump();
   });
