@@ -59,12 +59,15 @@ function render(table: BenchTable): string {
 
 checkEveryModuleIsListed();
 const filters = process.argv.slice(2);
+const names = await Promise.all(MODULES.map(async (file) => ((await import(`./${file}`)) as { default: BenchModule }).default.name));
+/** A filter that is a benchmark's whole name runs that one alone (`first-command`, not `bridge-first-command` too); else every name containing it. */
+const selects = (filter: string, name: string) => (names.includes(filter) ? name === filter : name.includes(filter));
 const started = Date.now();
 let failed = false;
 console.log(`# Benchmarks (node ${process.version}, ${new Date().toISOString()})\n`);
 for (const file of MODULES) {
   const bench = ((await import(`./${file}`)) as { default: BenchModule }).default;
-  if (filters.length > 0 && !filters.some((filter) => bench.name.includes(filter))) continue;
+  if (filters.length > 0 && !filters.some((filter) => selects(filter, bench.name))) continue;
   const t0 = Date.now();
   try {
     for (const table of await bench.run()) console.log(render(table) + "\n");
