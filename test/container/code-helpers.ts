@@ -1,7 +1,10 @@
 /**
  * For the code interpreter tests: a server with code contexts, small clients for the /api/code
- * routes, streamed runs with the time each event arrived, and a look inside PNG results.
+ * routes, streamed runs (with the time each event arrived, or held open until the test has seen its
+ * events), and a look inside PNG results.
  */
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import type { CodeContext, CodeEvent, CodeLanguage, Execution } from "../../protocol/code.ts";
 import { readEventStream } from "../../protocol/sse.ts";
 import { call, type JsonReply } from "./helpers.ts";
@@ -34,6 +37,31 @@ export async function streamRun(url: string, body: unknown, path = "/api/code/ru
   if (!response.ok || !response.body) throw new Error(`stream failed: ${response.status} ${await response.text()}`);
   const events: TimedEvent[] = [];
   for await (const event of readEventStream<CodeEvent>(response.body)) events.push({ ...event, at: performance.now() - started });
+  return events;
+}
+
+/**
+ * A streamed run whose cell waits for a gate (a file in the workspace, its path in `gate`) before it
+ * ends; the gate is opened once `seen` says what should arrive mid-cell has. Output held back until
+ * the cell's end is never seen, so such a run never ends and the test times out.
+ */
+export async function streamRunGated(sandbox: SandboxServer, body: { contextId: string; code: (gate: string) => string }, seen: (events: CodeEvent[]) => boolean): Promise<CodeEvent[]> {
+  const gate = join(sandbox.workspace, `gate-${randomUUID()}`);
+  const response = await fetch(`${sandbox.url}/api/code/run/stream`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ contextId: body.contextId, code: body.code(gate) }),
+  });
+  if (!response.ok || !response.body) throw new Error(`stream failed: ${response.status} ${await response.text()}`);
+  const events: CodeEvent[] = [];
+  let opened = false;
+  for await (const event of readEventStream<CodeEvent>(response.body)) {
+    events.push(event);
+    if (!opened && seen(events)) {
+      opened = true;
+      await sandbox.exec({ command: `touch ${gate}` });
+    }
+  }
   return events;
 }
 

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CodeContext } from "../../protocol/code.ts";
-import { createContext, mainResult, run, stdoutText, streamRun } from "./code-helpers.ts";
+import { createContext, mainResult, run, stdoutText, streamRunGated } from "./code-helpers.ts";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
 
 let sandbox: SandboxServer;
@@ -61,9 +61,12 @@ describe("javascript contexts", () => {
   });
 
   it("stream console output while the cell awaits", async () => {
-    const events = await streamRun(sandbox.url, { contextId: js.id, code: "console.log('early');\nawait new Promise((resolve) => setTimeout(resolve, 1500));\nconsole.log('late')" });
+    // The cell ends only once the test has seen its first line.
+    const code = (gate: string) =>
+      `console.log('early');\nconst { existsSync } = require('node:fs');\nwhile (!existsSync(${JSON.stringify(gate)})) await new Promise((resolve) => setTimeout(resolve, 10));\nconsole.log('late')`;
+    const events = await streamRunGated(sandbox, { contextId: js.id, code }, (seen) => seen.some((event) => event.type === "stdout"));
     expect(events.map((event) => event.type)).toEqual(["start", "stdout", "stdout", "complete"]);
-    expect(events[3]!.at - events[1]!.at).toBeGreaterThan(1000);
+    expect(events.flatMap((event) => (event.type === "stdout" ? [event.data] : []))).toEqual(["early\n", "late\n"]);
   });
 
   it("report a thrown Error with its stack, and syntax errors", async () => {
