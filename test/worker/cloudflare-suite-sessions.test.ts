@@ -85,14 +85,12 @@ describe("session state isolation", () => {
   it("runs commands of two sessions at once without mixing their output", async () => {
     const one = await sandbox.createSession({ env: { SESSION_NAME: "session1" } });
     const two = await sandbox.createSession({ env: { SESSION_NAME: "session2" } });
-    const started = Date.now();
-    const [a, b] = await Promise.all([
-      one.exec('sleep 1 && echo "Completed in $SESSION_NAME"'),
-      two.exec('sleep 1 && echo "Completed in $SESSION_NAME"'),
-    ]);
+    // Each command finishes only once the other has begun: run one after the other, both would fail.
+    const meet = (mine: string, theirs: string) =>
+      `touch /workspace/${mine}; for i in $(seq 400); do [ -e /workspace/${theirs} ] && break; sleep 0.05; done; [ -e /workspace/${theirs} ] && echo "Completed in $SESSION_NAME"`;
+    const [a, b] = await Promise.all([one.exec(meet("met-1", "met-2")), two.exec(meet("met-2", "met-1"))]);
     expect(a).toMatchObject({ success: true, stdout: "Completed in session1\n" });
     expect(b).toMatchObject({ success: true, stdout: "Completed in session2\n" });
-    expect(Date.now() - started).toBeLessThan(1_900);
   });
 
   it("keeps each of several concurrent commands of one session whole", async () => {
