@@ -131,12 +131,16 @@ describe.concurrent("the SDK's own Cloudflare client against our Worker", () => 
   it("runs a command on a terminal, and writes to its stdin while it runs", async () => {
     const session = await track(sdkClient().create(new Manifest({ root: "/workspace" })));
     expect(session.supportsPty()).toBe(true);
+    // The command waits for its line, so it is still running whatever the yield; its output may come
+    // in later polls on a busy machine.
     const started = await session.execCommand({ cmd: 'tty; read line; echo "got-$line"', tty: true, yieldTimeMs: 1_500 });
-    expect(outputOf(started)).toMatch(/\/dev\/pts\/\d+/);
     const sessionId = sessionIdOf(started);
     expect(sessionId).toBeGreaterThan(0);
+    let before = outputOf(started);
+    for (let i = 0; i < 30 && !/\/dev\/pts\/\d+/.test(before); i++) before += await session.writeStdin({ sessionId, yieldTimeMs: 1_000 });
+    expect(before).toMatch(/\/dev\/pts\/\d+/);
     let answer = await session.writeStdin({ sessionId, chars: "hello\n", yieldTimeMs: 1_500 });
-    for (let i = 0; i < 10 && !answer.includes("got-hello"); i++) answer += await session.writeStdin({ sessionId, yieldTimeMs: 1_000 });
+    for (let i = 0; i < 30 && !answer.includes("got-hello"); i++) answer += await session.writeStdin({ sessionId, yieldTimeMs: 1_000 });
     expect(answer).toContain("got-hello");
     await session.close();
   });
