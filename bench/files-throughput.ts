@@ -73,14 +73,30 @@ async function fsRead(file: string): Promise<number> {
 }
 
 /**
- * The floor under the JSON rows: a bare node:http server in its own process that reads a body whole
- * and answers `{}` (what a write costs over HTTP before any file is touched), or answers a 256 KiB
- * string as JSON (the same for a read). Started with the container server's Node flags.
+ * The floor under each row: a bare node:http server in its own process, over the same client and
+ * connection kind. For the streamed rows it receives the upload's bytes and drops them (what HTTP on
+ * loopback costs before any file is touched), or sends the file's size in 1 MiB chunks of one buffer
+ * in memory (before any file is read). For the JSON rows it reads a body whole and answers `{}` (a
+ * write), or answers a 256 KiB string as JSON (a read). Started with the container server's Node flags.
  */
 const BARE_SERVER = `
 import { createServer } from "node:http";
 const big = JSON.stringify({ content: "a".repeat(${SMALL}) });
+const chunk = Buffer.alloc(${MiB}, 0x5a);
+async function send(res, size) {
+  res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
+  for (let sent = 0; sent < size; sent += chunk.length) {
+    if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+  }
+  res.end();
+}
 createServer({ keepAliveTimeout: 65000, noDelay: true }, (req, res) => {
+  if (req.url.startsWith("/api/files/stream")) {
+    if (req.method === "GET") return void send(res, ${LARGE});
+    req.on("data", () => {});
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json", "content-length": 2 }).end("{}"));
+    return;
+  }
   const chunks = [];
   req.on("data", (chunk) => chunks.push(chunk));
   req.on("end", () => {
@@ -126,9 +142,8 @@ function row(metric: string, bytes: number, ours: number[], baseline: number[], 
   };
 }
 
-/** The bare server's write / read rates, each beside node:fs's. */
-function floorRow(metric: string, write: number[], read: number[], fsWrite: number[], fsRead: number[]): BenchRow {
-  const bytes = SMALL * SMALL_FILES;
+/** The bare server's write / read rates of `bytes`, each beside node:fs's. */
+function floorRow(metric: string, bytes: number, write: number[], read: number[], fsWrite: number[], fsRead: number[]): BenchRow {
   const rate = (samples: number[]) => mbPerSecond(bytes, median(samples));
   const share = (ours: number[], base: number[]) => ((100 * rate(ours)) / rate(base)).toFixed(0);
   return {
@@ -145,15 +160,19 @@ const bench: BenchModule = {
     const bare = await startBareServer();
     const plain = mkdtempSync(join(tmpdir(), "sandbox-bench-fs-"));
     try {
-      const times = { up: [] as number[], fsUp: [] as number[], down: [] as number[], fsDown: [] as number[] };
+      const times = { up: [] as number[], fsUp: [] as number[], bareUp: [] as number[], down: [] as number[], fsDown: [] as number[], bareDown: [] as number[] };
       for (let round = 0; round < ROUNDS; round++) {
         times.up.push(await timed(() => upload(server.url, "large.bin", LARGE)));
         times.fsUp.push(await timed(() => fsWrite(join(plain, "large.bin"), LARGE)));
+        times.bareUp.push(await timed(() => upload(bare.url, "large.bin", LARGE)));
         times.down.push(await timed(async () => {
           if ((await download(server.url, "large.bin")) !== LARGE) throw new Error("short download");
         }));
         times.fsDown.push(await timed(async () => {
           if ((await fsRead(join(plain, "large.bin"))) !== LARGE) throw new Error("short read");
+        }));
+        times.bareDown.push(await timed(async () => {
+          if ((await download(bare.url, "large.bin")) !== LARGE) throw new Error("short bare download");
         }));
       }
 
@@ -187,13 +206,15 @@ const bench: BenchModule = {
           rows: [
             row("streamed write (PUT /api/files/stream)", LARGE, times.up, times.fsUp, 0.7),
             row("streamed read (GET /api/files/stream)", LARGE, times.down, times.fsDown, 0.7),
+            floorRow("… the HTTP floor: a bare node:http server dropping the upload's bytes / sending them from memory", LARGE, times.bareUp, times.bareDown, times.fsUp, times.fsDown),
             row("JSON write (POST /api/files/write)", SMALL * SMALL_FILES, json.write, json.fsWrite, 0.4),
             row("JSON read (POST /api/files/read)", SMALL * SMALL_FILES, json.read, json.fsRead, 0.4),
-            floorRow("… the HTTP floor: a bare node:http server reading the write's body / answering a read's JSON", json.bareWrite, json.bareRead, json.fsWrite, json.fsRead),
+            floorRow("… the HTTP floor: a bare node:http server reading the write's body / answering a read's JSON", SMALL * SMALL_FILES, json.bareWrite, json.bareRead, json.fsWrite, json.fsRead),
           ],
           notes: [
             "Streamed: ours sends 1 MiB chunks over a keep-alive HTTP connection to the server (its own process), which writes them to a temporary file renamed into place when complete (atomic), and reads the file back as one response; node:fs writes the same chunks to the target with a write stream and reads it back with a read stream (256 KiB chunks).",
             "JSON: ours is one call at a time as a client would make it, over a keep-alive connection: JSON.stringify of `{path, content}` sent as a POST, the answer read whole and JSON.parse'd (for reads, the content string in it); the server walks the path by directory handles, writes atomically (temporary file, rename) and answers in JSON. node:fs is fs.promises.writeFile / readFile(…, \"utf8\") of the same 256 KiB string, one file at a time.",
+            "The floor rows: a bare node:http server (its own process, the server's Node flags) that does only the HTTP: it drops an upload's bytes and sends a download's from one buffer in memory, or parses a JSON body and answers a fixed JSON, over the same client; what ours can reach at most.",
             "Both sides read back from the page cache.",
           ],
         },

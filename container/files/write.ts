@@ -2,7 +2,8 @@
  * Writing files, atomically: bytes go to a temporary file beside the target, which is renamed over it
  * only when everything arrived. A failed or oversized upload leaves the old file untouched, and a
  * reader never sees half a file. Both files are named inside the target's directory held open, so
- * neither can be placed elsewhere by a symlink. A streamed upload holds one chunk in memory at a time.
+ * neither can be placed elsewhere by a symlink. A streamed upload holds about two batches of its bytes
+ * in memory at a time: one being written, the next being read.
  */
 import { randomBytes } from "node:crypto";
 import { fchmodSync, lstatSync } from "node:fs";
@@ -49,38 +50,58 @@ export async function writeFileFromStream(
   options: StreamWriteOptions,
 ): Promise<WriteResult> {
   return writeAtomically(policy, input, options, async (handle) => {
-    // Chunks off the socket are small (≈64 KiB): gather up to BATCH_BYTES and write them with one
-    // writev, so throughput is bound by the disk rather than by one syscall and await per chunk.
+    // Chunks off the socket are small (≈64 KiB): they are gathered up to BATCH_BYTES and written with
+    // one writev, so throughput is bound by the disk rather than by one syscall and await per chunk.
+    // While one batch is written the next is read, so the socket and the disk work at once; at most
+    // one write is in flight, so the upload holds about two batches in memory.
     let total = 0;
     let batch: Uint8Array[] = [];
     let batchBytes = 0;
+    let inFlight: Promise<void> | undefined;
     const flush = async () => {
-      let pending = batch;
+      if (inFlight) await inFlight;
+      const chunks = batch;
       batch = [];
       batchBytes = 0;
-      while (pending.length > 0) {
-        const { bytesWritten } = await handle.writev(pending);
-        pending = dropWritten(pending, bytesWritten);
-      }
+      inFlight = writeAll(handle, chunks);
+      // Its failure is thrown where it is awaited (the next flush, or the end), not left unhandled
+      // while the next batch is read.
+      inFlight.catch(() => {});
     };
-    for await (const chunk of source) {
-      total += chunk.length;
-      if (total > options.maxBytes) {
-        throw new ServiceError("PAYLOAD_TOO_LARGE", `${input}: upload exceeds ${options.maxBytes} bytes`, {
-          path: input,
-          maxBytes: options.maxBytes,
-        });
+    try {
+      for await (const chunk of source) {
+        total += chunk.length;
+        if (total > options.maxBytes) {
+          throw new ServiceError("PAYLOAD_TOO_LARGE", `${input}: upload exceeds ${options.maxBytes} bytes`, {
+            path: input,
+            maxBytes: options.maxBytes,
+          });
+        }
+        batch.push(chunk);
+        batchBytes += chunk.length;
+        if (batchBytes >= BATCH_BYTES) await flush();
       }
-      batch.push(chunk);
-      batchBytes += chunk.length;
-      if (batchBytes >= BATCH_BYTES) await flush();
+      await flush();
+      await inFlight;
+      return total;
+    } finally {
+      // An upload cut off or refused mid-way: the write in flight lands before the file is closed and
+      // its temporary removed (writeAtomically), so nothing writes to a file that is gone.
+      await inFlight?.catch(() => {});
     }
-    await flush();
-    return total;
   });
 }
 
 const BATCH_BYTES = 1024 * 1024;
+
+/** Writes `chunks` at the file's position, all of them (a short writev is continued). */
+async function writeAll(handle: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  let pending = chunks;
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending);
+    pending = dropWritten(pending, bytesWritten);
+  }
+}
 
 /** What is left of `chunks` after the first `written` bytes (a short writev). */
 function dropWritten(chunks: Uint8Array[], written: number): Uint8Array[] {

@@ -74,8 +74,3 @@ export function settleUnreadBody(req: IncomingMessage, res: ServerResponse, limi
   req.once("end", stop);
   req.resume();
 }
-
-/** A request's body as chunks, without the request being destroyed when the reader stops early (so it can be drained). */
-export function bodyChunks(req: IncomingMessage): AsyncIterable<Buffer> {
-  return req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>;
-}

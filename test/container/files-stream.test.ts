@@ -1,13 +1,15 @@
 /**
  * Streamed file routes: 100 MB written and read back in chunks while the server's memory stays
- * small, content types and HEAD, upload options in the query, and the upload limit both declared
- * (413 before reading) and reached midway (the old file left intact).
+ * small, content types and HEAD, upload options in the query, an upload cut off while its bytes are
+ * being written (the old file left intact, no temporary file behind), and the upload limit both
+ * declared (413 before reading) and reached midway (the old file left intact).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { request } from "node:http";
 import { PassThrough } from "node:stream";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eventually } from "./helpers.ts";
 import { startSandbox, type SandboxServer } from "./sandbox-helpers.ts";
@@ -178,6 +180,47 @@ describe("streamed files", () => {
     expect((await fetch(`${t.url}/api/files/stream`, { method: "PUT", body: "x" })).status).toBe(400);
     expect((await fetch(`${t.url}/api/files/stream?path=missing.bin`)).status).toBe(404);
     expect((await fetch(`${t.url}/api/files/stream?path=big`)).status).toBe(409);
+  });
+});
+
+describe("an upload cut off mid-way", () => {
+  it("leaves the old file untouched and no temporary file behind, with writes still in flight", async () => {
+    const dir = join(t.workspace, "cut");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "keep.bin"), "original");
+    const temporary = () => readdirSync(dir).find((name) => name.startsWith(".keep.bin.upload-"));
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const req = request(`${t.url}/api/files/stream?path=cut/keep.bin`, {
+        method: "PUT",
+        headers: { "content-type": "application/octet-stream", "content-length": String(64 * MiB) },
+      });
+      const settled = new Promise<void>((resolve) => {
+        req.on("error", () => resolve());
+        req.on("response", (res) => {
+          res.resume();
+          res.on("end", () => resolve());
+          res.on("error", () => resolve());
+        });
+      });
+      const chunk = Buffer.alloc(MiB, 0x5a);
+      for (let sent = 0; sent < 8 * MiB; sent += MiB) req.write(chunk);
+      // Batches are on disk already: the server is writing this upload as it reads it.
+      expect(await eventually(() => {
+        const name = temporary();
+        return name !== undefined && statSync(join(dir, name)).size >= 2 * MiB;
+      }, 20_000)).toBe(true);
+      // More bytes, then the connection is gone while the server still reads and writes them.
+      for (let sent = 0; sent < 4 * MiB; sent += MiB) req.write(chunk);
+      req.destroy();
+      await settled;
+      expect(await eventually(() => temporary() === undefined, 10_000)).toBe(true);
+      expect(readFileSync(join(dir, "keep.bin"), "utf8")).toBe("original");
+    }
+    expect(readdirSync(dir)).toEqual(["keep.bin"]);
+    // The server is still healthy, and the same file can be written whole afterwards.
+    expect((await upload("cut/keep.bin", Buffer.alloc(3 * MiB, 0x61))).status).toBe(200);
+    expect(statSync(join(dir, "keep.bin")).size).toBe(3 * MiB);
+    expect(readdirSync(dir)).toEqual(["keep.bin"]);
   });
 });
 

@@ -14,7 +14,7 @@ import {
 } from "../../../protocol/archive.ts";
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
-import { bodyChunks } from "../../../server-kit/http/unread-body.ts";
+import { bodyChunks } from "../../../server-kit/http/body-chunks.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { leaveOutTest } from "../../archive/leave-out.ts";
 import { packArchive } from "../../archive/pack.ts";

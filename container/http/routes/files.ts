@@ -27,7 +27,7 @@ import {
 import type { z } from "zod";
 import { describeValidationError } from "../../../protocol/validation.ts";
 import { sendOk } from "../../../server-kit/http/response.ts";
-import { bodyChunks } from "../../../server-kit/http/unread-body.ts";
+import { bodyChunks } from "../../../server-kit/http/body-chunks.ts";
 import { ServiceError } from "../../../server-kit/service-error.ts";
 import { decodeBase64 } from "../../engine/options.ts";
 import { deleteEntry } from "../../files/delete.ts";
