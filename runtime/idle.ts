@@ -5,7 +5,7 @@
  * `activity.work`, what the Durable Object asks before a sleep too), quietest first. Asking is not
  * activity (protocol/info.ts OBSERVING_ROUTES): many asking at once never make a sandbox look busy.
  * One just started is not idle yet: its first call is on its way. A server that does not answer at
- * once is taken as busy.
+ * once is counted apart: busy as far as anyone knows, but worth asking again.
  */
 import { INFO_ROUTES, type InfoResponse } from "../protocol/info.ts";
 import type { ContainerProcess } from "./container-process.ts";
@@ -14,17 +14,27 @@ const ASK_TIMEOUT_MS = 2_000;
 /** Quiet at least this long before a sandbox counts as idle. */
 export const MIN_QUIET_MS = 5_000;
 
-/** The idle ones among `candidates`, the one quiet longest first. */
-export async function idleRanking(candidates: readonly ContainerProcess[], minQuietMs = MIN_QUIET_MS): Promise<ContainerProcess[]> {
-  const answers = await Promise.all(candidates.map(async (container) => ({ container, quietMs: await idleFor(container) })));
-  return answers
-    .filter((answer) => answer.quietMs >= minQuietMs)
-    .sort((a, b) => b.quietMs - a.quietMs)
-    .map((answer) => answer.container);
+export interface IdleSurvey {
+  /** The idle ones, the one quiet longest first. */
+  idle: ContainerProcess[];
+  /** How many did not answer in time (on a busy machine, idle ones among them). */
+  unanswered: number;
 }
 
-/** How long the sandbox has been idle (ms), 0 when it is busy or does not say. */
-async function idleFor(container: ContainerProcess): Promise<number> {
+/** Asks each of `candidates` how long it has been idle. */
+export async function idleRanking(candidates: readonly ContainerProcess[], minQuietMs = MIN_QUIET_MS): Promise<IdleSurvey> {
+  const answers = await Promise.all(candidates.map(async (container) => ({ container, quietMs: await idleFor(container) })));
+  return {
+    idle: answers
+      .filter((answer): answer is { container: ContainerProcess; quietMs: number } => answer.quietMs !== undefined && answer.quietMs >= minQuietMs)
+      .sort((a, b) => b.quietMs - a.quietMs)
+      .map((answer) => answer.container),
+    unanswered: answers.filter((answer) => answer.quietMs === undefined).length,
+  };
+}
+
+/** How long the sandbox has been idle (ms): 0 when it is busy or does not say, undefined when it did not answer in time. */
+async function idleFor(container: ContainerProcess): Promise<number | undefined> {
   try {
     const response = await fetch(`http://127.0.0.1:${container.port}${INFO_ROUTES.info}`, {
       headers: { authorization: `Bearer ${container.secret}` },
@@ -37,6 +47,6 @@ async function idleFor(container: ContainerProcess): Promise<number> {
     const idle = work.processes === 0 && work.codeCells === 0 && work.terminals === 0 && work.requests === 0;
     return idle ? (info.activity?.quietMs ?? 0) : 0;
   } catch {
-    return 0;
+    return undefined;
   }
 }

@@ -2,7 +2,8 @@
  * Starts that find the runtime at its cap all at once, the way a burst of new sandboxes arrives:
  * each puts an idle sandbox of its own to sleep, so every one of them starts. Before, the starts
  * asked every server how idle it was at the same time and each saw the others' questions as open
- * requests (or all chose the same sandbox), and the whole burst was refused.
+ * requests (or all chose the same sandbox), and the whole burst was refused. A server that answers
+ * late (a busy machine) is asked again before the start is refused.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { MIN_QUIET_MS } from "../../runtime/idle.ts";
@@ -45,6 +46,31 @@ describe("a burst at the cap", () => {
     expect(await Promise.all(quiet.map((key) => running(runtime, key)))).toEqual([false, false, false, false]);
     expect(runtime.pool.size).toBe(4);
   }, 120_000);
+
+  it("asks a quiet sandbox whose server answered late again, rather than refusing the start", async () => {
+    const runtime = await startAtCap(1, 1_000);
+    expect((await start(runtime, "late")).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Its server stopped through the first survey (as a server starved of CPU is), back during the second.
+    const pid = runtime.pool.info("late").pid!;
+    const resume = () => {
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {
+        // gone already: it was put to sleep
+      }
+    };
+    process.kill(pid, "SIGSTOP");
+    const timer = setTimeout(resume, 3_000);
+    try {
+      const answer = await start(runtime, "after");
+      expect(answer.body).toMatchObject({ running: true });
+    } finally {
+      clearTimeout(timer);
+      resume();
+    }
+    expect(await running(runtime, "late")).toBe(false);
+  }, 60_000);
 
   it("starts 20 new sandboxes at once on 30 live ones at a cap of 30", async () => {
     const runtime = await startAtCap(30, 1_000);
