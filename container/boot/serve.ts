@@ -1,7 +1,8 @@
 /**
- * The server's program once its process is the one that serves: reads its secret (or its sandbox's
- * assignment), starts the server, stops cleanly on SIGTERM/SIGINT and when its parent is gone. Run by
- * main.ts (after any re-execution) and by the image's startup snapshot (boot/snapshot-entry.ts).
+ * The server's program once its process is the one that serves: reads its secret (or, for a server
+ * started before its sandbox, rehearses its first requests (boot/rehearsal.ts), then reads its
+ * sandbox's assignment), starts the server, stops cleanly on SIGTERM/SIGINT and when its parent is
+ * gone. Run by main.ts (after any re-execution) and by the image's startup snapshot (boot/snapshot-entry.ts).
  *
  * Why `startServer` is passed in: main.ts imports the server on first use, so the process that only
  * re-executes itself never loads it, while the snapshot imports it at build time, so it is in the
@@ -20,6 +21,8 @@ export async function serve(startServer: typeof StartServer): Promise<void> {
     const assignmentModule = await import("./assignment.ts");
     const { prepareForAssignment, readAssignment, applyAssignment } = assignmentModule;
     announceListening = assignmentModule.announceListening;
+    // While it waits, at the pool's least share of the CPU: what a sandbox's first requests would pay.
+    await (await import("./rehearsal.ts")).rehearse(startServer);
     prepareForAssignment();
     const assignment = readAssignment();
     applyAssignment(assignment);
