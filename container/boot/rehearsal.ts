@@ -40,9 +40,19 @@ const requireHere = createRequire(import.meta.url);
 const nodeHttp = () => requireHere("node:http") as typeof import("node:http");
 const nodeCluster = () => requireHere("node:cluster") as unknown;
 
-/** Runs the rehearsal; never fails (a server that could not rehearse boots as it did before). */
-export async function rehearse(startServer: typeof StartServer): Promise<void> {
+/**
+ * Runs the rehearsal until it is done or `until` settles (the server's assignment came); never
+ * fails (a server that could not rehearse, or was told its sandbox first, boots as it did before).
+ */
+export async function rehearse(startServer: typeof StartServer, until: Promise<unknown>): Promise<void> {
   const started = performance.now();
+  let interrupted = false;
+  const interrupt = () => (interrupted = true);
+  until.then(interrupt, interrupt);
+  /** Between steps: a server told its sandbox meanwhile leaves the rest (its sandbox waits for it). */
+  const goOn = () => {
+    if (interrupted) throw new Error("told its sandbox first");
+  };
   const scratch = mkdtempSync(join(tmpdir(), `${REHEARSAL_FOLDER_PREFIX}${process.pid}-`));
   const played = (async () => {
     let server: RunningServer | undefined;
@@ -51,8 +61,11 @@ export async function rehearse(startServer: typeof StartServer): Promise<void> {
       // Its commands' tags lie below the run's, as every command of this server's does: the runtime finds them too.
       const runTag = process.env[RUN_TAG_VAR];
       server = await startServer({ workspace: join(scratch, "workspace"), secret, inProcess: true, warmCodeLanguages: [], ...(runTag ? { runTag: `${runTag}/rehearsal` } : {}) });
+      goOn();
       await ask(server, secret, "GET", INFO_ROUTES.ping);
+      goOn();
       await ask(server, secret, "POST", EXEC_ROUTES.execute, { command: COMMAND });
+      goOn();
       await rehearseListening();
     } finally {
       await server?.close();
@@ -62,12 +75,14 @@ export async function rehearse(startServer: typeof StartServer): Promise<void> {
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`not done within ${REHEARSAL_TIMEOUT_MS} ms`)), REHEARSAL_TIMEOUT_MS);
   });
+  late.catch(() => undefined);
   try {
     await Promise.race([played, late]);
     // Its own line in the log, which also makes stdout's stream (made on first use) before the server's "listening" line.
     console.log(`container server: rehearsed its first requests (${Math.round(performance.now() - started)} ms)`);
   } catch (error) {
-    console.error(`container server: rehearsal before its sandbox failed (${(error as Error).message}); booting without it`);
+    if (interrupted) console.log("container server: told its sandbox while it rehearsed: the rest left out");
+    else console.error(`container server: rehearsal before its sandbox failed (${(error as Error).message}); booting without it`);
   } finally {
     clearTimeout(timer);
     rmSync(scratch, { recursive: true, force: true });

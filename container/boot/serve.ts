@@ -21,10 +21,12 @@ export async function serve(startServer: typeof StartServer): Promise<void> {
     const assignmentModule = await import("./assignment.ts");
     const { prepareForAssignment, readAssignment, applyAssignment } = assignmentModule;
     announceListening = assignmentModule.announceListening;
-    // While it waits, at the pool's least share of the CPU: what a sandbox's first requests would pay.
-    await (await import("./rehearsal.ts")).rehearse(startServer);
+    const assigned = readAssignment();
+    // While it waits, at the pool's least share of the CPU: what a sandbox's first requests would
+    // pay. A server taken before it is done stops rehearsing, its sandbox waiting.
+    await (await import("./rehearsal.ts")).rehearse(startServer, assigned);
     prepareForAssignment();
-    const assignment = readAssignment();
+    const assignment = await assigned;
     applyAssignment(assignment);
     secret = assignment.secret;
   } else if (process.env[SECRET_FROM_STDIN_VAR] === "1") {

@@ -79,6 +79,18 @@ function get(port: number, path: string, secret: string | undefined): Promise<{ 
   });
 }
 
+/** Writes a sandbox's assignment to a server waiting for one, as the runtime does; answers the port it is told to serve on. */
+async function handSandbox(child: ServerChild, key: string, secret: string): Promise<number> {
+  const port = await freePort();
+  const sandboxDir = join(dataDir.path, key);
+  const workspace = join(sandboxDir, "workspace");
+  mkdirSync(workspace, { recursive: true });
+  const isolation = resolveIsolation({ mode: "none", env: {} }, {}, true);
+  const env = serverEnv({ key, port, sandboxDir, workspace, env: {}, enableInternet: true, isolation: isolation.mode, isolationEnv: isolation.env });
+  child.writeInput(JSON.stringify({ secret, env }));
+  return port;
+}
+
 describe("a warm server's rehearsal", () => {
   it("serves nothing before it is handed its sandbox, leaves nothing behind, then answers only to its secret", async () => {
     const pid = server.child.pid!;
@@ -92,14 +104,8 @@ describe("a warm server's rehearsal", () => {
     expect(await eventually(() => descendantsOf(pid).length === 0, 5_000)).toBe(true);
 
     // Handed its sandbox, it listens (the check above can see a listening socket) and answers only to the secret it was given.
-    const port = await freePort();
-    const sandboxDir = join(dataDir.path, "wr-sandbox");
-    const workspace = join(sandboxDir, "workspace");
-    mkdirSync(workspace, { recursive: true });
-    const isolation = resolveIsolation({ mode: "none", env: {} }, {}, true);
     const secret = "handed-secret-of-this-sandbox";
-    const env = serverEnv({ key: "wr-sandbox", port, sandboxDir, workspace, env: {}, enableInternet: true, isolation: isolation.mode, isolationEnv: isolation.env });
-    server.writeInput(JSON.stringify({ secret, env }));
+    const port = await handSandbox(server, "wr-sandbox", secret);
     expect(await server.saysListening(15_000)).toBe(true);
     expect(listensOn(pid)).toHaveLength(1);
     expect((await get(port, "/api/ping", undefined)).status).toBe(401);
@@ -107,5 +113,22 @@ describe("a warm server's rehearsal", () => {
     const ping = await get(port, "/api/ping", secret);
     expect(ping.status).toBe(200);
     expect(JSON.parse(ping.body)).toMatchObject({ status: "ok" });
+  });
+
+  it("is cut short by a sandbox that takes the server before it is done, which it then serves", async () => {
+    const dir = join(dataDir.path, ".warm-taken-early");
+    mkdirSync(dir, { recursive: true });
+    const early = new ServerChild(await directLauncher.unassigned!(dir), dir, {}, { bootedPipe: true });
+    try {
+      const secret = "secret-of-the-early-sandbox";
+      const port = await handSandbox(early, "wr-early", secret);
+      expect(await early.saysListening(15_000)).toBe(true);
+      expect((await get(port, "/api/ping", secret)).status).toBe(200);
+      expect((await get(port, "/api/ping", undefined)).status).toBe(401);
+      const pid = early.child.pid!;
+      expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`${REHEARSAL_FOLDER_PREFIX}${pid}-`))).toEqual([]);
+    } finally {
+      await early.kill();
+    }
   });
 });
