@@ -12,6 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "node:http";
 import { REHEARSAL_FOLDER_PREFIX } from "../../container/boot/rehearsal.ts";
+import { REHEARSE_VAR } from "../../protocol/runtime.ts";
+import { spawnUnassigned } from "../../runtime/container-process.ts";
 import { directLauncher, serverEnv } from "../../runtime/launch.ts";
 import { resolveIsolation } from "../../runtime/isolation.ts";
 import { descendantsOf } from "../../runtime/process-tree.ts";
@@ -19,13 +21,16 @@ import { ServerChild } from "../../runtime/server-child.ts";
 import { freePort } from "../../runtime/ports.ts";
 import { eventually, tempDataDir, type DataDir } from "./helpers.ts";
 
+/** What the pool starts its warm servers with. */
+const WARM = { [REHEARSE_VAR]: "1" };
+
 let dataDir: DataDir;
 let server: ServerChild;
 beforeAll(async () => {
   dataDir = tempDataDir();
   const dir = join(dataDir.path, ".warm-rehearsal");
   mkdirSync(dir, { recursive: true });
-  server = new ServerChild(await directLauncher.unassigned!(dir), dir, {}, { bootedPipe: true });
+  server = new ServerChild(await directLauncher.unassigned!(dir), dir, WARM, { bootedPipe: true });
   await server.booted;
 });
 afterAll(async () => {
@@ -118,7 +123,7 @@ describe("a warm server's rehearsal", () => {
   it("is cut short by a sandbox that takes the server before it is done, which it then serves", async () => {
     const dir = join(dataDir.path, ".warm-taken-early");
     mkdirSync(dir, { recursive: true });
-    const early = new ServerChild(await directLauncher.unassigned!(dir), dir, {}, { bootedPipe: true });
+    const early = new ServerChild(await directLauncher.unassigned!(dir), dir, WARM, { bootedPipe: true });
     try {
       const secret = "secret-of-the-early-sandbox";
       const port = await handSandbox(early, "wr-early", secret);
@@ -129,6 +134,21 @@ describe("a warm server's rehearsal", () => {
       expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`${REHEARSAL_FOLDER_PREFIX}${pid}-`))).toEqual([]);
     } finally {
       await early.kill();
+    }
+  });
+
+  it("is not held by a server started for a sandbox that is told it at once", async () => {
+    const dir = join(dataDir.path, "wr-cold");
+    mkdirSync(dir, { recursive: true });
+    const cold = (await spawnUnassigned(directLauncher, dir))!;
+    try {
+      const secret = "secret-of-the-cold-sandbox";
+      const port = await handSandbox(cold, "wr-cold", secret);
+      expect(await cold.saysListening(15_000)).toBe(true);
+      expect((await get(port, "/api/ping", secret)).status).toBe(200);
+      expect(readFileSync(cold.logPath, "utf8")).not.toContain("rehears");
+    } finally {
+      await cold.kill();
     }
   });
 });
