@@ -45,7 +45,8 @@ function tellRuntime(status: string): void {
  */
 export async function readAssignment(): Promise<ServerAssignment> {
   const chunks: Buffer[] = [];
-  for await (const chunk of createReadStream("", { fd: 0 })) chunks.push(chunk as Buffer);
+  // Stdin stays open at its end, as a blocking read left it: a descriptor 0 freed would be the next file opened.
+  for await (const chunk of createReadStream("", { fd: 0, autoClose: false })) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");
   let parsed;
   try {

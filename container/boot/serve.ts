@@ -1,8 +1,9 @@
 /**
  * The server's program once its process is the one that serves: reads its secret (or, for a server
  * started before its sandbox, its sandbox's assignment; a warm one rehearses its first requests
- * meanwhile, boot/rehearsal.ts), starts the server, stops cleanly on SIGTERM/SIGINT and when its parent is
- * gone. Run by main.ts (after any re-execution) and by the image's startup snapshot (boot/snapshot-entry.ts).
+ * meanwhile, boot/rehearsal.ts), starts the server, stops cleanly on SIGTERM/SIGINT and when its
+ * parent is gone. Run by main.ts (after any re-execution) and by the image's startup snapshot
+ * (boot/snapshot-entry.ts).
  *
  * Why `startServer` is passed in: main.ts imports the server on first use, so the process that only
  * re-executes itself never loads it, while the snapshot imports it at build time, so it is in the
