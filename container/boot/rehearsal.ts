@@ -16,7 +16,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { isIPv6 } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { INFO_ROUTES } from "../../protocol/info.ts";
 import { EXEC_ROUTES } from "../../protocol/process.ts";
 import { RUN_TAG_VAR } from "../../protocol/server-env-names.ts";
+import { isAlive } from "../../server-kit/process-alive.ts";
 import type { RunningServer, startServer as StartServer } from "../server.ts";
 
 /** The rehearsal's command: a shell builtin, so it costs a spawn of bash and no program of its own. */
@@ -53,6 +54,7 @@ export async function rehearse(startServer: typeof StartServer, until: Promise<u
   const goOn = () => {
     if (interrupted) throw new Error("told its sandbox first");
   };
+  sweepLeftRehearsals();
   const scratch = mkdtempSync(join(tmpdir(), `${REHEARSAL_FOLDER_PREFIX}${process.pid}-`));
   const played = (async () => {
     let server: RunningServer | undefined;
@@ -86,6 +88,24 @@ export async function rehearse(startServer: typeof StartServer, until: Promise<u
   } finally {
     clearTimeout(timer);
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Removes the folders of rehearsals whose server is gone (one killed outright while it rehearsed
+ * cannot remove its own), as a server's start sweeps stale state folders. Best effort.
+ */
+function sweepLeftRehearsals(): void {
+  const owned = new RegExp(`^${REHEARSAL_FOLDER_PREFIX}(\\d+)-[A-Za-z0-9]{6}$`);
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(owned.exec(name)?.[1]);
+    if (pid && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
   }
 }
 

@@ -2,12 +2,14 @@
  * A warm server's rehearsal (container/boot/rehearsal.ts): before it is told its sandbox, the server
  * plays a ping and a command through a throwaway server of its own. The walls around it: until it
  * is handed its sandbox it listens on no socket (a command of another sandbox on the same loopback
- * that scans for it finds nothing to talk to), the rehearsal leaves no folder and no process behind,
- * and the server it then starts answers only to the secret it was handed. A real server started the
- * way the runtime starts its warm ones.
+ * that scans for it finds nothing to talk to), the rehearsal leaves no folder and no process behind
+ * (and sweeps the folder of one whose server was killed outright), and the server it then starts
+ * answers only to the secret it was handed. A real server started the way the runtime starts its
+ * warm ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "node:http";
@@ -26,8 +28,13 @@ const WARM = { [REHEARSE_VAR]: "1" };
 
 let dataDir: DataDir;
 let server: ServerChild;
+/** A rehearsal's folder left by a server killed outright while it rehearsed (its pid is gone). */
+let leftBehind: string;
 beforeAll(async () => {
   dataDir = tempDataDir();
+  const gone = spawnSync("true").pid;
+  leftBehind = join(tmpdir(), `${REHEARSAL_FOLDER_PREFIX}${gone}-AbC123`);
+  mkdirSync(join(leftBehind, "workspace"), { recursive: true });
   const dir = join(dataDir.path, ".warm-rehearsal");
   mkdirSync(dir, { recursive: true });
   server = new ServerChild(await directLauncher.unassigned!(dir), dir, WARM, { bootedPipe: true });
@@ -35,6 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.kill();
+  rmSync(leftBehind, { recursive: true, force: true });
   dataDir.remove();
 });
 
@@ -106,6 +114,7 @@ describe("a warm server's rehearsal", () => {
     // Nothing of the rehearsal is left: its folder, its server's state folder, its commands.
     const leftovers = readdirSync(tmpdir()).filter((name) => name.startsWith(`${REHEARSAL_FOLDER_PREFIX}${pid}-`) || name.startsWith(`sandbox-state-${pid}-`));
     expect(leftovers).toEqual([]);
+    expect(existsSync(leftBehind)).toBe(false); // a killed server's, swept
     expect(await eventually(() => descendantsOf(pid).length === 0, 5_000)).toBe(true);
 
     // Handed its sandbox, it listens (the check above can see a listening socket) and answers only to the secret it was given.
