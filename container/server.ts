@@ -10,7 +10,8 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Router } from "../server-kit/http/router.ts";
-import { listen, routeRequests } from "../server-kit/http/serve.ts";
+import { listen, routeRequests, serveInProcess, type Listening } from "../server-kit/http/serve.ts";
+import type { Duplex } from "node:stream";
 import { resolveLimits, type ServerLimits } from "./config.ts";
 import { CommandEnvironment, DEFAULT_PATH } from "./engine/environment.ts";
 import { ProcessTable } from "./engine/process-table.ts";
@@ -28,6 +29,7 @@ import { isObserving, OpenRequests } from "./http/open-requests.ts";
 import { TerminalTable } from "./terminals/terminal-table.ts";
 import { WatchSlots } from "./watch/watch-slots.ts";
 import type { RequestContext, ServerContext } from "./http/types.ts";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceOptions } from "./services/options.ts";
 import { createServerServices } from "./services/server-services.ts";
 import { warmWhenQuiet } from "./interpreter/warm-when-quiet.ts";
@@ -62,6 +64,12 @@ export interface StartServerOptions extends ServiceOptions {
   interpreters?: Partial<InterpreterPrograms>;
   /** Default code contexts started once the server is quiet after starting (default: SANDBOX_WARM_CODE, else python). */
   warmCodeLanguages?: readonly CodeLanguage[];
+  /**
+   * Served only to connections made in this process (`RunningServer.connect`), never on a socket,
+   * and readies nothing once quiet: a warm server's rehearsal (boot/rehearsal.ts). `port`, `host`
+   * and `listenFd` are then unused.
+   */
+  inProcess?: boolean;
 }
 
 export interface RunningServer {
@@ -70,6 +78,8 @@ export interface RunningServer {
   host: string;
   workspace: string;
   context: ServerContext;
+  /** A new connection to a server started `inProcess` (undefined for one on a socket). */
+  connect?: () => Duplex;
   /** Stops listening, ends open streams, kills every process. */
   close(): Promise<void>;
 }
@@ -126,17 +136,23 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     secret: options.secret,
   });
   const ports = portProxyServing(services.isolation.ports, options.secret);
-  let listening;
+  let listening: Listening & { connect?: () => Duplex };
   try {
     const served = ports.around(requests);
-    listening = await listen((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       if (!isObserving(req.url)) context.openRequests.track(res);
       served(req, res);
-    }, {
-      port: options.port ?? 3000,
-      host: options.host ?? "127.0.0.1",
-      ...(options.listenFd === undefined ? {} : { fd: options.listenFd }),
-    });
+    };
+    if (options.inProcess) {
+      const inProcess = serveInProcess(handler);
+      listening = { server: inProcess.server, host: "", port: 0, url: "", connect: inProcess.connect };
+    } else {
+      listening = await listen(handler, {
+        port: options.port ?? 3000,
+        host: options.host ?? "127.0.0.1",
+        ...(options.listenFd === undefined ? {} : { fd: options.listenFd }),
+      });
+    }
   } catch (error) {
     services.close();
     throw error;
@@ -152,11 +168,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   // new sandbox's first command: on a fraction of a CPU it slows both): bash's default options,
   // which session commands' captures compare against, the schemas of a first command (already built
   // in a server restored from the image's snapshot), and the code contexts.
-  warmWhenQuiet(context.openRequests, () => {
-    void bashDefaultOptions();
-    buildExecSchemas();
-    code.warm(warmLanguages(options.warmCodeLanguages));
-  });
+  if (!options.inProcess) {
+    warmWhenQuiet(context.openRequests, shutdown.signal, () => {
+      void bashDefaultOptions();
+      buildExecSchemas();
+      code.warm(warmLanguages(options.warmCodeLanguages));
+    });
+  }
 
   let closing: Promise<void> | undefined;
   return {
@@ -165,6 +183,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     host: listening.host,
     workspace,
     context,
+    ...(listening.connect ? { connect: listening.connect } : {}),
     close: () =>
       (closing ??= (async () => {
         shutdown.abort();

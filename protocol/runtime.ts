@@ -59,7 +59,7 @@ export const RUNTIME_EGRESS_SEND = {
 } as const;
 
 // The variables a server reads as it boots live in a module without zod, so the boot can read them cheaply.
-export { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";
+export { ASSIGNMENT_FROM_STDIN_VAR, IMAGE_ENV_VAR, LISTEN_FD_VAR, REHEARSE_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "./server-env-names.ts";
 
 /**
  * The env var a container created through the runtime's Docker engine must carry: the secret its

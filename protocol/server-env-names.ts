@@ -28,6 +28,13 @@ export const ENGINE_SERVER_SECRET_VAR = "SANDBOX_ENGINE_SERVER_SECRET";
 export const ASSIGNMENT_FROM_STDIN_VAR = "SANDBOX_ASSIGNMENT_FROM_STDIN";
 
 /**
+ * Set to "1" on such a server that waits in the runtime's warm pool: until it is told its sandbox it
+ * rehearses a sandbox's first requests (container/boot/rehearsal.ts). A server started for a sandbox
+ * that is told it at once does not: it would only delay its start.
+ */
+export const REHEARSE_VAR = "SANDBOX_REHEARSE";
+
+/**
  * The environment variable carrying a run's tag. The runtime starts each container server with its
  * run's id in it; the server gives each command `<that id>/<n>`, which all the command starts
  * inherits. So the runtime finds everything of a run (also one a previous runtime left running), and

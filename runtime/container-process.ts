@@ -60,9 +60,9 @@ export interface ContainerOptions {
 }
 
 /** Starts a server that boots in `dir` and waits for its assignment; undefined if the launcher cannot. */
-export async function spawnUnassigned(launcher: Launcher, dir: string): Promise<ServerChild | undefined> {
+export async function spawnUnassigned(launcher: Launcher, dir: string, env: Record<string, string> = {}): Promise<ServerChild | undefined> {
   if (!launcher.unassigned) return undefined;
-  return new ServerChild(await launcher.unassigned(dir), dir, {}, { bootedPipe: true });
+  return new ServerChild(await launcher.unassigned(dir), dir, env, { bootedPipe: true });
 }
 
 export class ContainerProcess {

@@ -11,7 +11,7 @@
  * (WARM_CPU_WEIGHT) until taken, a warm server outside containers with its session's least share
  * (warm-share.ts). They do not count as sandboxes.
  */
-import type { RuntimeContainerInfo, RuntimeStartRequest } from "../protocol/runtime.ts";
+import { REHEARSE_VAR, type RuntimeContainerInfo, type RuntimeStartRequest } from "../protocol/runtime.ts";
 import { ServiceError } from "../server-kit/service-error.ts";
 import { ContainerProcess } from "./container-process.ts";
 import type { RuntimeIsolation } from "./isolation.ts";
@@ -55,6 +55,9 @@ export interface PoolOptions {
  * sandboxes running leave, so a refill never slows a new sandbox's first command on a small machine.
  */
 export const WARM_CPU_WEIGHT = 1;
+
+/** A warm server rehearses a sandbox's first requests while it waits (container/boot/rehearsal.ts). */
+const WARM_SERVER_ENV: Readonly<Record<string, string>> = { [REHEARSE_VAR]: "1" };
 
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
 const DEFAULT_MAX_CONTAINERS = 32;
@@ -165,8 +168,8 @@ export class ContainerPool {
     const containers = this.#options.containers;
     // A warm container boots on a disk of its own, made now rather than when a sandbox waits for it.
     const run = this.#warmContainers
-      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name), WARM_CPU_WEIGHT)
-      : await spawnUnassigned(this.#options.launcher, dir).then((server) => (server ? { server, user: undefined } : undefined));
+      ? await spawnContainer(containers, dir, this.#warmContainers, undefined, await containers.disks.open(dir, name), WARM_CPU_WEIGHT, WARM_SERVER_ENV)
+      : await spawnUnassigned(this.#options.launcher, dir, WARM_SERVER_ENV).then((server) => (server ? { server, user: undefined } : undefined));
     // Outside a container, its session's share stands in for the container's weight (warm-share.ts).
     if (run && !this.#warmContainers && this.#plainShareAdjustable) leastShare(run.server.child.pid);
     if (!run) return undefined;

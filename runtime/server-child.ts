@@ -51,7 +51,7 @@ export class ServerChild {
    * Spawns `launch` in a new run (its tag in the server's environment, with `env`), its files in `dir`.
    * Its stdin stays open until `writeInput`.
    */
-  constructor(launch: Launch, dir: string, env: Record<string, string> = {}, options: { bootedPipe?: boolean } = {}) {
+  constructor(launch: Launch, dir: string, env: Readonly<Record<string, string>> = {}, options: { bootedPipe?: boolean } = {}) {
     this.runId = randomUUID();
     this.#dir = dir;
     this.#runFile = join(dirname(dir), RUNS_DIR, this.runId);

@@ -6,7 +6,7 @@
  * a server started for the sandbox reads. process.env changes do not reach /proc/<pid>/environ, which
  * keeps showing the small boot environment: the sandbox's settings never appear there.
  */
-import { closeSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, writeSync } from "node:fs";
 import { detectIsolation } from "../../server-kit/detect-isolation.ts";
 import { RUN_TAG_VAR, SERVER_STATUS, SERVER_STATUS_FD, serverAssignmentSchema, type ServerAssignment } from "../../protocol/runtime.ts";
 import { serverEnvironment } from "./server-env.ts";
@@ -39,9 +39,15 @@ function tellRuntime(status: string): void {
   }
 }
 
-/** Blocks until the runtime writes the assignment and closes stdin; exits the process on a bad one. */
-export function readAssignment(): ServerAssignment {
-  const text = readFileSync(0, "utf8");
+/**
+ * Resolves once the runtime has written the assignment and closed stdin; exits the process on a bad
+ * one. Read without blocking, so the server can rehearse meanwhile and stop as soon as it comes.
+ */
+export async function readAssignment(): Promise<ServerAssignment> {
+  const chunks: Buffer[] = [];
+  // Stdin stays open at its end, as a blocking read left it: a descriptor 0 freed would be the next file opened.
+  for await (const chunk of createReadStream("", { fd: 0, autoClose: false })) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
   let parsed;
   try {
     parsed = serverAssignmentSchema.safeParse(JSON.parse(text));

@@ -1,14 +1,16 @@
 /**
- * The server's program once its process is the one that serves: reads its secret (or its sandbox's
- * assignment), starts the server, stops cleanly on SIGTERM/SIGINT and when its parent is gone. Run by
- * main.ts (after any re-execution) and by the image's startup snapshot (boot/snapshot-entry.ts).
+ * The server's program once its process is the one that serves: reads its secret (or, for a server
+ * started before its sandbox, its sandbox's assignment; a warm one rehearses its first requests
+ * meanwhile, boot/rehearsal.ts), starts the server, stops cleanly on SIGTERM/SIGINT and when its
+ * parent is gone. Run by main.ts (after any re-execution) and by the image's startup snapshot
+ * (boot/snapshot-entry.ts).
  *
  * Why `startServer` is passed in: main.ts imports the server on first use, so the process that only
  * re-executes itself never loads it, while the snapshot imports it at build time, so it is in the
  * snapshot already. Either way this module loads only what it needs itself.
  */
 import { readFileSync } from "node:fs";
-import { ASSIGNMENT_FROM_STDIN_VAR, ENGINE_SERVER_SECRET_VAR, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/server-env-names.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, ENGINE_SERVER_SECRET_VAR, LISTEN_FD_VAR, REHEARSE_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/server-env-names.ts";
 import type { startServer as StartServer } from "../server.ts";
 
 /** Serves until a signal, or its parent's end, stops it. */
@@ -20,8 +22,12 @@ export async function serve(startServer: typeof StartServer): Promise<void> {
     const assignmentModule = await import("./assignment.ts");
     const { prepareForAssignment, readAssignment, applyAssignment } = assignmentModule;
     announceListening = assignmentModule.announceListening;
+    const assigned = readAssignment();
+    // A warm server, while it waits at the pool's least share of the CPU: what a sandbox's first
+    // requests would pay. One taken before it is done stops rehearsing, its sandbox waiting.
+    if (process.env[REHEARSE_VAR] === "1") await (await import("./rehearsal.ts")).rehearse(startServer, assigned);
     prepareForAssignment();
-    const assignment = readAssignment();
+    const assignment = await assigned;
     applyAssignment(assignment);
     secret = assignment.secret;
   } else if (process.env[SECRET_FROM_STDIN_VAR] === "1") {

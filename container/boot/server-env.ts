@@ -15,7 +15,7 @@
  * secret comes by environment: the run secret and a sandbox's settings arrive on stdin.
  */
 // Names only (no zod): this runs in the server's first process, before it re-executes itself.
-import { ASSIGNMENT_FROM_STDIN_VAR, CA_BUNDLE_VAR, ENGINE_SERVER_SECRET_VAR, IMAGE_ENV_VAR, ISOLATION_ENV, LISTEN_FD_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/server-env-names.ts";
+import { ASSIGNMENT_FROM_STDIN_VAR, CA_BUNDLE_VAR, ENGINE_SERVER_SECRET_VAR, IMAGE_ENV_VAR, ISOLATION_ENV, LISTEN_FD_VAR, REHEARSE_VAR, RUN_TAG_VAR, SECRET_FROM_STDIN_VAR } from "../../protocol/server-env-names.ts";
 
 /** What the server reads that is the image's as much as its own: commands get these from the image too. */
 const SHARED_WITH_COMMANDS = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"];
@@ -35,6 +35,7 @@ export const SERVER_OWN_NAMES: ReadonlySet<string> = new Set([
   LISTEN_FD_VAR,
   SECRET_FROM_STDIN_VAR,
   ASSIGNMENT_FROM_STDIN_VAR,
+  REHEARSE_VAR,
   IMAGE_ENV_VAR,
   ENGINE_SERVER_SECRET_VAR,
   // services/options.ts, server-kit/isolation-config.ts, server-kit/detect-isolation.ts

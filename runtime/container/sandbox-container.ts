@@ -73,7 +73,7 @@ export function fitsWarm(options: IsolationOptions): boolean {
 
 /**
  * Boots a container in `dir` that waits for its sandbox, on `disk` (mounted at `dir`) where it has one.
- * The disk is unmounted when the container exits, or if it cannot start.
+ * The disk is unmounted when the container exits, or if it cannot start. `env`: added to its server's.
  */
 export async function spawnContainer(
   settings: ContainerSettings,
@@ -82,9 +82,10 @@ export async function spawnContainer(
   preferredUid?: number,
   disk?: SandboxDisk,
   cpuWeight = settings.limits.cpuWeight,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<ContainerRun> {
   try {
-    return await spawnOnDisk(settings, dir, options, preferredUid, disk, cpuWeight);
+    return await spawnOnDisk(settings, dir, options, preferredUid, disk, cpuWeight, env);
   } catch (error) {
     disk?.release();
     throw error;
@@ -98,6 +99,7 @@ async function spawnOnDisk(
   preferredUid: number | undefined,
   disk: SandboxDisk | undefined,
   cpuWeight: number,
+  env: Readonly<Record<string, string>>,
 ): Promise<ContainerRun> {
   if (settings.unavailable) {
     throw new ServiceError("ISOLATION_UNAVAILABLE", `isolation "bwrap" was asked for but is not available: ${settings.unavailable}`, {
@@ -144,7 +146,7 @@ async function spawnOnDisk(
     });
     let server: ServerChild;
     try {
-      server = new ServerChild(prepared.launch, dir, {}, { bootedPipe: true });
+      server = new ServerChild(prepared.launch, dir, env, { bootedPipe: true });
     } finally {
       prepared.release();
     }

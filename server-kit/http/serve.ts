@@ -7,6 +7,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { duplexPair, type Duplex } from "node:stream";
 import { carriesSecret } from "./bearer.ts";
 import { sendError, sendErrorCode } from "./response.ts";
 import type { Router } from "./router.ts";
@@ -84,17 +85,12 @@ export interface Listening {
   url: string;
 }
 
-/** Starts an HTTP/1.1 server and resolves once it listens (port 0 lets the OS pick). */
 /**
  * Serves on `port` of `host`, or, given `fd`, on a listening socket inherited as that descriptor (a
  * server inside a container whose socket was bound on the host's loopback before it started).
  */
 export async function listen(listener: RequestListener, options: { port: number; host: string; fd?: number }): Promise<Listening> {
-  const server = nodeHttp().createServer({ keepAliveTimeout: 65_000, noDelay: true }, listener);
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
-  });
+  const server = httpServer(listener);
   const { host } = options;
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
@@ -108,4 +104,33 @@ export async function listen(listener: RequestListener, options: { port: number;
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   return { server, host, port, url: `http://${urlHost}:${port}` };
+}
+
+/** A server reached only from this process, never on a socket: each `connect` is one connection to it. */
+export interface InProcessServing {
+  server: Server;
+  /** A new connection to the server: the client's end of an in-memory stream pair. */
+  connect(): Duplex;
+}
+
+/** Serves connections made in this process alone (node:http takes any duplex stream as a connection). */
+export function serveInProcess(listener: RequestListener): InProcessServing {
+  const server = httpServer(listener);
+  return {
+    server,
+    connect() {
+      const [client, served] = duplexPair();
+      server.emit("connection", served);
+      return client;
+    },
+  };
+}
+
+function httpServer(listener: RequestListener): Server {
+  const server = nodeHttp().createServer({ keepAliveTimeout: 65_000, noDelay: true }, listener);
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  return server;
 }

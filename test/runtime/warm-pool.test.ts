@@ -77,7 +77,7 @@ describe("the warm pool", { timeout: 4 * REFILL_MS }, () => {
     await fullPool();
     expect(readdirSync(join(dataDir.path, "warm")).filter((name) => name.startsWith(".warm-"))).toHaveLength(2);
     expect(readFileSync(join(dataDir.path, "warm", "wp-a", "container.pid"), "utf8")).toContain(again.runId);
-  });
+  }, 6 * REFILL_MS); // it waits for the pool five times
 
   // Outside containers there is no cgroup to weigh: the server's session (its autogroup) is (warm-share.ts).
   it.runIf(warmShareAdjustable())("keeps a warm server outside containers at its session's least CPU share, an ordinary one once taken", async () => {
