@@ -98,6 +98,9 @@ describe("the client's Terminal handle", () => {
     await terminal.write("echo sleeping-$((0+1)); sleep 30; echo after-$((1+1))\r");
     expect(await eventually(async () => decoder.decode((await terminal.output()).data).includes("sleeping-1"), 10_000)).toBe(true);
     await terminal.interrupt();
+    // Typed only once the terminal has echoed the interrupt: the line discipline flushes its input
+    // when it takes a Ctrl-C, and a line already on its way could be flushed with it.
+    expect(await eventually(async () => decoder.decode((await terminal.output()).data).includes("^C"), 10_000)).toBe(true);
     await terminal.write("echo alive-$((2+3))\r");
     expect(await eventually(async () => decoder.decode((await terminal.output()).data).includes("alive-5"), 10_000)).toBe(true);
     const { cursor } = await terminal.output();
