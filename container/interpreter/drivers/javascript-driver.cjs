@@ -81,7 +81,8 @@ const SIGNALLED = -1;
 const shared = new Int32Array(new SharedArrayBuffer(12));
 
 /**
- * What the channel reader runs: frames in, runs to the main thread, interrupts as SIGINT. It reads
+ * What the channel reader runs: frames in, runs and interrupts to the main thread (and SIGINT while the
+ * gate is open for the cell). It reads
  * with its own event loop, never blocked in a read: a thread stuck in a read would hold up
  * process.exit() (which waits for every thread) forever.
  */
