@@ -2,7 +2,8 @@
  * Calls to the container process server (container/server.ts) from inside the Durable Object, over
  * the container's TCP port. Non-2xx answers become SandboxErrors from their wire code.
  */
-import { withoutEnvelope, type SuccessEnvelope, type WithoutEnvelope } from "../../protocol/process.ts";
+import { INFO_ROUTES } from "../../protocol/info.ts";
+import { withoutEnvelope, type PingResponse, type SuccessEnvelope, type WithoutEnvelope } from "../../protocol/process.ts";
 import { errorFromResponse } from "../rpc/error-response.ts";
 import { ContainerUnavailableError } from "../rpc/errors.ts";
 
@@ -45,6 +46,11 @@ export class ContainerApi {
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.#send(method, path, body, { accept: "application/json" });
     return (await response.json()) as T;
+  }
+
+  /** The running container's instance id (its generation), asked of it now. */
+  async instanceId(): Promise<string> {
+    return (await this.json<PingResponse>("GET", INFO_ROUTES.ping)).instanceId;
   }
 
   /** The record a JSON answer carries: the response without its envelope (`success`, `timestamp`). */

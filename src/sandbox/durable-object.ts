@@ -9,7 +9,7 @@
 import { Container, type WaitOptions } from "@cloudflare/containers";
 import type { BackupQuota } from "../../protocol/backups.ts";
 import { errorBody } from "../../protocol/errors.ts";
-import { INFO_ROUTES, type InfoResponse } from "../../protocol/info.ts";
+import { INFO_ROUTES } from "../../protocol/info.ts";
 import type { PingResponse } from "../../protocol/process.ts";
 import { CONTAINER_SERVER_PORT, ENGINE_SERVER_SECRET_VAR, ENGINE_START_VAR, type EngineStartSettings } from "../../protocol/runtime.ts";
 import { isValidSandboxId } from "../../protocol/sandbox.ts";
@@ -42,7 +42,8 @@ import { containerFailure, runtimeCall, startFailure } from "./runtime-errors.ts
 import { RunKeyClaims } from "./run-key-claims.ts";
 import type { SandboxObject } from "./sandbox-object.ts";
 import { authorized, authorizedPort, serverSecret } from "./server-port.ts";
-import type { CallAbout, FamilyMethodName, KeepAliveReading, Link, SandboxShell } from "./shell.ts";
+import type { CallAbout, FamilyMethodName, Link, SandboxShell } from "./shell.ts";
+import { SleepCheck } from "./sleep-check.ts";
 import { guardStream } from "./stream-guard.ts";
 
 const DEFAULT_SLEEP_AFTER = "10m";
@@ -70,6 +71,8 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   readonly #ledger: ProcessLedger;
   /** What keeps the sandbox awake (activity.ts). */
   readonly #activity = new Activity();
+  /** Whether it may sleep, and what is kept first (sleep-check.ts). */
+  readonly #sleepCheck: SleepCheck;
   /**
    * The sandbox's env vars. Deliberately not `this.envVars` (the container's own process env): that
    * would leave them readable to every command in /proc/1/environ. Commands get them through the
@@ -105,6 +108,10 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     this.#runKeys = new RunKeyClaims(ctx.storage.sql);
     this.#network = new NetworkSettings(ctx.storage);
     this.#platformEgress = new PlatformEgress(ctx.storage, this.#network, networkAllowedBy(env.SANDBOX_NETWORK_ALLOWED), this.#runtime);
+    this.#sleepCheck = new SleepCheck({
+      sandboxId: ctx.id.name ?? ctx.id.toString(), activity: this.#activity, ledger: this.#ledger, persistence: this.#persistence,
+      running: () => this.ctx.container?.running === true, api: () => this.#api(),
+    });
     this.#shell = {
       object: this,
       ctx,
@@ -125,7 +132,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
       updateConfig: (change) => this.#updateConfig(change),
       backupQuota: () => this.#backupQuota,
       destroyContainer: () => this.#destroyContainer(),
-      keepAliveReading: (report, asking) => this.#keepAliveReading(report, asking),
+      keepAliveReading: (report, asking) => this.#sleepCheck.reading(this.sleepAfter, report, asking),
       startup: () => this.#startup,
     };
     this.sleepAfter = env.SANDBOX_SLEEP_AFTER || DEFAULT_SLEEP_AFTER;
@@ -181,24 +188,17 @@ export class Sandbox extends Container<Env> implements SandboxObject {
    * came in while saving means the sandbox is in use again.
    */
   override async onActivityExpired(): Promise<void> {
-    const { verdict } = await this.#keepAliveReading();
+    const { verdict } = await this.#sleepCheck.reading(this.sleepAfter);
     // Kept at every expiry: at a sleep it is what the processes did; while work goes on, what survives a crash.
-    await this.#keepLedger();
+    await this.#sleepCheck.keepLedger();
     if (!verdict.sleep) {
       this.#activity.nextCheckAt = verdict.checkAt;
       this.renewActivityTimeout();
       return;
     }
     this.#activity.nextCheckAt = undefined;
-    if (this.ctx.container?.running && this.#persistence.enabled) {
-      const calls = this.#activity.calls;
-      const saved = await this.#saveBeforeSleep();
-      if (!saved || this.#activity.calls !== calls) {
-        this.renewActivityTimeout();
-        return;
-      }
-    }
-    await super.onActivityExpired();
+    if (await this.#sleepCheck.readyToSleep()) await super.onActivityExpired();
+    else this.renewActivityTimeout();
   }
 
   /**
@@ -210,38 +210,6 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     // The base class keeps the deadline in a field its types call private; the package is pinned to an exact version.
     const timeout = this as unknown as { sleepAfterMs: number };
     timeout.sleepAfterMs = Math.min(timeout.sleepAfterMs, this.#activity.deadline());
-  }
-
-  /** Whether the sandbox sleeps now (see SandboxShell.keepAliveReading). */
-  async #keepAliveReading(report?: Pick<InfoResponse, "activity" | "uptimeMs">, asking = 0): Promise<KeepAliveReading> {
-    let answered = report;
-    if (!answered && this.ctx.container?.running) {
-      try {
-        answered = await this.#api().json<InfoResponse>("GET", INFO_ROUTES.info);
-      } catch {
-        // Not answering: no work of it is known, and keeping it awake keeps nothing.
-      }
-    }
-    return this.#activity.reading(this.sleepAfter, answered, asking);
-  }
-
-  /** Keeps what the running container's processes did (best effort: a container not answering has nothing to give). */
-  async #keepLedger(): Promise<void> {
-    if (!this.ctx.container?.running) return;
-    try {
-      await this.#ledger.keep(this.#api(), await this.#instanceId());
-    } catch (error) {
-      console.error(`sandbox ${this.#shell.sandboxId}: keeping the process logs failed:`, error instanceof Error ? error.message : error);
-    }
-  }
-
-  async #saveBeforeSleep(): Promise<boolean> {
-    try {
-      return await this.#persistence.saveBeforeSleep(this.#api(), await this.#instanceId());
-    } catch {
-      // The container is not answering: nothing of it can be saved, and keeping it awake saves nothing either.
-      return true;
-    }
   }
 
   /** The lifecycle family's destroy (lifecycle-methods.ts), written here because it overrides the base class's. */
@@ -269,7 +237,7 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     this.#apply(next);
     await this.ctx.storage.put(CONFIG_KEY, next);
     // Durable workspace turned on while the container runs: what it holds now is kept, not an older save.
-    if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#persistence.adopt(await this.#instanceId());
+    if (!stored.persistence && next.persistence && this.ctx.container?.running) await this.#persistence.adopt(await this.#api().instanceId());
     // New walls need a new container: never leave one running with other walls than asked for.
     if (!sameIsolation(stored, next) && this.#runtime && this.ctx.container?.running) await this.#destroyContainer();
   }
@@ -352,11 +320,6 @@ export class Sandbox extends Container<Env> implements SandboxObject {
   /** The container server's port, every request carrying its secret. */
   #serverPort(): PortFetcher {
     return authorizedPort(this.ctx.container!.getTcpPort(CONTAINER_SERVER_PORT), this.#serverSecret);
-  }
-
-  /** The running container's instance id, asked of it now. */
-  async #instanceId(): Promise<string> {
-    return (await this.#api().json<PingResponse>("GET", INFO_ROUTES.ping)).instanceId;
   }
 
   #noteActivity(): void {
