@@ -110,12 +110,11 @@ describe("interrupts and time limits", () => {
   it("interrupt a cell that runs out of time, and say it timed out", async () => {
     const context = await createContext(sandbox, { language: "python" });
     await run(sandbox, context.id, "before = 1");
-    const started = Date.now();
-    const execution = await run(sandbox, context.id, "import time\ntime.sleep(30)", { timeout: 300 });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The sleep outlasts the test: only the timeout's interrupt can end the cell.
+    const execution = await run(sandbox, context.id, "import time\ntime.sleep(1000)", { timeout: 300 });
     expect(execution).toMatchObject({ interrupted: true, timedOut: true, error: { name: "KeyboardInterrupt" } });
     expect(execution.contextRestarted).toBeUndefined();
-    expect(execution.error!.traceback).toContain("    time.sleep(30)");
+    expect(execution.error!.traceback).toContain("    time.sleep(1000)");
     expect(mainResult(await run(sandbox, context.id, "before"))?.text).toBe("1");
   });
 

@@ -126,12 +126,10 @@ describe("git clone", () => {
 
   it("kills the clone and what it started when its time limit runs out (GIT_CLONE_TIMEOUT)", async () => {
     const pidFile = join(t.workspace, "ssh.pid");
-    await t.post("/api/session/create", { id: "slow-git", env: { GIT_SSH_COMMAND: `sh -c 'echo $$ > ${pidFile}; exec sleep 60' --` } });
-    const started = Date.now();
+    await t.post("/api/session/create", { id: "slow-git", env: { GIT_SSH_COMMAND: `sh -c 'echo $$ > ${pidFile}; exec sleep 1000' --` } });
     const reply = await clone({ repoUrl: "git@git.invalid:team/repo.git", targetDir: "slow", sessionId: "slow-git", timeoutMs: 500 });
     expect(reply.status).toBe(408);
     expect(reply.body).toMatchObject({ code: "GIT_CLONE_TIMEOUT", context: { timeoutMs: 500 } });
-    expect(Date.now() - started).toBeLessThan(10_000);
     const pid = Number(readFileSync(pidFile, "utf8"));
     const gone = () => {
       try {

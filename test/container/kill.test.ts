@@ -25,12 +25,11 @@ async function startTree(processId: string, command = TREE, options: Record<stri
 
 describe("timeouts and kills reach the whole process tree", () => {
   it("times out an exec: EXECUTION_TIMEOUT with the result so far (killed, timedOut, exit code 124), no survivors", async () => {
-    const started = Date.now();
+    // The tree sleeps for longer than the test may run: only the timeout can end the call.
     const { status, body } = await call(t.url, "POST", "/api/execute", { command: `echo before; ${TREE}`, timeout: 200 });
     expect(status).toBe(422);
     expect(body).toMatchObject({ success: false, code: "EXECUTION_TIMEOUT", httpStatus: 422, message: expect.stringContaining("200 ms") });
     expect(body.context).toMatchObject({ success: false, exitCode: 124, timedOut: true, killed: true, signal: "SIGTERM", stdout: "before\n" });
-    expect(Date.now() - started).toBeLessThan(3000);
     expect(groupMembers(body.context.pid)).toEqual([]);
   });
 
@@ -77,11 +76,10 @@ describe("timeouts and kills reach the whole process tree", () => {
     const { body } = await call(t.url, "POST", "/api/process/start", { command, processId: "stubborn" });
     const pid: number = body.process.pid;
     expect(await eventually(() => groupMembers(pid).length >= 3)).toBe(true);
-    const started = Date.now();
     const killed = await call(t.url, "DELETE", "/api/process/stubborn");
     expect(killed.body.status).toBe("killed");
-    expect(await eventually(() => groupMembers(pid).length === 0, 3000)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(2500);
+    // Only SIGKILL ends them: each ignores SIGTERM and sleeps for longer than the test may run.
+    expect(await eventually(() => groupMembers(pid).length === 0, 20_000)).toBe(true);
   });
 
   it("delivers non-terminating signals without killing", async () => {

@@ -162,9 +162,8 @@ describe.concurrent("@computesdk/cloudflare against our Worker", () => {
 
   it("ends a command at its timeout", async () => {
     const sandbox = await newSandbox();
-    const started = Date.now();
-    const result = await sandbox.runCommand("echo before; sleep 20; echo after", { timeout: 500 });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // The sleep outlasts the test: only the timeout can end the command.
+    const result = await sandbox.runCommand("echo before; sleep 1000; echo after", { timeout: 500 });
     expect(result.stdout).toBe("before\n");
     expect(result.exitCode).toBe(124);
     await sandbox.destroy();

@@ -110,10 +110,9 @@ describe("process lifecycle", () => {
   });
 
   it("does not block foreground commands while background processes run", async () => {
-    const background = await sandbox.startProcess("sleep 60");
-    const started = Date.now();
+    // It never ends by itself: an exec that waited for it would never answer.
+    const background = await sandbox.startProcess("sleep 100000");
     expect((await sandbox.exec('echo "test"')).stdout.trim()).toBe("test");
-    expect(Date.now() - started).toBeLessThan(4_000);
     await background.kill();
   });
 

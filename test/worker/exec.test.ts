@@ -60,8 +60,8 @@ describe("exec", () => {
   it("aborts: kills the command and rejects with the signal's reason", async () => {
     const controller = new AbortController();
     const outputs: string[] = [];
-    const started = Date.now();
-    const running = sandbox.exec("echo ready; sleep 30; echo never", {
+    // The sleep outlasts the test: only the abort can end the call.
+    const running = sandbox.exec("echo ready; sleep 1000; echo never", {
       signal: controller.signal,
       onOutput: (_stream, data) => {
         outputs.push(data);
@@ -69,7 +69,6 @@ describe("exec", () => {
       },
     });
     await expect(running).rejects.toThrow("stop it");
-    expect(Date.now() - started).toBeLessThan(10_000);
     // The command is gone, not left running in the container.
     expect(await eventually(async () => !(await sandbox.listProcesses()).some((p) => p.command.includes("sleep 30")), 10_000)).toBe(true);
     expect(outputs).toEqual(["ready\n"]);
