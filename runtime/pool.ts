@@ -108,9 +108,14 @@ export class ContainerPool {
     return this.#options.warmServers;
   }
 
-  /** Warm servers alive and waiting for a sandbox. */
+  /** Warm servers alive and waiting for a sandbox, booted or still booting. */
   get warmCount(): number {
     return this.#warm.filter((run) => run.server.running).length;
+  }
+
+  /** Warm servers that have booted and wait for a sandbox. */
+  get warmBootedCount(): number {
+    return this.#warm.filter((run) => run.server.hasBooted).length;
   }
 
   /** The run ids of the warm servers waiting now (each is a sandbox's run id once taken). */

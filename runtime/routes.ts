@@ -59,7 +59,7 @@ function health({ res, runtime }: RuntimeRequest): void {
     status: "ok",
     containers: runtime.pool.size,
     maxContainers: runtime.pool.maxContainers,
-    warmServers: runtime.pool.warmCount,
+    warmServers: runtime.pool.warmBootedCount,
     warmPoolSize: runtime.pool.warmPoolSize,
     isolation: runtime.isolation,
     allowedPaths: [...runtime.policy.allowedPaths],

@@ -44,6 +44,7 @@ export class ServerChild {
   #dir: string;
   readonly #runFile: string;
   #exit: ExitInfo | undefined;
+  #hasBooted = false;
   /** The log's end as it was at exit: its folder may be gone since (a disk unmounted with its container). */
   #lastWords = "";
 
@@ -93,6 +94,7 @@ export class ServerChild {
       statusPipe.on("end", ended);
       statusPipe.on("error", ended);
     });
+    void this.booted.then(() => (this.#hasBooted = true));
     this.exited = new Promise((resolve) => {
       this.child.once("exit", (code, signal) => {
         this.#exit = signal ? { exitCode: 128 + (signalNumber(signal) ?? 0), signal } : { exitCode: code ?? 0 };
@@ -136,6 +138,11 @@ export class ServerChild {
 
   get running(): boolean {
     return this.#exit === undefined;
+  }
+
+  /** Whether it runs and has said it booted (`booted` has resolved while it runs). */
+  get hasBooted(): boolean {
+    return this.#hasBooted && this.running;
   }
 
   /** SIGKILLs the server and every process of its run; resolves once the server is gone. */

@@ -51,7 +51,7 @@ const warmServerPid = (poolDir: string) => {
  * other work on the machine its boot waits for whatever that work leaves.
  */
 const REFILL_MS = 120_000;
-const fullPool = async () => expect(await eventually(() => warm.warmCount === 2, REFILL_MS)).toBe(true);
+const fullPool = async () => expect(await eventually(() => warm.warmBootedCount === 2, REFILL_MS)).toBe(true);
 
 describe("the warm pool", { timeout: 4 * REFILL_MS }, () => {
   it("hands each warm server to exactly one sandbox, refills, and never hands one out again", async () => {
