@@ -42,6 +42,9 @@ const WATCH_INTERVAL_MS = 50;
 const SERVICE_RESERVE_SHARE = 0.05;
 const SERVICE_RESERVE_MAX_BYTES = 1024 ** 3;
 
+/** How long a start the host seems short for waits for the machine's writes to be committed, at most. */
+const SETTLE_SYNC_TIMEOUT_MS = 10_000;
+
 export class DiskPromises {
   readonly #dataDir: string;
   /** Room kept ahead of what a running disk uses. */
@@ -101,12 +104,17 @@ export class DiskPromises {
    * Every counted disk made to hold what its sandbox holds, and no more room than `ahead` above it:
    * its journal committed, then its free blocks trimmed (which waits until the host has them back),
    * then its limit lowered to its target where it is above.
+   *
+   * The journals are committed with one `sync` of every file system, not one per counted disk: a disk
+   * released a moment ago (its sandbox stopped) is no longer counted or reachable by its path, but
+   * until its journal commits, what its sandbox deleted last is still held in its image on the host
+   * (lazily unmounted, its last commit waits for the kernel to tear it down).
    */
   async #settle(): Promise<void> {
+    await execFileAsync("sync", [], { timeout: SETTLE_SYNC_TIMEOUT_MS }).catch(() => undefined);
     await Promise.all(
       [...this.#disks.values()].map(async (disk) => {
         // Each step on its own: a disk that cannot be trimmed is still brought down to what it uses.
-        await execFileAsync("sync", ["-f", disk.dir]).catch(() => undefined);
         if (this.#fstrim !== undefined) await execFileAsync(this.#fstrim, [disk.dir]).catch(() => undefined);
         try {
           const target = Math.min(disk.max, disk.usage().used + this.#rootReserve + this.#ahead);
