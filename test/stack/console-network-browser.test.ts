@@ -27,7 +27,9 @@ const waitForText = (page: Page, selector: string, wanted: string) => waitText(p
 
 async function setPolicyText(page: Page, text: string): Promise<void> {
   await page.evaluate((value: string) => ((document.querySelector("#network-policy") as HTMLTextAreaElement).value = value), text);
-  await page.click("#network-apply");
+  // Clicked in the page, not at its place on screen: the panels above it may still be growing as
+  // their own answers come in, and a click at the place measured a moment before lands elsewhere.
+  await page.$eval("#network-apply", (button) => (button as HTMLButtonElement).click());
 }
 
 beforeAll(async () => {
