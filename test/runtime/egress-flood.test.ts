@@ -206,8 +206,11 @@ describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
     // Destroyed: every connection of the proxy to the host is gone, none left half-closed.
     expect(socketsOf(holdPort).length).toBeGreaterThan(0);
     expect((await runtimeCall(runtime, "DELETE", "/containers/flood-a")).status).toBe(200);
-    expect(await eventually(() => held.size === 0, 10_000)).toBe(true);
-    expect(await eventually(() => socketsOf(holdPort).length === 0, 10_000), socketsOf(holdPort).slice(0, 5).join("\n")).toBe(true);
+    const heldStill = () => `${held.size} held, ${socketsOf(holdPort).length} sockets:\n${socketsOf(holdPort).slice(0, 5).join("\n")}`;
+    const heldGone = await eventually(() => held.size === 0, 10_000);
+    expect(heldGone, heldStill()).toBe(true);
+    const socketsGone = await eventually(() => socketsOf(holdPort).length === 0, 10_000);
+    expect(socketsGone, heldStill()).toBe(true);
   }, 240_000);
 
   it("passes a half-close on: the server's answer after the sandbox ended its side still arrives, then both close", async () => {
