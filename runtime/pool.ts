@@ -59,12 +59,6 @@ export const WARM_CPU_WEIGHT = 1;
 /** A warm server rehearses a sandbox's first requests while it waits (container/boot/rehearsal.ts). */
 const WARM_SERVER_ENV: Readonly<Record<string, string>> = { [REHEARSE_VAR]: "1" };
 
-/**
- * How long after a start is answered a refill waits before it spawns: the new sandbox's first requests
- * (the readiness probe, the first command) come within it, and a spawn's work would delay them.
- */
-const REFILL_SETTLE_MS = 250;
-
 /** Each container is a Node server (~50 MB) plus its commands: a laptop runs a few dozen at most. */
 const DEFAULT_MAX_CONTAINERS = 32;
 
@@ -82,8 +76,6 @@ export class ContainerPool {
   readonly #room: RoomAtCap;
   /** Whether warm servers outside containers wait with the least share of the CPU (warm-share.ts). */
   readonly #plainShareAdjustable = warmShareAdjustable();
-  /** When the last start was answered (or failed): a refill waits REFILL_SETTLE_MS after it. */
-  #lastStartEndedAt = 0;
   /** Whether a refill is under way. */
   #refilling = false;
   /** The refill under way, if one is: stopping waits for it (a warm container it is making is ended with its disk). */
@@ -151,9 +143,8 @@ export class ContainerPool {
 
   /**
    * Spawns warm servers until the pool holds its size again, in the background and gently: one at a
-   * time, each once the last has booted, and none while a sandbox is starting or has just started (a
-   * boot takes a core for a while, and the sandboxes starting now, and their first requests, would wait
-   * for it). Failures are logged and dropped.
+   * time, each once the last has booted, and none while a sandbox is starting (a boot takes a core
+   * for a while, and the sandboxes starting now would wait for it). Failures are logged and dropped.
    */
   #refill(): void {
     if (this.#refilling || this.#closed || this.warmCount >= this.#options.warmServers) return;
@@ -161,9 +152,7 @@ export class ContainerPool {
     this.#refillRun = (async () => {
       try {
         while (!this.#closed && this.warmCount < this.#options.warmServers) {
-          while (!this.#closed && (this.#starting.size > 0 || Date.now() - this.#lastStartEndedAt < REFILL_SETTLE_MS)) {
-            await new Promise((resolve) => setTimeout(resolve, 10));
-          }
+          while (this.#starting.size > 0 && !this.#closed) await new Promise((resolve) => setTimeout(resolve, 10));
           if (this.#closed) break;
           const run = await this.#spawnWarm();
           if (!run) break;
@@ -271,7 +260,6 @@ export class ContainerPool {
       return container;
     } finally {
       this.#starting.delete(key);
-      this.#lastStartEndedAt = Date.now();
       this.#refill();
     }
   }
