@@ -108,15 +108,16 @@ export class Sandbox extends Container<Env> implements SandboxObject {
     this.#runKeys = new RunKeyClaims(ctx.storage.sql);
     this.#network = new NetworkSettings(ctx.storage);
     this.#platformEgress = new PlatformEgress(ctx.storage, this.#network, networkAllowedBy(env.SANDBOX_NETWORK_ALLOWED), this.#runtime);
+    const sandboxId = ctx.id.name ?? ctx.id.toString();
     this.#sleepCheck = new SleepCheck({
-      sandboxId: ctx.id.name ?? ctx.id.toString(), activity: this.#activity, ledger: this.#ledger, persistence: this.#persistence,
+      sandboxId, activity: this.#activity, ledger: this.#ledger, persistence: this.#persistence,
       running: () => this.ctx.container?.running === true, api: () => this.#api(),
     });
     this.#shell = {
       object: this,
       ctx,
       env,
-      sandboxId: this.ctx.id.name ?? this.ctx.id.toString(),
+      sandboxId,
       call: (work, about) => this.#call(work, about),
       guard: rpcGuard,
       link: () => this.#link(),

@@ -45,7 +45,8 @@ export class SleepCheck {
   async keepLedger(): Promise<void> {
     if (!this.#parts.running()) return;
     try {
-      await this.#parts.ledger.keep(this.#parts.api(), await this.#parts.api().instanceId());
+      const api = this.#parts.api();
+      await this.#parts.ledger.keep(api, await api.instanceId());
     } catch (error) {
       console.error(`sandbox ${this.#parts.sandboxId}: keeping the process logs failed:`, error instanceof Error ? error.message : error);
     }
@@ -60,7 +61,8 @@ export class SleepCheck {
     const calls = this.#parts.activity.calls;
     let saved: boolean;
     try {
-      saved = await this.#parts.persistence.saveBeforeSleep(this.#parts.api(), await this.#parts.api().instanceId());
+      const api = this.#parts.api();
+      saved = await this.#parts.persistence.saveBeforeSleep(api, await api.instanceId());
     } catch {
       // The container is not answering: nothing of it can be saved, and keeping it awake saves nothing either.
       saved = true;
