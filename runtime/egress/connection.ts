@@ -30,6 +30,7 @@ import { offerToWorker, type Offer } from "./workerd-interception.ts";
 import { INTERNET_RULE, PLACEHOLDER_ADDRESS, WORKER_RULE } from "./workerd-egress.ts";
 import { EGRESS_HEADER, refusalBody, refusalHeader } from "../../protocol/egress-refusal.ts";
 import { proxyAnswer } from "./http-head.ts";
+import { resetSocket } from "./reset-socket.ts";
 
 /** How long a piped connection one side has ended may go without a byte either way before both are closed: as long as Linux keeps an orphaned half-closed one (tcp_fin_timeout). */
 const HALF_OPEN_IDLE_MS = 60_000;
@@ -144,12 +145,12 @@ function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDesti
     port: destination.port,
     cut(why) {
       reason = why;
-      socket.resetAndDestroy();
+      resetSocket(socket);
       resetUpstream();
     },
   });
   function resetUpstream(): void {
-    if (!upstream.destroyed) upstream.resetAndDestroy();
+    resetSocket(upstream);
   }
   const finish = () => {
     if (finished) return;
@@ -175,7 +176,7 @@ function pipeTcp(egress: EgressFlows, socket: Socket, destination: OriginalDesti
   });
   upstream.on("error", (error) => {
     reason ??= `upstream: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
-    if (!socket.destroyed) socket.resetAndDestroy();
+    resetSocket(socket);
   });
   socket.on("error", () => resetUpstream());
   upstream.once("close", () => {

@@ -8,6 +8,7 @@
  */
 import type { Socket } from "node:net";
 import { PROXY_LIMITS } from "./proxy-limits.ts";
+import { resetSocket } from "./reset-socket.ts";
 import { ByteBudget, chargeTo, RUNTIME_BUFFERS } from "./proxy-memory.ts";
 
 /** How long refusals are counted together before they are said in one entry. */
@@ -46,7 +47,7 @@ export class HeldConnections {
 
   /** Cuts every connection (the container stopped); the proxy's connections to servers go with them. */
   closeAll(): void {
-    for (const socket of this.#sockets) if (!socket.destroyed) socket.resetAndDestroy();
+    for (const socket of this.#sockets) resetSocket(socket);
     this.#sockets.clear();
   }
 

@@ -206,11 +206,10 @@ describe.skipIf(!bwrap)("a sandbox flooding the egress proxy", () => {
     // Destroyed: every connection of the proxy to the host is gone, none left half-closed.
     expect(socketsOf(holdPort).length).toBeGreaterThan(0);
     expect((await runtimeCall(runtime, "DELETE", "/containers/flood-a")).status).toBe(200);
-    const heldStill = () => `${held.size} held, ${socketsOf(holdPort).length} sockets:\n${socketsOf(holdPort).slice(0, 5).join("\n")}`;
-    const heldGone = await eventually(() => held.size === 0, 10_000);
-    expect(heldGone, heldStill()).toBe(true);
+    // Read from the host's connection table: a server that had the proxy's end of a connection before
+    // its reset stops reading, and never hears of the reset (the kernel has closed it all the same).
     const socketsGone = await eventually(() => socketsOf(holdPort).length === 0, 10_000);
-    expect(socketsGone, heldStill()).toBe(true);
+    expect(socketsGone, `${socketsOf(holdPort).length} sockets:\n${socketsOf(holdPort).slice(0, 5).join("\n")}`).toBe(true);
   }, 240_000);
 
   it("passes a half-close on: the server's answer after the sandbox ended its side still arrives, then both close", async () => {
