@@ -26,6 +26,7 @@ import { chargeTo } from "./proxy-memory.ts";
 import { peekRequest, type PeekedRequest } from "./request-peek.ts";
 import { askWorkerd } from "./workerd-dialer.ts";
 import { WORKER_RULE, type WorkerdEgress } from "./workerd-egress.ts";
+import { resetSocket } from "./reset-socket.ts";
 
 /** How long a joined pair one side has ended may go quiet before both are closed (as connection.ts's piped TCP). */
 const HALF_OPEN_IDLE_MS = 60_000;
@@ -113,7 +114,7 @@ function joinTunnel(egress: EgressFlows, pair: TunnelPair, ended: (cut: string |
     worker: true,
     cut(why) {
       cutBy = why;
-      socket.resetAndDestroy();
+      resetSocket(socket);
       tunnel.destroy();
     },
   });
@@ -135,9 +136,7 @@ function joinTunnel(egress: EgressFlows, pair: TunnelPair, ended: (cut: string |
   };
   client.once("end", halfOpen);
   tunnel.once("end", halfOpen);
-  tunnel.on("error", () => {
-    if (!socket.destroyed) socket.resetAndDestroy();
-  });
+  tunnel.on("error", () => resetSocket(socket));
   socket.on("error", () => tunnel.destroy());
   client.on("error", () => tunnel.destroy());
   client.pipe(tunnel);
